@@ -1,0 +1,33 @@
+"""Assertion plugins, discovered through the `skillassay.assertions` entry-point group."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import entry_points
+
+from skillassay.assertions.base import (
+    AssertionConfigError,
+    AssertionPlugin,
+    RunView,
+    Verdict,
+)
+from skillassay.models import Assertion
+
+GROUP = "skillassay.assertions"
+
+
+@cache
+def registry() -> dict[str, type[AssertionPlugin]]:
+    return {ep.name: ep.load() for ep in entry_points(group=GROUP)}
+
+
+def build(spec: Assertion) -> AssertionPlugin:
+    """Instantiate the plugin for spec.type; AssertionConfigError when unknown or misconfigured."""
+    cls = registry().get(spec.type)
+    if cls is None:
+        known = ", ".join(sorted(registry()))
+        raise AssertionConfigError(f"unknown assertion type '{spec.type}' (known: {known})")
+    return cls(spec)
+
+
+__all__ = ["AssertionConfigError", "AssertionPlugin", "RunView", "Verdict", "build", "registry"]

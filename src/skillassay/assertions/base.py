@@ -1,0 +1,72 @@
+"""The assertion interface: a typed expectation checked by a program.
+
+A plugin is constructed from the eval's Assertion object (validating its parameters, so a bad
+configuration fails before any trial runs) and checks a RunView, returning a Verdict whose
+evidence quotes what was found. `negate` is applied by the grader, not by plugins."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillassay.models import Assertion, Metrics, Timing
+
+
+class AssertionConfigError(ValueError):
+    """A parameter of an assertion is missing or wrong (message says which and why)."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What an assertion may look at: the final answer, the files and the run's figures."""
+
+    final_text: str
+    outputs_dir: Path
+    metrics: Metrics
+    timing: Timing
+    run_dir: Path
+    prompt: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    evidence: str
+
+
+def quote(text: str, start: int = 0, end: int | None = None, width: int = 60) -> str:
+    """A short excerpt around text[start:end], for evidence that shows what was found."""
+    end = start if end is None else end
+    lo, hi = max(0, start - width), min(len(text), end + width)
+    snippet = text[lo:hi].replace("\n", " ")
+    return ("…" if lo > 0 else "") + snippet + ("…" if hi < len(text) else "")
+
+
+class AssertionPlugin(ABC):
+    type_name: ClassVar[str]
+
+    def __init__(self, spec: Assertion) -> None:
+        self.spec = spec
+        self.params: dict[str, Any] = spec.params
+        self.configure()
+
+    def configure(self) -> None:  # noqa: B027 - optional hook
+        """Validate self.params; raise AssertionConfigError naming the parameter."""
+
+    def require(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        if key not in self.params:
+            raise AssertionConfigError(f"'{self.spec.type}' needs parameter '{key}'")
+        value = self.params[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind in (int, float, (int, float)):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise AssertionConfigError(f"'{self.spec.type}' parameter '{key}' must be {names}, got {value!r}")
+        return value
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Human-readable statement used as `text` when the eval gives none."""
+
+    @abstractmethod
+    def check(self, run: RunView) -> Verdict: ...

@@ -1,0 +1,40 @@
+"""One error type for bad input, so every command can turn it into exit code 2 with a message
+that names the file and the field instead of a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Problem:
+    """One thing wrong with one input: where (file, JSON path or key) and what was expected."""
+
+    file: str
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class InputError(Exception):
+    """Bad input from the user (exit 2). Carries every problem found, not just the first."""
+
+    problems: list[Problem] = field(default_factory=list)
+
+    @classmethod
+    def one(cls, file: str | Path, location: str, message: str) -> InputError:
+        return cls([Problem(str(file), location, message)])
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
+
+
+EXIT_PASS = 0
+EXIT_FAIL = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCONCLUSIVE = 3

@@ -1,0 +1,101 @@
+"""The executor interface: one trial in, one TrialResult out.
+
+An executor gets a fresh work dir (input files already copied in), the prompt and the skill
+(or None for the baseline arm), runs its agent, and returns what happened. It never writes
+metrics.json/timing.json itself: the engine turns a TrialResult into the spec's files, so
+every executor's numbers mean the same thing. Executors are synchronous; the engine runs
+them in a bounded thread pool (model calls and subprocesses release the GIL)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from skillassay.skill import Skill
+
+Status = Literal["ok", "error", "timeout"]
+
+
+class TransientError(Exception):
+    """Raised by an executor for failures worth retrying (rate limits, 5xx, resets)."""
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Everything that changes results; hashed into the iteration fingerprint."""
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_seconds: float = 300.0
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    prompt: str
+    workdir: Path
+    skill: Skill | None
+    seed: int
+    settings: ExecutorSettings
+
+
+@dataclass
+class Usage:
+    """Normalized across executors: input excludes nothing (cached input is a subset of it)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cost_usd: float | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+@dataclass
+class TrialResult:
+    final_text: str = ""
+    status: Status = "ok"
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    steps: int = 0
+    errors_encountered: int = 0
+    skill_triggered: bool | None = None
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    agent_duration_ms: int | None = None
+    model: str | None = None
+
+
+class Executor(ABC):
+    """Subclass, set `name`, implement `run`; register under the `skillassay.executors`
+    entry-point group. One instance serves every trial of a benchmark (load models once)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        """(usable here, reason) for `skillassay executors`."""
+        return True, "built in"
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies this executor's results (name, model, sampling) for resume."""
+        s = self.settings
+        return {"executor": self.name, "model": s.model, "temperature": s.temperature,
+                "max_tokens": s.max_tokens, "options": s.options}
+
+    @abstractmethod
+    def run(self, request: TrialRequest) -> TrialResult: ...
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release processes or models held across trials."""

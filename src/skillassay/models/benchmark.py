@@ -1,0 +1,132 @@
+"""benchmark.json: both shapes from the spec in one file. skill-creator's shape is
+`metadata`/`runs`/`run_summary`/`notes`; the benchmark process's is `skill_name`/`iteration`/
+`timestamp`/`summary`/`per_eval`/`thresholds_met`. Their keys do not collide, so we write both
+and every part is optional on load (a file of either shape validates). Our statistics live in
+`statistics`, beside the spec's fields, never instead of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from skillassay.models.base import SpecModel
+from skillassay.models.runfiles import ExpectationResult
+
+
+class BenchmarkMetadata(SpecModel):
+    skill_name: str
+    skill_path: str | None = None
+    executor_model: str | None = None
+    analyzer_model: str | None = None
+    timestamp: str | None = None
+    evals_run: list[int | str] = Field(default_factory=list)
+    runs_per_configuration: int | None = None
+
+
+class RunResult(SpecModel):
+    pass_rate: float
+    passed: int
+    failed: int | None = None
+    total: int
+    time_seconds: float | None = None
+    tokens: int | None = None
+    tool_calls: int | None = None
+    errors: int = 0
+
+
+class BenchmarkRun(SpecModel):
+    eval_id: int | str
+    eval_name: str | None = None
+    configuration: str = Field(description="with_skill / without_skill (the viewer groups by this exact string).")
+    run_number: int
+    result: RunResult
+    expectations: list[ExpectationResult] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class Stat(SpecModel):
+    mean: float | None
+    stddev: float | None
+    min: float | None = None
+    max: float | None = None
+
+
+class ConfigRunSummary(SpecModel):
+    pass_rate: Stat
+    time_seconds: Stat
+    tokens: Stat
+
+
+class RunSummary(SpecModel):
+    """Per configuration name (with_skill, without_skill, old_skill, ...) plus `delta`."""
+
+    delta: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _configs_are_summaries(self) -> RunSummary:
+        for key, value in (self.model_extra or {}).items():
+            if isinstance(value, dict):
+                self.__pydantic_extra__[key] = ConfigRunSummary.model_validate(value)
+            elif not isinstance(value, ConfigRunSummary):
+                raise ValueError(f"run_summary.{key} must be an object with pass_rate, time_seconds, tokens")
+        return self
+
+    def configs(self) -> dict[str, ConfigRunSummary]:
+        return dict(self.model_extra or {})
+
+
+class ArmSummary(SpecModel):
+    pass_rate: float | None
+    pass_rate_std: float | None = None
+    avg_tokens: float | None = None
+    avg_duration_seconds: float | None = None
+
+
+class Summary(SpecModel):
+    total_evals: int
+    with_skill: ArmSummary
+    baseline: ArmSummary
+    improvement_ratio: float | None = None
+    token_savings_ratio: float | None = None
+    time_savings_ratio: float | None = None
+
+
+class PerEvalArm(SpecModel):
+    pass_rate: float | None
+    avg_tokens: float | None = None
+    avg_duration_seconds: float | None = None
+    trials_completed: int | None = None
+    trials_requested: int | None = None
+
+
+class PerEval(SpecModel):
+    eval_id: int | str
+    eval_name: str | None = None
+    with_skill: PerEvalArm
+    baseline: PerEvalArm
+    trials: int
+
+
+class Benchmark(SpecModel):
+    # skill-creator shape
+    metadata: BenchmarkMetadata | None = None
+    runs: list[BenchmarkRun] | None = None
+    run_summary: RunSummary | None = None
+    notes: list[str] | None = None
+    # benchmark-process shape
+    skill_name: str | None = None
+    iteration: int | None = None
+    timestamp: str | None = None
+    summary: Summary | None = None
+    per_eval: list[PerEval] | None = None
+    thresholds_met: dict[str, bool] | None = None
+    # ours
+    statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
+
+    @model_validator(mode="after")
+    def _one_shape_at_least(self) -> Benchmark:
+        if self.runs is None and self.summary is None and self.metadata is None:
+            raise ValueError("expected skill-creator fields (metadata, runs, run_summary) or "
+                             "benchmark-process fields (skill_name, summary, per_eval)")
+        return self

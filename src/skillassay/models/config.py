@@ -1,0 +1,35 @@
+"""The benchmark configuration (benchmark-process Step 1), plus the settings that change
+results (executor, model, sampling), which are hashed to decide resume vs new iteration."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from skillassay.models.base import SpecModel
+
+
+class Thresholds(SpecModel):
+    min_pass_rate: float | None = Field(None, ge=0, le=1)
+    max_avg_tokens: float | None = Field(None, ge=0)
+    max_avg_duration_seconds: float | None = Field(None, ge=0)
+    min_improvement_ratio: float | None = Field(None, ge=0)
+
+
+class BenchmarkConfig(SpecModel):
+    skill_name: str | None = None
+    skill_path: str | None = None
+    eval_set_path: str | None = None
+    trials_per_eval: int = Field(3, ge=1, le=10000)
+    baseline_type: Literal["no_skill", "previous_version"] = "no_skill"
+    previous_benchmark: str | None = None
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    # ours
+    executor: str | None = Field(None, description="Executor plugin name (default: local).")
+    model: str | None = Field(None, description="Model name for the executor.")
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    seed: int | None = Field(None, description="Base seed; trial k uses seed + k.")
+    concurrency: int | None = Field(None, ge=1)
+    timeout_seconds: float | None = Field(None, gt=0)

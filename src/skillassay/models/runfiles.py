@@ -1,0 +1,95 @@
+"""The per-run files: grading.json, metrics.json, timing.json (schemas.md)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skillassay.models.base import SpecModel
+
+
+class ExpectationResult(SpecModel):
+    text: str
+    passed: bool | None = Field(description="None only when the judge could not grade it (reason in evidence).")
+    evidence: str = ""
+
+
+class GradingSummary(SpecModel):
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    pass_rate: float = Field(ge=0, le=1)
+
+
+class ExecutionMetrics(SpecModel):
+    tool_calls: dict[str, int] = Field(default_factory=dict)
+    total_tool_calls: int = 0
+    total_steps: int = 0
+    errors_encountered: int = 0
+    output_chars: int = 0
+    transcript_chars: int = 0
+
+
+class GradingTiming(SpecModel):
+    executor_duration_seconds: float | None = None
+    grader_duration_seconds: float | None = None
+    total_duration_seconds: float | None = None
+
+
+class Claim(SpecModel):
+    claim: str
+    type: str = Field(description="factual, process or quality")
+    verified: bool
+    evidence: str = ""
+
+
+class UserNotesSummary(SpecModel):
+    uncertainties: list[str] = Field(default_factory=list)
+    needs_review: list[str] = Field(default_factory=list)
+    workarounds: list[str] = Field(default_factory=list)
+
+
+class EvalSuggestion(SpecModel):
+    assertion: str | None = None
+    reason: str
+
+
+class EvalFeedback(SpecModel):
+    suggestions: list[EvalSuggestion] = Field(default_factory=list)
+    overall: str | None = None
+
+
+class Grading(SpecModel):
+    expectations: list[ExpectationResult]
+    summary: GradingSummary
+    execution_metrics: ExecutionMetrics | None = None
+    timing: GradingTiming | None = None
+    claims: list[Claim] | None = None
+    user_notes_summary: UserNotesSummary | None = None
+    eval_feedback: EvalFeedback | None = None
+
+
+class Metrics(SpecModel):
+    """metrics.json. Our additions (skill_triggered, usage, error) sit beside the spec's fields."""
+
+    tool_calls: dict[str, int] = Field(default_factory=dict)
+    total_tool_calls: int = 0
+    total_steps: int = 0
+    files_created: list[str] = Field(default_factory=list)
+    errors_encountered: int = 0
+    output_chars: int = 0
+    transcript_chars: int = 0
+    skill_triggered: bool | None = Field(None, description="Whether the agent loaded the skill (None: unknown).")
+    error: str | None = Field(None, description="Why the trial failed, when it did.")
+    status: str | None = Field(None, description="ok, error or timeout.")
+
+
+class Timing(SpecModel):
+    total_tokens: int | None = None
+    duration_ms: int | None = None
+    total_duration_seconds: float | None = None
+    executor_start: str | None = None
+    executor_end: str | None = None
+    executor_duration_seconds: float | None = None
+    grader_start: str | None = None
+    grader_end: str | None = None
+    grader_duration_seconds: float | None = None

@@ -1,0 +1,64 @@
+"""A skill folder as the executors need it: name, description and body of SKILL.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from skillassay.errors import InputError
+
+
+@dataclass(frozen=True)
+class Skill:
+    path: Path
+    name: str
+    description: str
+    body: str
+    frontmatter: dict
+
+    @property
+    def skill_md(self) -> Path:
+        return self.path / "SKILL.md"
+
+
+def split_frontmatter(text: str, file: Path) -> tuple[dict, str]:
+    """SKILL.md = '---' YAML frontmatter '---' markdown body."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise InputError.one(file, "frontmatter", "SKILL.md must start with a '---' YAML frontmatter block")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            raw = "".join(lines[1:i])
+            body = "".join(lines[i + 1 :])
+            break
+    else:
+        raise InputError.one(file, "frontmatter", "frontmatter block is not closed by '---'")
+    try:
+        data = yaml.safe_load(raw) or {}
+    except yaml.YAMLError as exc:
+        raise InputError.one(file, "frontmatter", f"invalid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError.one(file, "frontmatter", "expected a YAML mapping of keys to values")
+    return data, body
+
+
+def load_skill(path: Path) -> Skill:
+    path = Path(path)
+    md = path / "SKILL.md"
+    if not path.is_dir():
+        raise InputError.one(path, "", "skill folder not found (expected a folder with SKILL.md)")
+    if not md.is_file():
+        raise InputError.one(md, "", "file not found: a skill folder must contain SKILL.md")
+    try:
+        text = md.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError.one(md, "", "not UTF-8 text") from None
+    fm, body = split_frontmatter(text, md)
+    name, desc = fm.get("name"), fm.get("description")
+    if not isinstance(name, str) or not name:
+        raise InputError.one(md, "name", "required: the skill's name (a-z0-9-)")
+    if not isinstance(desc, str) or not desc:
+        raise InputError.one(md, "description", "required: what the skill does and when to use it")
+    return Skill(path=path.resolve(), name=name, description=desc, body=body.strip(), frontmatter=fm)
