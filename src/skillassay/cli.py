@@ -4,6 +4,7 @@ result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import typer
 from rich.console import Console
 
 from skillassay.errors import EXIT_BAD_INPUT, InputError
+from skillassay.gate import GateResult
 
 app = typer.Typer(
     name="skillassay",
@@ -84,6 +86,81 @@ def init(skill_dir: Annotated[Path, typer.Argument(help="An existing skill folde
         out.print(f"wrote {path}")
 
 
+def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(gate_result.to_dict(), indent=2) + "\n")
+    else:
+        for t in gate_result.thresholds:
+            err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
+        err.print(f"gate: [bold]{gate_result.status}[/bold]")
+    raise typer.Exit(gate_result.exit_code)
+
+
+@app.command()
+@handles_input_errors
+def run(
+    skill_dir: Annotated[Path, typer.Argument(help="The skill folder (with SKILL.md).")],
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default SKILL_DIR/evals/evals.json).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (trials, baseline, thresholds).")] = None,
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per eval and configuration.")] = None,
+    executor: Annotated[str | None, typer.Option(help="Executor plugin (default: local embedded model).")] = None,
+    workspace: Annotated[Path | None, typer.Option(help="Workspace (default <skill>-workspace beside it).")] = None,
+    iteration: Annotated[int | None, typer.Option(min=1, help="Use this iteration number.")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Trials run at once.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Per-trial timeout in seconds.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for the executor.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Max generated tokens per trial.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Base seed (trial k of eval e: seed + 1000e + k).")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Executor option KEY=VALUE (JSON values allowed).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+) -> None:
+    """Run every eval N times with the skill and N times without, grade, aggregate, gate.
+
+    Resumes the latest iteration when nothing changed; starts the next one (and says why)
+    when the skill, the evals or the executor settings changed."""
+    from skillassay.engine import RunRequest, run_benchmark
+    from skillassay.progress import LineProgress, RichProgress
+
+    req = RunRequest(skill_dir=skill_dir, evals_path=evals, config_path=config, trials=trials,
+                     executor=executor, workspace=workspace, iteration=iteration,
+                     concurrency=concurrency, timeout_seconds=timeout, model=model,
+                     temperature=temperature, max_tokens=max_tokens, seed=seed,
+                     executor_options=parse_options(option or []), strict=strict,
+                     point_estimate=point_estimate)
+    progress = RichProgress(err) if err.is_terminal else LineProgress(err)
+    outcome = run_benchmark(req, progress)
+    s = outcome.benchmark.summary
+    err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
+              f"({outcome.failed} failed), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
+              highlight=False)
+    if s is not None:
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
+                  f"{_pct(s.baseline.pass_rate)}, improvement ratio "
+                  f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
+                  highlight=False)
+    _exit_with_gate(outcome.gate, as_json)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError.one("--option", item, "expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
 @app.command()
 def grade() -> None:
     """Grade (or re-grade) the runs of an iteration without executing anything."""
@@ -118,6 +195,23 @@ def gate() -> None:
 def view() -> None:
     """Open the review viewer for an iteration (or write a static HTML file)."""
     not_built("view")
+
+
+@app.command("executors")
+def executors_cmd() -> None:
+    """List installed executors and whether each can run here (keys, servers, binaries)."""
+    from rich.table import Table
+
+    from skillassay.executors import executor_names, load_executor_class
+
+    table = Table("name", "usable", "reason")
+    for name in executor_names():
+        try:
+            usable, reason = load_executor_class(name).availability()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide the others
+            usable, reason = False, f"failed to load: {type(exc).__name__}: {exc}"
+        table.add_row(name, "yes" if usable else "no", reason)
+    out.print(table)
 
 
 def main() -> None:  # pragma: no cover

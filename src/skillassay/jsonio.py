@@ -4,9 +4,10 @@ naming the file and the JSON path."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
+import threading
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,17 +20,21 @@ M = TypeVar("M", bound=BaseModel)
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temp file in the same folder and os.replace it, which is atomic on POSIX."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # A per-process, per-thread temp name is unique without mkstemp's cost (hot path: six
+    # files per trial).
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        try:
+            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+        with fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 
@@ -53,15 +58,15 @@ def read_json(path: Path) -> Any:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError.one(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        raise InputError.one(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
-        raise InputError.one(path, "", f"cannot read: {exc.strerror}")
+        raise InputError.one(path, "", f"cannot read: {exc.strerror}") from None
     if not text.strip():
         raise InputError.one(path, "", "file is empty, expected a JSON object")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError.one(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")
+        raise InputError.one(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
 
 
 def json_path(loc: tuple[int | str, ...]) -> str:
@@ -71,13 +76,64 @@ def json_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def validation_problems(path: Path | str, exc: ValidationError) -> list[Problem]:
-    problems = []
+_SCALAR_BRANCHES = {"str", "int", "float", "bool", "none", "list", "dict"}
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
+def _is_branch_tag(part: int | str, node: Any) -> bool:
+    """pydantic puts union member names (`str`, `Assertion`, `literal[...]`) into loc. A part is
+    such a tag only if it is not a real key of the input there, so user keys ("Read", "A") stay."""
+    if not isinstance(part, str) or (isinstance(node, dict) and part in node):
+        return False
+    return "[" in part or part in _SCALAR_BRANCHES or part[:1].isupper()
+
+
+def validation_problems(
+    path: Path | str, exc: ValidationError, data: Any = None
+) -> list[Problem]:
+    """One Problem per wrong place. Union branches that cannot match the input's JSON type
+    (the `str` branch when an object was given) are dropped, and what is left at one place is
+    merged into one message, so `{"value": 1}` as an expectation reads as a missing `type`."""
+    found: list[tuple[str, str, str | None, bool]] = []  # (where, message, union node, noise)
     for err in exc.errors(include_url=False):
-        # pydantic puts union/tagged-union member names into loc; they are noise to a user.
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in {"str", "Assertion"})))
-        problems.append(Problem(str(path), json_path(loc), err["msg"]))
-    return problems
+        node, loc, union, noise = data, [], None, False
+        for part in err["loc"]:
+            if _is_branch_tag(part, node):
+                if union is None:
+                    union = json_path(tuple(loc))
+                    if isinstance(node, dict):
+                        noise = part in _SCALAR_BRANCHES
+                    else:
+                        noise = err["type"] in {"model_type", "dict_type"}
+                continue
+            loc.append(part)
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                node = None
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "model_type":  # "valid dictionary or instance of Stat" is pydantic-speak
+            msg = f"expected a JSON object, got {_json_type(err['input'])}"
+        if "[key]" in err["loc"]:
+            msg = f"invalid key: {msg}"
+        found.append((json_path(tuple(loc)), msg, union, noise))
+    # Drop noise only when its union has another branch's error to show instead.
+    useful = {u for _, _, u, noise in found if u is not None and not noise}
+    merged: dict[str, list[str]] = {}
+    for where, msg, union, noise in found:
+        if noise and union in useful:
+            continue
+        if msg not in merged.setdefault(where, []):
+            merged[where].append(msg)
+    return [Problem(str(path), where, "; or ".join(msgs)) for where, msgs in merged.items()]
 
 
 def load_model(path: Path, model: type[M]) -> M:
@@ -89,4 +145,4 @@ def parse_model(data: Any, model: type[M], path: Path | str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(validation_problems(path, exc)) from None
+        raise InputError(validation_problems(path, exc, data)) from None

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import re
 
-from skillassay.assertions.base import AssertionConfigError, AssertionPlugin, RunView, Verdict, quote
+from skillassay.assertions.base import (
+    AssertionConfigError,
+    AssertionPlugin,
+    RunView,
+    Verdict,
+    quote,
+)
 
 
 class Contains(AssertionPlugin):

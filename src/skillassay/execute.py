@@ -1,0 +1,154 @@
+"""Executing one trial: a fresh work dir with the eval's input files, the executor (retried
+with backoff on transient errors only), then the spec's run files written from its result.
+A trial that still fails is recorded as failed (status error/timeout), never dropped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.grade import ANSWER_FILE
+from skillassay.jsonio import atomic_write_text, write_json
+from skillassay.models import Metrics, Timing
+from skillassay.plan import Trial
+from skillassay.skill import Skill
+
+WORK = ".work"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 3
+    wait_initial: float = 1.0
+    wait_max: float = 30.0
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """relative path -> (size, mtime_ns), to find what the agent created or changed."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in {".claude", ".agents", ".codex"}]
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            st = os.stat(p, follow_symlinks=False)
+            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
+    attempts = 0
+    try:
+        for attempt in Retrying(
+            stop=stop_after_attempt(policy.attempts),
+            wait=wait_exponential(multiplier=policy.wait_initial, max=policy.wait_max),
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+        ):
+            with attempt:
+                attempts += 1
+                return executor.run(request), attempts
+    except TransientError as exc:
+        return TrialResult(status="error", error=f"transient error after {attempts} attempts: {exc}"), attempts
+    except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
+        return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), attempts
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def transcript_markdown(events: list[dict[str, Any]]) -> str:
+    parts = ["# Transcript\n"]
+    for i, event in enumerate(events, 1):
+        kind = event.get("type", "event")
+        parts.append(f"\n## {i}. {kind}\n\n```json\n{json.dumps(event, indent=2, ensure_ascii=False, default=str)}\n```\n")
+    return "".join(parts)
+
+
+def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
+                  policy: RetryPolicy, redactor: Callable[[str], str]) -> tuple[TrialResult, Metrics, Timing]:
+    """Run one trial and write outputs/, transcript.jsonl/.md, outputs/metrics.json and
+    timing.json into its run dir. grading.json (written by the caller) marks it done."""
+    run = trial.run_dir
+    outputs = run / "outputs"
+    work = run / WORK
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for src in input_files:
+        shutil.copy2(src, work / src.name)
+    before = snapshot(work) if input_files else {}
+
+    request = TrialRequest(prompt=trial.eval.prompt, workdir=work, skill=skill, seed=trial.seed,
+                           settings=executor.settings)
+    start_iso, t0 = now_iso(), time.perf_counter()
+    result, attempts = call_with_retries(executor, request, policy)
+    wall = time.perf_counter() - t0
+    end_iso = now_iso()
+
+    outputs.mkdir(parents=True, exist_ok=True)
+    created = collect_outputs(work, outputs, before)
+    answer = redactor(result.final_text)
+    atomic_write_text(outputs / ANSWER_FILE, answer)
+    transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
+    transcript_lines = redactor(transcript_lines)
+    atomic_write_text(run / "transcript.jsonl", transcript_lines)
+    atomic_write_text(run / "transcript.md", redactor(transcript_markdown(result.transcript)))
+
+    output_chars = len(answer) + sum((outputs / f).stat().st_size for f in created)
+    usage = result.usage
+    metrics = Metrics(
+        tool_calls=dict(result.tool_calls),
+        total_tool_calls=sum(result.tool_calls.values()),
+        total_steps=result.steps,
+        files_created=created,
+        errors_encountered=result.errors_encountered + (1 if result.status != "ok" else 0),
+        output_chars=output_chars,
+        transcript_chars=len(transcript_lines),
+        skill_triggered=result.skill_triggered,
+        status=result.status,
+        error=redactor(result.error) if result.error else None,
+        seed=trial.seed,
+        attempts=attempts,
+        executor=executor.name,
+        model=result.model or executor.settings.model,
+        usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+               "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
+               "raw": usage.raw},
+    )
+    timing = Timing(
+        total_tokens=usage.total_tokens,
+        duration_ms=result.agent_duration_ms if result.agent_duration_ms is not None else int(wall * 1000),
+        total_duration_seconds=round(wall, 6),
+        executor_start=start_iso,
+        executor_end=end_iso,
+        executor_duration_seconds=round(wall, 6),
+    )
+    write_json(outputs / "metrics.json", metrics)
+    write_json(run / "timing.json", timing)
+    shutil.rmtree(work, ignore_errors=True)
+    return result, metrics, timing
+
+
+def collect_outputs(work: Path, outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Move what the agent created or changed into outputs/ (never following symlinks out)."""
+    after = snapshot(work)
+    created = sorted(p for p, sig in after.items() if before.get(p) != sig)
+    for rel in created:
+        src, dst = work / rel, outputs / rel
+        if src.is_symlink():
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+    return created

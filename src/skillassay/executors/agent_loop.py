@@ -1,0 +1,499 @@
+"""A small tool-use agent loop shared by the API executors (`openai`, `anthropic`).
+
+Both arms of a benchmark must meet the same agent, differing only in the skill, so the tools,
+the system prompt and the stopping rules live here once; each executor only translates turns
+to and from its provider's wire format (a `Conversation`).
+
+The skill is presented the way Agent Skills are meant to be: progressive disclosure. The
+system prompt lists only the skill's name and description; the model must call `load_skill`
+to read SKILL.md, and `read_skill_file` for bundled files. Whether it did is `skill_triggered`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.skill import Skill
+
+T = TypeVar("T")
+
+DEFAULT_MAX_TURNS = 20
+DEFAULT_SHELL_TIMEOUT = 60.0
+DEFAULT_OUTPUT_LIMIT = 20_000
+MAX_LISTED_FILES = 500
+
+BASE_SYSTEM_PROMPT = (
+    "You are an agent working in a directory on the user's machine. Use the tools to inspect "
+    "and change files and to run shell commands; paths are relative to the working directory. "
+    "When the task is done, reply with your final answer as plain text and call no tool."
+)
+
+# Environment variables a model-run shell must not see: their values would land in the
+# transcript if the model printed its environment.
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+
+
+class ToolError(Exception):
+    """A tool call the model got wrong; reported back to it as an error result, not raised."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A provider-neutral tool definition; each executor renders it in its own wire format."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] | str  # str when the model sent arguments that are not JSON
+
+
+@dataclass
+class ModelTurn:
+    """One model response, already translated out of the provider's shape."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    stop_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class Conversation(Protocol):
+    """The provider-specific half of the loop: owns the message history in wire format."""
+
+    def complete(self, timeout: float) -> ModelTurn:
+        """Send the history, append the model's reply to it, return the reply."""
+        ...
+
+    def add_tool_results(self, results: list[tuple[ToolCall, str, bool]]) -> None:
+        """Append (call, output, is_error) results so the next `complete` sees them."""
+        ...
+
+
+def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_PATH = {"type": "string", "description": "Path relative to the working directory."}
+
+WORKSPACE_TOOLS = [
+    ToolSpec("list_files", "List files under a directory of the working directory (recursive).",
+             _obj({"path": {**_PATH, "default": "."}}, [])),
+    ToolSpec("read_file", "Read a UTF-8 text file from the working directory.",
+             _obj({"path": _PATH}, ["path"])),
+    ToolSpec("write_file", "Create or overwrite a text file in the working directory.",
+             _obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"])),
+    ToolSpec("run_shell", "Run a shell command (bash) in the working directory; returns the "
+             "exit code and combined output.",
+             _obj({"command": {"type": "string"}}, ["command"])),
+]
+
+SKILL_TOOLS = [
+    ToolSpec("load_skill", "Load the full instructions (SKILL.md) of the available skill. Call "
+             "this before working on a task the skill's description matches.",
+             _obj({"name": {"type": "string", "description": "The skill's name."}}, [])),
+    ToolSpec("read_skill_file", "Read a file bundled with the skill (path relative to the "
+             "skill folder, as referenced by SKILL.md).",
+             _obj({"path": {"type": "string"}}, ["path"])),
+]
+
+
+def system_prompt(skill: Skill | None) -> str:
+    """Only name and description go up front: the body costs tokens only when loaded."""
+    if skill is None:
+        return BASE_SYSTEM_PROMPT
+    return (
+        f"{BASE_SYSTEM_PROMPT}\n\nAvailable skills (call load_skill to read one before using "
+        f"it):\n- name: {skill.name}\n  description: {skill.description}"
+    )
+
+
+def confine(root: Path, rel: str) -> Path:
+    """Resolve a model-supplied path inside root. Rejects absolute paths and `..` outright
+    (clear error for the model) and any symlink whose target leaves root (real escape)."""
+    if not isinstance(rel, str) or rel.strip() == "":
+        raise ToolError("path must be a non-empty string")
+    p = Path(rel)
+    if p.is_absolute() or rel.startswith("~"):
+        raise ToolError(f"absolute paths are not allowed: {rel!r}; use a path relative to the "
+                        "working directory")
+    if ".." in p.parts:
+        raise ToolError(f"'..' is not allowed in paths: {rel!r}")
+    base = root.resolve()
+    target = (base / p).resolve()
+    if target != base and base not in target.parents:
+        raise ToolError(f"path escapes the working directory through a symlink: {rel!r}")
+    return target
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep head and tail: errors tend to be at the end of long output, context at the start."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n... [{cut} characters truncated] ...\n{text[-half:]}"
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The shell's environment without secrets (API keys must never reach a transcript)."""
+    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """Kill the process group the child leads, so grandchildren die with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def run_in_group(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+                 ) -> tuple[int | None, str, str]:
+    """Run argv in its own process group; on timeout kill the whole group and return the partial
+    output with exit code None. Shared by run_shell and the `command` executor."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, _decode(out), _decode(err)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        try:  # a descendant that left the group may still hold the pipes open
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = b"", b""
+        return None, _decode(out), _decode(err)
+    finally:
+        if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
+            kill_group(proc)
+            proc.wait()
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+class ToolBox:
+    """The tools one trial's model may call, bound to its work dir and (maybe) its skill."""
+
+    def __init__(self, workdir: Path, skill: Skill | None, options: dict[str, Any]) -> None:
+        self.workdir = Path(workdir)
+        self.skill = skill
+        self.shell_timeout = float(options.get("shell_timeout", DEFAULT_SHELL_TIMEOUT))
+        self.output_limit = int(options.get("output_limit", DEFAULT_OUTPUT_LIMIT))
+        self._handlers: dict[str, Callable[[dict[str, Any]], str]] = {
+            "list_files": self.list_files, "read_file": self.read_file,
+            "write_file": self.write_file, "run_shell": self.run_shell,
+        }
+        if skill is not None:
+            self._handlers |= {"load_skill": self.load_skill,
+                               "read_skill_file": self.read_skill_file}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return WORKSPACE_TOOLS + (SKILL_TOOLS if self.skill is not None else [])
+
+    def call(self, call: ToolCall) -> tuple[str, bool]:
+        """(output, is_error). Every model mistake becomes an error message it can act on."""
+        handler = self._handlers.get(call.name)
+        if handler is None:
+            return f"unknown tool {call.name!r}; available: {', '.join(self._handlers)}", True
+        if not isinstance(call.arguments, dict):
+            return f"arguments must be a JSON object, got: {str(call.arguments)[:200]}", True
+        try:
+            return truncate(handler(call.arguments), self.output_limit), False
+        except ToolError as exc:
+            return str(exc), True
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"{type(exc).__name__}: {exc}", True
+
+    def list_files(self, args: dict[str, Any]) -> str:
+        root = confine(self.workdir, str(args.get("path") or "."))
+        if not root.is_dir():
+            raise ToolError(f"not a directory: {args.get('path')!r}")
+        return _listing(root, self.workdir.resolve()) or "(empty)"
+
+    def read_file(self, args: dict[str, Any]) -> str:
+        path = confine(self.workdir, _str_arg(args, "path"))
+        if not path.is_file():
+            raise ToolError(f"no such file: {args['path']!r}")
+        return path.read_text(encoding="utf-8")
+
+    def write_file(self, args: dict[str, Any]) -> str:
+        path = confine(self.workdir, _str_arg(args, "path"))
+        content = _str_arg(args, "content", allow_empty=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        return f"wrote {len(content)} characters to {args['path']}"
+
+    def run_shell(self, args: dict[str, Any]) -> str:
+        command = _str_arg(args, "command")
+        code, out, err = run_in_group(["bash", "-c", command], self.workdir, self.shell_timeout,
+                                      scrubbed_env())
+        output = out + (f"\n[stderr]\n{err}" if err else "")
+        if code is None:
+            raise ToolError(f"timed out after {self.shell_timeout:g}s (process group killed)\n"
+                            f"{truncate(output, self.output_limit)}")
+        return f"exit code: {code}\n{output}"
+
+    def load_skill(self, args: dict[str, Any]) -> str:
+        assert self.skill is not None
+        bundled = [p for p in _listing(self.skill.path, self.skill.path).splitlines()
+                   if p != "SKILL.md"]
+        files = "\n".join(f"- {p}" for p in bundled) or "(none)"
+        return (f"# Skill: {self.skill.name}\n\n{self.skill.body}\n\n"
+                f"Bundled files (read with read_skill_file):\n{files}")
+
+    def read_skill_file(self, args: dict[str, Any]) -> str:
+        assert self.skill is not None
+        path = confine(self.skill.path, _str_arg(args, "path"))
+        if not path.is_file():
+            raise ToolError(f"no such skill file: {args['path']!r}")
+        return path.read_text(encoding="utf-8")
+
+
+def _str_arg(args: dict[str, Any], name: str, allow_empty: bool = False) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or (not allow_empty and value == ""):
+        raise ToolError(f"argument {name!r} is required and must be a string")
+    return value
+
+
+def _listing(root: Path, relative_to: Path) -> str:
+    """Files only, sorted, capped: a model needs names, and a huge tree must not flood it."""
+    names: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            names.append(str((Path(dirpath) / name).relative_to(relative_to)))
+            if len(names) >= MAX_LISTED_FILES:
+                return "\n".join(names + [f"... (stopped at {MAX_LISTED_FILES} files)"])
+    return "\n".join(names)
+
+
+@dataclass
+class LoopLimits:
+    max_turns: int
+    token_budget: int | None
+    timeout_seconds: float
+
+    @classmethod
+    def from_settings(cls, settings: ExecutorSettings) -> LoopLimits:
+        opts = settings.options
+        budget = opts.get("token_budget")
+        return cls(max_turns=int(opts.get("max_turns", DEFAULT_MAX_TURNS)),
+                   token_budget=None if budget is None else int(budget),
+                   timeout_seconds=float(settings.timeout_seconds))
+
+
+class _Tally:
+    """Running totals for one trial; becomes the TrialResult."""
+
+    def __init__(self, request: TrialRequest, transcript: list[dict[str, Any]]) -> None:
+        self.result = TrialResult(transcript=transcript, model=request.settings.model,
+                                  skill_triggered=None if request.skill is None else False,
+                                  usage=Usage(input_tokens=0, output_tokens=0,
+                                              cached_input_tokens=0))
+        self.reported: dict[str, bool] = {"input": False, "output": False, "cached": False}
+        self.prices = request.settings.options.get("prices")
+
+    def add_turn(self, turn: ModelTurn) -> None:
+        u, r = self.result.usage, self.result
+        r.steps += 1
+        for key, attr, value in (("input", "input_tokens", turn.input_tokens),
+                                 ("output", "output_tokens", turn.output_tokens),
+                                 ("cached", "cached_input_tokens", turn.cached_input_tokens)):
+            if value is not None:
+                self.reported[key] = True
+                setattr(u, attr, (getattr(u, attr) or 0) + value)
+        u.raw.setdefault("turns", []).append(
+            {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
+             "cached_input_tokens": turn.cached_input_tokens})
+        if turn.raw.get("model"):
+            r.model = str(turn.raw["model"])
+
+    def add_tool(self, call: ToolCall, is_error: bool) -> None:
+        r = self.result
+        r.tool_calls[call.name] = r.tool_calls.get(call.name, 0) + 1
+        r.errors_encountered += int(is_error)
+        if call.name == "load_skill" and not is_error:
+            r.skill_triggered = True
+
+    def total_tokens(self) -> int:
+        return self.result.usage.total_tokens or 0
+
+    def finish(self, status: str, error: str | None, started: float) -> TrialResult:
+        r, u = self.result, self.result.usage
+        # A provider that never reported a count gives None ("unknown"), not a fake zero.
+        u.input_tokens = u.input_tokens if self.reported["input"] else None
+        u.output_tokens = u.output_tokens if self.reported["output"] else None
+        u.cached_input_tokens = u.cached_input_tokens if self.reported["cached"] else None
+        u.cost_usd = cost_usd(u, self.prices)
+        r.status, r.error = status, error  # type: ignore[assignment]
+        r.agent_duration_ms = int((time.monotonic() - started) * 1000)
+        return r
+
+
+def cost_usd(usage: Usage, prices: dict[str, float] | None) -> float | None:
+    """Cost from options.prices (USD per million tokens: input, output, cached_input). APIs do
+    not report cost and price lists change, so the user states the prices they pay."""
+    if not prices or usage.input_tokens is None or usage.output_tokens is None:
+        return None
+    cached = usage.cached_input_tokens or 0
+    cached_price = prices.get("cached_input", prices.get("input", 0.0))
+    total = ((usage.input_tokens - cached) * prices.get("input", 0.0) + cached * cached_price
+             + usage.output_tokens * prices.get("output", 0.0))
+    return round(total / 1_000_000, 6)
+
+
+def run_loop(conversation: Conversation, toolbox: ToolBox, request: TrialRequest,
+             transcript: list[dict[str, Any]]) -> TrialResult:
+    """Ask, run the tools it asks for, repeat until it answers without tools or a limit hits.
+    Provider failures that survived the executor's retries end the trial as status "error"."""
+    limits = LoopLimits.from_settings(request.settings)
+    tally = _Tally(request, transcript)
+    started = time.monotonic()
+    deadline = started + limits.timeout_seconds
+    last_text = ""
+    for _ in range(limits.max_turns):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return _timeout(tally, last_text, limits, started)
+        try:
+            turn = conversation.complete(timeout=remaining)
+        except Exception as exc:  # noqa: BLE001 - any provider failure ends this trial only
+            transcript.append({"type": "error", "error": _describe(exc)})
+            if time.monotonic() >= deadline:
+                return _timeout(tally, last_text, limits, started)
+            tally.result.final_text = last_text
+            return tally.finish("error", _describe(exc), started)
+        tally.add_turn(turn)
+        transcript.append({"type": "assistant", "text": turn.text, "stop_reason": turn.stop_reason,
+                           "tool_calls": [_call_json(c) for c in turn.tool_calls],
+                           "usage": {"input_tokens": turn.input_tokens,
+                                     "output_tokens": turn.output_tokens,
+                                     "cached_input_tokens": turn.cached_input_tokens},
+                           "raw": turn.raw})
+        last_text = turn.text or last_text
+        if not turn.tool_calls:
+            tally.result.final_text = turn.text
+            return tally.finish("ok", None, started)
+        if limits.token_budget is not None and tally.total_tokens() > limits.token_budget:
+            tally.result.final_text = last_text
+            return tally.finish("error", f"token budget exceeded: {tally.total_tokens()} > "
+                                f"{limits.token_budget} tokens", started)
+        conversation.add_tool_results(_run_tools(toolbox, turn.tool_calls, tally, transcript))
+    tally.result.final_text = last_text
+    return tally.finish("error", f"max_turns ({limits.max_turns}) reached without a final answer",
+                        started)
+
+
+def _run_tools(toolbox: ToolBox, calls: list[ToolCall], tally: _Tally,
+               transcript: list[dict[str, Any]]) -> list[tuple[ToolCall, str, bool]]:
+    results = []
+    for call in calls:
+        t0 = time.monotonic()
+        output, is_error = toolbox.call(call)
+        tally.add_tool(call, is_error)
+        transcript.append({"type": "tool_result", "id": call.id, "name": call.name,
+                           "is_error": is_error, "output": output,
+                           "duration_ms": int((time.monotonic() - t0) * 1000)})
+        results.append((call, output, is_error))
+    return results
+
+
+def _timeout(tally: _Tally, last_text: str, limits: LoopLimits, started: float) -> TrialResult:
+    tally.result.final_text = last_text
+    return tally.finish("timeout", f"timed out after {limits.timeout_seconds:g}s", started)
+
+
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def parse_arguments(text: str | None) -> dict[str, Any] | str:
+    """Tool arguments arrive as a JSON string on OpenAI-style APIs; keep the raw text when the
+    model wrote something else so the error it gets back quotes what it sent."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def retry_recorder(transcript: list[dict[str, Any]]) -> Callable[[RetryCallState], None]:
+    """A tenacity `before_sleep` hook: each retry becomes a transcript event, so a slow or
+    flaky trial can be explained afterwards."""
+
+    def record(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        transcript.append({"type": "retry", "attempt": state.attempt_number,
+                           "error": _describe(exc) if exc else None,
+                           "sleep_seconds": round(state.upcoming_sleep, 3)})
+
+    return record
+
+
+def call_with_retries(fn: Callable[[float], T], is_transient: Callable[[BaseException], bool],
+                      options: dict[str, Any], transcript: list[dict[str, Any]],
+                      timeout: float) -> T:
+    """Call fn(remaining_seconds), retrying transient provider failures (rate limits, 5xx,
+    dropped connections) with exponential backoff, never past the trial's deadline. The SDKs'
+    own retries are switched off so that every retry is visible in the transcript."""
+    attempts = int(options.get("retry_attempts", 5))
+    initial = float(options.get("retry_initial_wait", 1.0))
+    deadline = time.monotonic() + timeout
+    retrying = Retrying(
+        retry=retry_if_exception(is_transient),
+        stop=stop_after_attempt(attempts) | stop_after_delay(timeout),
+        wait=wait_exponential(multiplier=initial, max=float(options.get("retry_max_wait", 30.0))),
+        before_sleep=retry_recorder(transcript),
+        reraise=True,
+    )
+    return retrying(lambda: fn(max(deadline - time.monotonic(), 0.001)))
+
+
+def trial_setup(request: TrialRequest) -> tuple[ToolBox, str, list[dict[str, Any]]]:
+    """What both API executors start a trial with: tools, system prompt, opening transcript."""
+    toolbox = ToolBox(request.workdir, request.skill, request.settings.options)
+    system = system_prompt(request.skill)
+    transcript: list[dict[str, Any]] = [
+        {"type": "system", "text": system, "tools": [t.name for t in toolbox.specs]},
+        {"type": "user", "text": request.prompt},
+    ]
+    return toolbox, system, transcript

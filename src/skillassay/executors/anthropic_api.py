@@ -1,0 +1,133 @@
+"""The `anthropic` executor: the shared agent loop on Anthropic's Messages API with tool use.
+
+Only the wire format lives here (content blocks, tool_use / tool_result pairing, the
+Messages API's usage fields); tools, skill presentation and limits are agent_loop's."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import anthropic
+
+from skillassay.errors import InputError
+from skillassay.executors.agent_loop import (
+    ModelTurn,
+    ToolCall,
+    ToolSpec,
+    call_with_retries,
+    run_loop,
+    trial_setup,
+)
+from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+# The Messages API requires max_tokens on every request; used when settings leave it unset.
+DEFAULT_MAX_TOKENS = 4096
+
+
+def is_transient(exc: BaseException) -> bool:
+    """429 rate limit, 529 overloaded, other 5xx and dropped connections are worth a retry."""
+    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+def tool_json(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+class AnthropicConversation:
+    """One trial's history as Messages API content blocks."""
+
+    def __init__(self, client: anthropic.Anthropic, settings: ExecutorSettings, system: str,
+                 prompt: str, tools: list[ToolSpec], transcript: list[dict[str, Any]]) -> None:
+        self.client, self.settings, self.system = client, settings, system
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        self.tools = [tool_json(t) for t in tools]
+        self.transcript = transcript
+
+    def _request(self, timeout: float) -> Any:
+        s = self.settings
+        extra: dict[str, Any] = {}
+        if s.temperature is not None:
+            # Sent as a body field: the API accepts it, while recent SDKs dropped the kwarg.
+            extra["temperature"] = s.temperature
+        return self.client.messages.create(
+            model=s.model, system=self.system, messages=self.messages, tools=self.tools,
+            max_tokens=s.max_tokens or DEFAULT_MAX_TOKENS, timeout=timeout,
+            extra_body=extra or None,
+        )
+
+    def complete(self, timeout: float) -> ModelTurn:
+        response = call_with_retries(self._request, is_transient, self.settings.options,
+                                     self.transcript, timeout)
+        blocks = [b.model_dump(mode="json", exclude_none=True) for b in response.content]
+        self.messages.append({"role": "assistant", "content": blocks})
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
+        calls = [ToolCall(id=b["id"], name=b["name"], arguments=b.get("input") or {})
+                 for b in blocks if b.get("type") == "tool_use"]
+        u = response.usage
+        cache_read = u.cache_read_input_tokens or 0
+        cache_write = u.cache_creation_input_tokens or 0
+        return ModelTurn(
+            text=text,
+            tool_calls=calls,
+            # The API's input_tokens excludes cache reads and writes; ours includes them.
+            input_tokens=u.input_tokens + cache_read + cache_write,
+            output_tokens=u.output_tokens,
+            cached_input_tokens=cache_read,
+            stop_reason=response.stop_reason,
+            raw=response.model_dump(mode="json", exclude_none=True),
+        )
+
+    def add_tool_results(self, results: list[tuple[ToolCall, str, bool]]) -> None:
+        """All results of one assistant turn go back in a single user message, as required."""
+        self.messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": output,
+             **({"is_error": True} if is_error else {})}
+            for call, output, is_error in results
+        ]})
+
+
+class AnthropicExecutor(Executor):
+    """Options: base_url, api_key_env, max_turns, token_budget, shell_timeout, output_limit,
+    retry_attempts, retry_initial_wait, retry_max_wait. The seed is not sent: the Messages API
+    has no seed parameter."""
+
+    name: ClassVar[str] = "anthropic"
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        super().__init__(settings)
+        opts = settings.options
+        if not settings.model:
+            raise InputError.one("--model", "", "the anthropic executor needs a model name")
+        key_env = str(opts.get("api_key_env", DEFAULT_KEY_ENV))
+        key = os.environ.get(key_env)
+        if not key:
+            raise InputError.one("executor options", "api_key_env", f"{key_env} is not set")
+        base_url = opts.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
+        self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0,
+                                          timeout=settings.timeout_seconds)
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        if os.environ.get(DEFAULT_KEY_ENV):
+            return True, f"{DEFAULT_KEY_ENV} set"
+        return False, f"{DEFAULT_KEY_ENV} not set"
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["base_url"] = str(self.client.base_url)
+        return ident
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        toolbox, system, transcript = trial_setup(request)
+        conversation = AnthropicConversation(self.client, request.settings, system,
+                                             request.prompt, toolbox.specs, transcript)
+        return run_loop(conversation, toolbox, request, transcript)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,258 @@
+"""The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run.
+
+The two arms differ only in whether the skill folder sits in `<workdir>/.claude/skills/<name>/`
+(where Claude Code discovers project skills); every flag is the same. Each run gets a fresh
+HOME and CLAUDE_CONFIG_DIR so the user's own skills, settings, CLAUDE.md and sessions cannot
+leak into either arm; credentials come only from the environment (ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillassay.executors.base import (
+    Executor,
+    ExecutorSettings,
+    TransientError,
+    TrialRequest,
+    TrialResult,
+    Usage,
+)
+from skillassay.executors.subprocess_util import (
+    ProcessOutcome,
+    events_from_lines,
+    installed_skill,
+    redact,
+    run_process_group,
+    tail,
+)
+
+BINARY = "claude"
+INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
+DEFAULT_ALLOWED_TOOLS = ("Skill", "Read", "Write", "Edit", "Bash", "Glob", "Grep")
+# Set by a parent Claude Code session; a nested `claude` would otherwise behave as a child.
+_PARENT_SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT")
+# A benchmark must not change under its own feet: no self-update mid-run, no telemetry calls.
+_QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+              "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+# HTTP statuses worth retrying the whole trial for (Claude Code already retried internally).
+_TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+# ------------------------------------------------------------------------------- parsing
+
+def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) -> TrialResult:
+    """Turn stream-json events into a TrialResult; pure, so it is tested on recorded runs.
+
+    Tokens, cost, turns and duration come from the final `result` event only: the per-message
+    usage in `assistant` events is a streaming snapshot (output_tokens is 1 there), so summing
+    it would be wrong. No `result` event (killed run) means usage unknown, not zero."""
+    result_event = _last_result(events)
+    tool_uses = _tool_uses(events)
+    out = TrialResult(transcript=list(events), model=_model(events))
+    for use in tool_uses:
+        name = str(use.get("name", "?"))
+        out.tool_calls[name] = out.tool_calls.get(name, 0) + 1
+    out.errors_encountered = _tool_error_count(events)
+    if skill_name is not None:
+        out.skill_triggered = any(_uses_skill(u, skill_name) for u in tool_uses)
+    if result_event is None:
+        out.steps = _assistant_turns(events)
+        out.final_text = _last_assistant_text(events)
+        return out
+    _apply_result(out, result_event)
+    return out
+
+
+def _apply_result(out: TrialResult, event: dict[str, Any]) -> None:
+    out.usage = _usage(event)
+    out.steps = int(event.get("num_turns") or 0)
+    if isinstance(event.get("duration_ms"), int | float):
+        out.agent_duration_ms = int(event["duration_ms"])
+    out.final_text = str(event.get("result") or "")
+    subtype = str(event.get("subtype") or "")
+    if event.get("is_error") or (subtype and subtype != "success"):
+        out.status = "error"
+        out.error = _error_text(event)
+
+
+def _usage(event: dict[str, Any]) -> Usage:
+    """Anthropic reports cache reads and writes beside input_tokens; our Usage counts every
+    input token in input_tokens and the cache reads again as cached_input_tokens."""
+    raw = event.get("usage")
+    cost = event.get("total_cost_usd")
+    cost_usd = float(cost) if isinstance(cost, int | float) else None
+    if not isinstance(raw, dict):
+        return Usage(cost_usd=cost_usd)
+    fresh = int(raw.get("input_tokens") or 0)
+    written = int(raw.get("cache_creation_input_tokens") or 0)
+    read = int(raw.get("cache_read_input_tokens") or 0)
+    output = raw.get("output_tokens")
+    return Usage(input_tokens=fresh + written + read,
+                 output_tokens=int(output) if output is not None else None,
+                 cached_input_tokens=read, cost_usd=cost_usd, raw=dict(raw))
+
+
+def _error_text(event: dict[str, Any]) -> str:
+    subtype = str(event.get("subtype") or "")
+    # An API failure arrives as subtype "success" with is_error set; don't echo "success".
+    parts = [subtype if subtype and subtype != "success" else "api_error"]
+    if event.get("api_error_status"):
+        parts.append(f"API status {event['api_error_status']}")
+    errors = event.get("errors")
+    if isinstance(errors, list) and errors:
+        parts.append("; ".join(str(e) for e in errors))
+    elif event.get("is_error") and event.get("result"):
+        parts.append(str(event["result"]))
+    return ": ".join(parts)
+
+
+def _last_result(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for event in reversed(events):
+        if event.get("type") == "result":
+            return event
+    return None
+
+
+def _content_blocks(events: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
+    """Content blocks of complete messages; `stream_event` partials are skipped so that
+    --include-partial-messages does not double count."""
+    blocks: list[dict[str, Any]] = []
+    for event in events:
+        message = event.get("message") if event.get("type") == role else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            blocks.extend(b for b in content if isinstance(b, dict))
+    return blocks
+
+
+def _tool_uses(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per tool_use id: a message may be re-emitted as it grows."""
+    seen: dict[str, dict[str, Any]] = {}
+    for i, block in enumerate(_content_blocks(events, "assistant")):
+        if block.get("type") == "tool_use":
+            seen.setdefault(str(block.get("id") or f"_anon{i}"), block)
+    return list(seen.values())
+
+
+def _tool_error_count(events: list[dict[str, Any]]) -> int:
+    failed = {str(b.get("tool_use_id")) for b in _content_blocks(events, "user")
+              if b.get("type") == "tool_result" and b.get("is_error")}
+    return len(failed)
+
+
+def _uses_skill(use: dict[str, Any], skill_name: str) -> bool:
+    """The Skill tool loading this skill (plugin skills are named `plugin:name`)."""
+    args = use.get("input") if isinstance(use.get("input"), dict) else {}
+    if use.get("name") == "Skill":
+        named = str(args.get("skill") or args.get("command") or "").lstrip("/")
+        return named == skill_name or named.endswith(":" + skill_name)
+    return False
+
+
+def _assistant_turns(events: list[dict[str, Any]]) -> int:
+    ids = {(e.get("message") or {}).get("id") for e in events if e.get("type") == "assistant"}
+    return len(ids)
+
+
+def _last_assistant_text(events: list[dict[str, Any]]) -> str:
+    texts = [b.get("text", "") for b in _content_blocks(events, "assistant")
+             if b.get("type") == "text"]
+    return str(texts[-1]) if texts else ""
+
+
+def _model(events: list[dict[str, Any]]) -> str | None:
+    for event in events:
+        if event.get("type") == "system" and event.get("subtype") == "init":
+            return event.get("model")
+    return None
+
+
+def is_transient(event: dict[str, Any] | None) -> bool:
+    status = event.get("api_error_status") if event else None
+    return isinstance(status, int) and status in _TRANSIENT_STATUSES
+
+
+# ------------------------------------------------------------------------------- process
+
+def build_argv(binary: str, prompt: str, settings: ExecutorSettings) -> list[str]:
+    """Identical for both arms: the skill is only ever a folder on disk."""
+    opts = settings.options
+    tools = opts.get("allowed_tools", DEFAULT_ALLOWED_TOOLS)
+    tools = tools.split(",") if isinstance(tools, str) else list(tools)
+    argv = [binary, "-p", "--output-format", "stream-json", "--verbose",
+            "--permission-mode", str(opts.get("permission_mode", "acceptEdits")),
+            "--allowedTools", ",".join(t.strip() for t in tools if t.strip())]
+    if opts.get("max_turns") is not None:
+        argv += ["--max-turns", str(int(opts["max_turns"]))]
+    if settings.model:
+        argv += ["--model", settings.model]
+    argv += [str(a) for a in opts.get("extra_args", [])]
+    # `--` so a prompt starting with "-" is never read as a flag.
+    return [*argv, "--", prompt]
+
+
+def build_env(base: Mapping[str, str], home: Path, settings: ExecutorSettings) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k not in _PARENT_SESSION_VARS}
+    env.update(_QUIET_ENV)
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / ".claude"))
+    if settings.options.get("base_url"):
+        env["ANTHROPIC_BASE_URL"] = str(settings.options["base_url"])
+    return env
+
+
+class ClaudeCodeExecutor(Executor):
+    """Runs the real Claude Code CLI headless in the trial's work dir."""
+
+    name: ClassVar[str] = "claude-code"
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        if shutil.which(BINARY) is None:
+            return False, f"{BINARY} not found on PATH ({INSTALL_HINT})"
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            return False, "ANTHROPIC_API_KEY not set"
+        return True, f"{BINARY} found; skills go to <workdir>/.claude/skills/"
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        binary = shutil.which(BINARY)
+        if binary is None:
+            raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
+        skills_root = request.workdir / ".claude" / "skills"
+        with tempfile.TemporaryDirectory(prefix="skillassay-claude-home-",
+                                         ignore_cleanup_errors=True) as home, \
+                installed_skill(request.skill, skills_root):
+            env = build_env(os.environ, Path(home), self.settings)
+            outcome = run_process_group(
+                build_argv(binary, request.prompt, self.settings), cwd=request.workdir,
+                env=env, timeout_seconds=self.settings.timeout_seconds)
+        events = events_from_lines(outcome.stdout_lines, env)
+        result = parse_stream(events, request.skill.name if request.skill else None)
+        return self._finish(result, outcome, env)
+
+    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
+                env: Mapping[str, str]) -> TrialResult:
+        """Fold the process's fate into what the stream said."""
+        result.model = result.model or self.settings.model
+        if result.agent_duration_ms is None:
+            result.agent_duration_ms = outcome.duration_ms
+        final = _last_result(result.transcript)
+        if outcome.timed_out:
+            result.status = "timeout"
+            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
+                            "process group killed")
+        elif is_transient(final):
+            raise TransientError(result.error or "transient API error")
+        elif final is None:
+            result.status = "error"
+            result.error = (f"claude exited with code {outcome.returncode} without a result "
+                            f"event: {redact(tail(outcome.stderr), env)}")
+        return result
+
+
+__all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream"]

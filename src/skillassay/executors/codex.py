@@ -1,0 +1,255 @@
+"""The `codex` executor: one trial = one `codex exec --json` run.
+
+The two arms differ only in whether the skill folder sits in `<workdir>/.agents/skills/<name>/`
+(where Codex discovers repository skills). Each run gets a fresh CODEX_HOME and HOME, so the
+user's config, auth.json, `~/.agents/skills` and session history cannot leak into either
+arm; credentials come only from the environment. `--ephemeral` keeps Codex from persisting
+sessions; `--skip-git-repo-check` because trial work dirs are not repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillassay.executors.base import (
+    Executor,
+    ExecutorSettings,
+    TransientError,
+    TrialRequest,
+    TrialResult,
+    Usage,
+)
+from skillassay.executors.subprocess_util import (
+    ProcessOutcome,
+    events_from_lines,
+    installed_skill,
+    redact,
+    run_process_group,
+    tail,
+)
+
+BINARY = "codex"
+INSTALL_HINT = "npm install -g @openai/codex"
+PROVIDER_ID = "skillassay"
+# Items that are the agent talking or thinking, not acting.
+_NON_TOOL_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error", "user_message"})
+# Codex reports HTTP failures as text ("unexpected status 529 ...", "exceeded retry limit,
+# last status: 429 Too Many Requests"); these are the retryable ones.
+_TRANSIENT = re.compile(
+    r"status:?\s*(408|409|429|5\d\d)\b|too many requests|overloaded|rate.?limit"
+    r"|stream disconnected|connection (reset|refused)", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------- parsing
+
+def item_type(item: dict[str, Any]) -> str:
+    """Codex <= 0.2x wrote `item_type`; current releases write `type`."""
+    return str(item.get("type") or item.get("item_type") or "")
+
+
+def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) -> TrialResult:
+    """Turn `codex exec --json` events into a TrialResult; pure, tested on recorded runs.
+
+    Tool calls are counted once per item id (items are announced by item.started and again
+    by item.completed). Usage is taken from the last `turn.completed`: exec runs one turn, and
+    its usage already sums every model request of the turn."""
+    out = TrialResult(transcript=list(events))
+    items = _items_by_id(events)
+    for item in items.values():
+        _count_item(out, item)
+    if skill_name is not None:
+        out.skill_triggered = any(_reads_skill(i, skill_name) for i in items.values())
+    messages = [i for i in items.values() if item_type(i) == "agent_message"]
+    out.final_text = str(messages[-1].get("text") or "") if messages else ""
+    usage = _last_usage(events)
+    if usage is not None:
+        out.usage = usage
+    _apply_errors(out, events)
+    return out
+
+
+def _items_by_id(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Latest state of each item, in order of first appearance."""
+    items: dict[str, dict[str, Any]] = {}
+    for n, event in enumerate(events):
+        item = event.get("item")
+        if str(event.get("type", "")).startswith("item.") and isinstance(item, dict):
+            items[str(item.get("id") or f"_anon{n}")] = item
+    return items
+
+
+def tool_name(item: dict[str, Any]) -> str:
+    """MCP tools are named like Claude Code names them (mcp__server__tool), so one
+    `tool_called` assertion reads the same for both agents."""
+    kind = item_type(item)
+    if kind == "mcp_tool_call" and item.get("server") and item.get("tool"):
+        return f"mcp__{item['server']}__{item['tool']}"
+    return kind
+
+
+def _count_item(out: TrialResult, item: dict[str, Any]) -> None:
+    """A step is something the agent did: a message or an action (Codex reports no turns)."""
+    kind = item_type(item)
+    if kind == "agent_message":
+        out.steps += 1
+    if kind in _NON_TOOL_ITEMS or not kind:
+        return
+    out.steps += 1
+    name = tool_name(item)
+    out.tool_calls[name] = out.tool_calls.get(name, 0) + 1
+    if _item_failed(item):
+        out.errors_encountered += 1
+
+
+def _item_failed(item: dict[str, Any]) -> bool:
+    code = item.get("exit_code")
+    return item.get("status") == "failed" or (isinstance(code, int) and code != 0) \
+        or bool(item.get("error"))
+
+
+def _reads_skill(item: dict[str, Any], skill_name: str) -> bool:
+    """Codex has no Skill tool: it uses a skill by reading its SKILL.md with a command."""
+    if item_type(item) != "command_execution":
+        return False
+    return f"{skill_name}/SKILL.md" in str(item.get("command") or "")
+
+
+def _last_usage(events: list[dict[str, Any]]) -> Usage | None:
+    """Codex's cached_input_tokens is already a subset of input_tokens, as in our Usage."""
+    for event in reversed(events):
+        raw = event.get("usage")
+        if event.get("type") == "turn.completed" and isinstance(raw, dict):
+            return Usage(input_tokens=_int(raw.get("input_tokens")),
+                         output_tokens=_int(raw.get("output_tokens")),
+                         cached_input_tokens=_int(raw.get("cached_input_tokens")),
+                         raw=dict(raw))
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _apply_errors(out: TrialResult, events: list[dict[str, Any]]) -> None:
+    """A top-level `error` event or `turn.failed` ends the run in error; `error` *items* are
+    non-fatal notices (e.g. unknown model metadata) and only stay in the transcript."""
+    messages: list[str] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "error":
+            messages.append(str(event.get("message") or "error"))
+        elif kind == "turn.failed":
+            err = event.get("error")
+            text = err.get("message") if isinstance(err, dict) else err
+            messages.append(str(text or "turn failed"))
+    if messages:
+        out.status = "error"
+        out.error = "; ".join(dict.fromkeys(messages))
+
+
+def is_transient(error: str | None) -> bool:
+    return bool(error) and bool(_TRANSIENT.search(error or ""))
+
+
+# ------------------------------------------------------------------------------- process
+
+def _toml(value: Any) -> str:
+    """JSON strings, numbers and booleans are valid TOML values."""
+    return json.dumps(value)
+
+
+def provider_overrides(options: Mapping[str, Any]) -> list[str]:
+    """`-c` overrides for a custom Responses endpoint: Codex ignores OPENAI_BASE_URL, so a
+    loopback or proxy URL has to be declared as a model provider."""
+    base_url = options.get("base_url")
+    if not base_url:
+        return []
+    fields = {"name": PROVIDER_ID, "base_url": str(base_url),
+              "env_key": str(options.get("api_key_env", "OPENAI_API_KEY")),
+              "wire_api": "responses", "supports_websockets": False}
+    if options.get("max_retries") is not None:
+        fields["request_max_retries"] = int(options["max_retries"])
+        fields["stream_max_retries"] = int(options["max_retries"])
+    table = "{" + ",".join(f"{k}={_toml(v)}" for k, v in fields.items()) + "}"
+    return ["-c", f"model_providers.{PROVIDER_ID}={table}", "-c", f"model_provider={PROVIDER_ID}"]
+
+
+def build_argv(binary: str, prompt: str, workdir: Path, settings: ExecutorSettings) -> list[str]:
+    """Identical for both arms: the skill is only ever a folder on disk."""
+    opts = settings.options
+    argv = [binary, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
+            "--sandbox", str(opts.get("sandbox", "workspace-write")), "-C", str(workdir)]
+    if settings.model:
+        argv += ["-m", settings.model]
+    argv += provider_overrides(opts)
+    argv += [str(a) for a in opts.get("extra_args", [])]
+    # `--` so a prompt like "resume" or "-x" is never read as a subcommand or flag.
+    return [*argv, "--", prompt]
+
+
+def build_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
+    env = dict(base)
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)  # Codex requires CODEX_HOME to exist
+    env.update(HOME=str(home), CODEX_HOME=str(codex_home))
+    # `codex exec` authenticates from CODEX_API_KEY; most users export OPENAI_API_KEY.
+    if not env.get("CODEX_API_KEY") and env.get("OPENAI_API_KEY"):
+        env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+    return env
+
+
+class CodexExecutor(Executor):
+    """Runs the real OpenAI Codex CLI headless in the trial's work dir."""
+
+    name: ClassVar[str] = "codex"
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        if shutil.which(BINARY) is None:
+            return False, f"{BINARY} not found on PATH ({INSTALL_HINT})"
+        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("CODEX_API_KEY")):
+            return False, "OPENAI_API_KEY (or CODEX_API_KEY) not set"
+        return True, f"{BINARY} found; skills go to <workdir>/.agents/skills/"
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        binary = shutil.which(BINARY)
+        if binary is None:
+            raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
+        workdir = request.workdir.resolve()
+        with tempfile.TemporaryDirectory(prefix="skillassay-codex-home-",
+                                         ignore_cleanup_errors=True) as home, \
+                installed_skill(request.skill, workdir / ".agents" / "skills"):
+            env = build_env(os.environ, Path(home))
+            outcome = run_process_group(
+                build_argv(binary, request.prompt, workdir, self.settings), cwd=workdir,
+                env=env, timeout_seconds=self.settings.timeout_seconds)
+        events = events_from_lines(outcome.stdout_lines, env)
+        result = parse_stream(events, request.skill.name if request.skill else None)
+        return self._finish(result, outcome, env)
+
+    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
+                env: Mapping[str, str]) -> TrialResult:
+        """Fold the process's fate into what the events said."""
+        result.model = self.settings.model
+        result.agent_duration_ms = outcome.duration_ms
+        completed = any(e.get("type") == "turn.completed" for e in result.transcript)
+        if outcome.timed_out:
+            result.status = "timeout"
+            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
+                            "process group killed")
+        elif result.status == "error" and is_transient(result.error):
+            raise TransientError(result.error or "transient API error")
+        elif not completed and result.status == "ok":
+            result.status = "error"
+            result.error = (f"codex exited with code {outcome.returncode} before the turn "
+                            f"completed: {redact(tail(outcome.stderr), env)}")
+        return result
+
+
+__all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides"]

@@ -1,0 +1,104 @@
+"""The `command` executor: benchmark any agent that has a command line (a coding-agent CLI, a
+script around an in-house agent...). skillassay fills an argv template, runs it in the trial's
+work dir in its own process group, and takes the final answer from stdout or from a file.
+
+How the skill reaches the agent is the command's business: it gets the skill folder as
+{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillassay.errors import InputError
+from skillassay.executors.agent_loop import ToolError, confine, run_in_group, truncate
+from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+
+PLACEHOLDER = re.compile(r"\{(prompt|workdir|skill_dir|model|seed)\}")
+TRANSCRIPT_OUTPUT_LIMIT = 200_000
+
+
+def fill_argv(template: list[str], values: dict[str, str]) -> list[str]:
+    """Substitute in one pass, so a prompt that itself contains '{workdir}' stays literal, and
+    without str.format, so braces in a template (JSON, shell) need no escaping."""
+    return [PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in template]
+
+
+def _argv_template(options: dict[str, Any]) -> list[str]:
+    argv = options.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise InputError.one("executor options", "argv",
+                             "the command executor needs options.argv: a non-empty list of "
+                             "strings, e.g. [\"my-agent\", \"--prompt\", \"{prompt}\"]")
+    return argv
+
+
+class CommandExecutor(Executor):
+    """Options: argv (required), answer_file, env (extra environment variables)."""
+
+    name: ClassVar[str] = "command"
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        super().__init__(settings)
+        self.template = _argv_template(settings.options)
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        return True, "runs the command given in options.argv"
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        opts = request.settings.options
+        skill_dir = str(request.skill.path) if request.skill is not None else ""
+        values = {"prompt": request.prompt, "workdir": str(request.workdir),
+                  "skill_dir": skill_dir, "model": request.settings.model or "",
+                  "seed": str(request.seed)}
+        argv = fill_argv(self.template, values)
+        env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
+               "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
+               "SKILLASSAY_SEED": str(request.seed)}
+        transcript: list[dict[str, Any]] = [{"type": "command", "argv": argv}]
+        started = time.monotonic()
+        try:
+            code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
+                                          env)
+        except OSError as exc:  # command not found, not executable
+            return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
+                               transcript=transcript, model=request.settings.model)
+        duration = int((time.monotonic() - started) * 1000)
+        transcript += [{"type": "stdout", "text": truncate(out, TRANSCRIPT_OUTPUT_LIMIT)},
+                       {"type": "stderr", "text": truncate(err, TRANSCRIPT_OUTPUT_LIMIT)},
+                       {"type": "exit", "code": code, "duration_ms": duration}]
+        result = TrialResult(final_text=out, transcript=transcript, steps=1,
+                             agent_duration_ms=duration, model=request.settings.model)
+        if code is None:
+            result.status = "timeout"
+            result.error = (f"timed out after {request.settings.timeout_seconds:g}s; process "
+                            "group killed (partial output kept)")
+            return result
+        if code != 0:
+            result.status = "error"
+            result.error = f"exit code {code}: {err.strip()[-2000:]}"
+            result.errors_encountered = 1
+        answer_file = opts.get("answer_file")
+        if answer_file:
+            self._read_answer(result, request.workdir, str(answer_file))
+        return result
+
+    @staticmethod
+    def _read_answer(result: TrialResult, workdir: Path, answer_file: str) -> None:
+        """The answer file replaces stdout as the final text; its absence is an error, since
+        grading stdout instead would silently grade the wrong thing."""
+        try:
+            path = confine(workdir, answer_file)
+        except ToolError as exc:
+            result.status, result.error = "error", f"answer_file: {exc}"
+            return
+        if not path.is_file():
+            if result.status == "ok":
+                result.status = "error"
+                result.error = f"answer_file {answer_file!r} was not written"
+            return
+        result.final_text = path.read_text(encoding="utf-8", errors="replace")

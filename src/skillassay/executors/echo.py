@@ -1,0 +1,30 @@
+"""An instant executor that answers with exactly what it was shown (the skill context, when
+given, and the prompt). Not a fake of any model: a real plugin for proving what each arm saw
+and for measuring the tool's own overhead (benchmarks/overhead.py)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from skillassay.executors.base import Executor, TrialRequest, TrialResult, Usage
+from skillassay.executors.local import build_messages
+
+
+class EchoExecutor(Executor):
+    name: ClassVar[str] = "echo"
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        messages = build_messages(request.prompt, request.skill)
+        text = messages[-1]["content"]
+        if self.settings.options.get("write_file"):
+            (request.workdir / self.settings.options["write_file"]).write_text(text, encoding="utf-8")
+        words = len(text.split())
+        return TrialResult(
+            final_text=text,
+            usage=Usage(input_tokens=words, output_tokens=words, cost_usd=0.0),
+            steps=1,
+            skill_triggered=None if request.skill is None else True,
+            transcript=[{"type": "echo", "seed": request.seed, "text": text}],
+            agent_duration_ms=0,
+            model="echo",
+        )

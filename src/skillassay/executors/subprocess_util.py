@@ -1,0 +1,191 @@
+"""Run an agent CLI as a child process group, shared by the CLI-driving executors.
+
+Agent CLIs spawn their own children (shells, MCP servers, node workers). Killing only the
+direct child on timeout would leave those running and holding the stdout pipe open, so the
+trial would never finish: every run therefore gets its own process group and the whole
+group is terminated (SIGTERM, then SIGKILL after a grace period). What was printed before a
+kill is kept, because a partial transcript is the only evidence of why a trial stalled."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillassay.redact import redact as _redact
+from skillassay.skill import Skill
+
+_STDERR_LIMIT = 200_000
+
+
+@dataclass
+class ProcessOutcome:
+    """What a finished (or killed) child left behind."""
+
+    stdout_lines: list[str] = field(default_factory=list)
+    stderr: str = ""
+    returncode: int | None = None
+    timed_out: bool = False
+    duration_ms: int = 0
+    pid: int | None = None  # also the process group id
+
+
+def redact(text: str, env: Mapping[str, str]) -> str:
+    """Mask API keys and secret-looking env values (names with KEY, TOKEN, SECRET, PASSWORD,
+    AUTH) before CLI output reaches a transcript or an error message, which are kept and
+    shared. Delegates to the project-wide rules so every writer masks the same things."""
+    return _redact(text, env)
+
+
+def events_from_lines(lines: list[str], env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Redacted JSON events in emitted order. A line that is not a JSON object (a CLI warning
+    printed to stdout, a line cut short by a kill) is kept as a `_raw_line` event so the
+    transcript never silently loses output."""
+    events: list[dict[str, Any]] = []
+    for line in lines:
+        clean = redact(line, env).strip()
+        if not clean:
+            continue
+        try:
+            event = json.loads(clean)
+        except json.JSONDecodeError:
+            event = None
+        events.append(event if isinstance(event, dict) else {"type": "_raw_line", "text": clean})
+    return events
+
+
+def tail(text: str, limit: int = 2000) -> str:
+    """The end of a CLI's stderr is where its fatal error is; the start is banners."""
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+@contextlib.contextmanager
+def installed_skill(skill: Skill | None, skills_root: Path) -> Iterator[Path | None]:
+    """Copy the skill where the agent discovers project skills, and take it away afterwards.
+
+    Removal matters: the engine diffs the work dir to find files the agent created, and a
+    skill left behind would count as output of the with-skill arm only."""
+    if skill is None:
+        yield None
+        return
+    dest = skills_root / skill.name
+    shutil.copytree(skill.path, dest, dirs_exist_ok=True)
+    try:
+        yield dest
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+        _prune_empty(skills_root, stop_after=2)
+
+
+def _prune_empty(path: Path, stop_after: int) -> None:
+    """Remove `path` and up to `stop_after - 1` parents while they are empty (.claude/skills)."""
+    for _ in range(stop_after):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        path = path.parent
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """True if the group still existed."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - group taken over by a setuid child
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    return _signal_group(pgid, 0)
+
+
+def kill_group(proc: subprocess.Popen, grace_seconds: float) -> None:
+    """SIGTERM first so the CLI can flush its last events, SIGKILL whatever ignores it."""
+    pgid = proc.pid  # start_new_session=True makes the child its own group leader
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _pump_stdout(proc: subprocess.Popen, sink: list[str],
+                 on_line: Callable[[str], None] | None) -> None:
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        line = raw.rstrip("\r\n")
+        sink.append(line)
+        if on_line is not None:
+            on_line(line)
+
+
+def _pump_stderr(proc: subprocess.Popen, sink: list[str]) -> None:
+    assert proc.stderr is not None
+    size = 0
+    for chunk in proc.stderr:
+        if size < _STDERR_LIMIT:
+            sink.append(chunk)
+            size += len(chunk)
+
+
+def run_process_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_seconds: float,
+    on_line: Callable[[str], None] | None = None,
+    grace_seconds: float = 3.0,
+) -> ProcessOutcome:
+    """Run argv to completion or timeout; never raises for the child's own failure.
+
+    Raises FileNotFoundError when argv[0] does not exist (a setup problem, not a trial result).
+    """
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+        errors="replace", bufsize=1, start_new_session=True,
+    )
+    out: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=_pump_stdout, args=(proc, out, on_line), daemon=True),
+               threading.Thread(target=_pump_stderr, args=(proc, err), daemon=True)]
+    for t in readers:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_seconds)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        # Also on normal exit: stray grandchildren must not outlive the trial.
+        kill_group(proc, grace_seconds)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_seconds)
+    for t in readers:
+        t.join(timeout=grace_seconds)
+    return ProcessOutcome(
+        stdout_lines=out, stderr="".join(err), returncode=proc.returncode,
+        timed_out=timed_out, duration_ms=int((time.monotonic() - start) * 1000), pid=proc.pid,
+    )
+
+
+__all__ = ["ProcessOutcome", "events_from_lines", "installed_skill", "kill_group", "redact",
+           "run_process_group", "tail"]

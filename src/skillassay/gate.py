@@ -1,0 +1,123 @@
+"""The gate: thresholds -> verdict and exit code (0 pass, 1 fail, 3 inconclusive).
+
+With statistics present, each threshold is PASS (whole interval on the good side), FAIL
+(whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
+comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
+into fail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
+from skillassay.models import Benchmark, Thresholds
+
+LABELS = {
+    "min_pass_rate": ("with-skill pass rate", ">="),
+    "max_avg_tokens": ("avg tokens (with skill)", "<="),
+    "max_avg_duration_seconds": ("avg duration s (with skill)", "<="),
+    "min_improvement_ratio": ("improvement ratio", ">="),
+}
+
+
+@dataclass
+class ThresholdResult:
+    key: str
+    threshold: float
+    value: float | None
+    status: str  # PASS | FAIL | INCONCLUSIVE
+    interval: list[float | None] | None = None
+    evals: list[str] = field(default_factory=list)
+    advice: str = ""
+
+    def line(self) -> str:
+        label, op = LABELS[self.key]
+        value = "n/a" if self.value is None else f"{self.value:.4g}"
+        ci = ""
+        if self.interval and None not in self.interval:
+            ci = f" (95% CI {self.interval[0]:.3g}..{self.interval[1]:.3g})"
+        text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
+        if self.evals:
+            text += f"; evals responsible: {', '.join(self.evals)}"
+        if self.advice:
+            text += f". {self.advice}"
+        return text
+
+
+@dataclass
+class GateResult:
+    status: str  # PASS | FAIL | INCONCLUSIVE
+    exit_code: int
+    thresholds: list[ThresholdResult]
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "exit_code": self.exit_code,
+                "thresholds": [t.__dict__ for t in self.thresholds]}
+
+
+def _value(bench: Benchmark, key: str) -> float | None:
+    s = bench.summary
+    if s is None:
+        return None
+    return {"min_pass_rate": s.with_skill.pass_rate, "max_avg_tokens": s.with_skill.avg_tokens,
+            "max_avg_duration_seconds": s.with_skill.avg_duration_seconds,
+            "min_improvement_ratio": s.improvement_ratio}[key]
+
+
+def _responsible(bench: Benchmark, key: str, limit: float) -> list[str]:
+    out = []
+    for pe in bench.per_eval or []:
+        name = f"eval-{pe.eval_id} ({pe.eval_name})" if pe.eval_name else f"eval-{pe.eval_id}"
+        ws, bs = pe.with_skill, pe.baseline
+        bad = {
+            "min_pass_rate": ws.pass_rate is not None and ws.pass_rate < limit,
+            "max_avg_tokens": ws.avg_tokens is not None and ws.avg_tokens > limit,
+            "max_avg_duration_seconds": ws.avg_duration_seconds is not None and ws.avg_duration_seconds > limit,
+            "min_improvement_ratio": ws.pass_rate is not None and bs.pass_rate is not None
+            and ws.pass_rate <= bs.pass_rate,
+        }[key]
+        if bad:
+            out.append(name)
+    return out
+
+
+def not_computable_reason(bench: Benchmark, key: str) -> str:
+    s = bench.summary
+    if key == "min_improvement_ratio" and s is not None:
+        if s.baseline.pass_rate is None:
+            return "not computable: no baseline trial completed"
+        if s.baseline.pass_rate == 0:
+            return "undefined: the baseline pass rate is 0, so no ratio exists (see the pass-rate difference)"
+    return "not computable: the figure was not recorded"
+
+
+def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
+             point_estimate: bool = False) -> GateResult:
+    stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
+    results = []
+    for key in LABELS:
+        limit = getattr(thresholds, key)
+        if limit is None:
+            continue
+        value = _value(bench, key)
+        plain = (bench.thresholds_met or {}).get(key)
+        sg = stats_gates.get(key) or {}
+        if value is None:
+            status, advice = "INCONCLUSIVE", not_computable_reason(bench, key)
+        elif sg.get("decision") in {"PASS", "FAIL", "INCONCLUSIVE"}:
+            status, advice = sg["decision"], ""
+            if status == "INCONCLUSIVE" and sg.get("trials_to_decide"):
+                advice = f"add trials to decide (about {sg['trials_to_decide']} per arm)"
+        else:
+            status, advice = ("PASS" if plain else "FAIL"), ""
+        if status == "FAIL":
+            advice = advice or "improve the skill on the evals listed, then re-run"
+        results.append(ThresholdResult(key, float(limit), value, status, sg.get("interval"),
+                                       _responsible(bench, key, float(limit)) if status != "PASS" else [],
+                                       advice))
+    statuses = {r.status for r in results}
+    if "FAIL" in statuses or (strict and "INCONCLUSIVE" in statuses):
+        return GateResult("FAIL", EXIT_FAIL, results)
+    if "INCONCLUSIVE" in statuses:
+        return GateResult("INCONCLUSIVE", EXIT_INCONCLUSIVE, results)
+    return GateResult("PASS", EXIT_PASS, results)

@@ -1,0 +1,548 @@
+"""Pure numerical building blocks for the benchmark's statistics.
+
+Everything here takes plain numbers or arrays and returns plain numbers, tuples or small
+frozen dataclasses, so it can be tested against scipy/statsmodels directly and reused by
+aggregation, comparison and the threshold gate. The methods and reference values are in
+/work/shared/stats-notes.md. The unit of replication is the eval, never the trial: trials of
+one eval share the prompt, so treating E*K trials as independent would overstate certainty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats as sps
+from scipy.special import comb
+from statsmodels.stats.power import TTestPower
+from statsmodels.stats.proportion import proportion_confint
+
+Interval = tuple[float, float]
+Direction = Literal["min", "max"]
+Decision = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+
+RELIABILITY_HIGH = "High"
+RELIABILITY_LOW = "Low (investigate)"
+RELIABILITY_UNRELIABLE = "unreliable"
+
+# 2**14 sign flips enumerate in ~0.05 s; 2**16 takes ~0.25 s and 2**20 ~7 s, which would
+# break the "statistics in well under a second" budget, so beyond this we sample.
+EXACT_MAX_NONZERO = 14
+MONTE_CARLO_RESAMPLES = 50_000
+# With m non-zero paired differences the smallest two-sided sign-flip p is 2 / 2**m, which is
+# >= 0.05 for m <= 5: significance is then impossible whatever the data say.
+MIN_NONZERO_FOR_SIGNIFICANCE = 6
+
+# Equality tolerance for threshold comparisons: the spec says "equal passes", and a mean
+# computed as 0.7999999999999999 is equal to 0.8 for every purpose a user cares about.
+_REL_TOL = 1e-9
+_ABS_TOL = 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# Rates within one eval
+
+
+def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
+    """Wilson score interval for c passes in n trials.
+
+    Wilson rather than Wald because at K = 3 the Wald interval collapses to a point at 0/3 and
+    3/3, which would claim certainty the data cannot give. None when nothing completed.
+    """
+    if n <= 0:
+        return None
+    lo, hi = proportion_confint(c, n, alpha=1 - conf, method="wilson")
+    # At 0/n and n/n the bound is exactly 0 or 1; float noise would put it a hair inside.
+    lo = 0.0 if c == 0 else max(0.0, float(lo))
+    hi = 1.0 if c == n else min(1.0, float(hi))
+    return (lo, hi)
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n):
+        raise ValueError(f"need 0 <= c <= n, got c={c}, n={n}")
+    if not (1 <= k <= n):
+        raise ValueError(f"need 1 <= k <= n, got k={k}, n={n}")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased estimate of P(at least one of k fresh trials passes) from c of n.
+
+    Computed as a product rather than with big binomials so it stays exact for large n.
+    """
+    _check_counts(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased estimate of P(all k fresh trials pass) from c of n: "works every time"."""
+    _check_counts(n, c, k)
+    if c < k:
+        return 0.0
+    return float(comb(c, k, exact=True) / comb(n, k, exact=True))
+
+
+def within_eval_variance(c: int, k: int) -> float | None:
+    """Unbiased per-trial variance of pass/fail within one eval, c(K-c)/(K(K-1)).
+
+    Non-zero means the eval is non-deterministic under this configuration. None when fewer
+    than two trials completed (the spec's "unreliable").
+    """
+    if k < 2:
+        return None
+    return c * (k - c) / (k * (k - 1))
+
+
+def reliability_label(c: int, completed: int) -> str:
+    """The spec's variance-analysis label for one eval."""
+    variance = within_eval_variance(c, completed)
+    if variance is None:
+        return RELIABILITY_UNRELIABLE
+    return RELIABILITY_HIGH if variance == 0 else RELIABILITY_LOW
+
+
+# ---------------------------------------------------------------------------------------------
+# Means over evals
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """A mean over evals with its eval-clustered SE and t(E-1) interval (None when E < 2)."""
+
+    mean: float
+    se: float | None
+    interval: Interval | None
+    n: int
+
+
+def _as_float_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=float).ravel()
+
+
+def _t_interval(mean: float, se: float, df: int, conf: float) -> Interval:
+    if se == 0:
+        return (mean, mean)
+    lo, hi = sps.t.interval(conf, df, loc=mean, scale=se)
+    return (float(lo), float(hi))
+
+
+def clustered_mean(
+    values: Sequence[float] | np.ndarray,
+    conf: float = 0.95,
+    bounds: Interval | None = None,
+) -> MeanEstimate:
+    """Mean of per-eval values with SE sd(ddof=1)/sqrt(E) and a t(E-1) interval.
+
+    This is the eval-clustered SE (equal to statsmodels OLS on a constant with
+    cov_type="cluster" when every eval has the same K), and the t interval is honest with few
+    evals where a normal interval would be too narrow. `bounds` clips the interval to the
+    parameter's range (a pass rate cannot be below 0), which only removes impossible values.
+    """
+    x = _as_float_array(values)
+    if x.size == 0:
+        raise ValueError("clustered_mean needs at least one value")
+    mean = float(x.mean())
+    if x.size < 2:
+        return MeanEstimate(mean, None, None, int(x.size))
+    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    lo, hi = _t_interval(mean, se, x.size - 1, conf)
+    if bounds is not None:
+        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
+    return MeanEstimate(mean, se, (lo, hi), int(x.size))
+
+
+def pooled_clustered_mean(
+    sums: Sequence[float] | np.ndarray, counts: Sequence[float] | np.ndarray, conf: float = 0.95
+) -> MeanEstimate:
+    """Trial-weighted mean sum(S_e)/sum(n_e) with the eval-clustered SE and a t(G-1) interval.
+
+    The spec's avg_tokens / avg_duration pool trials, so the interval must be around that same
+    figure; the SE is statsmodels' OLS cluster SE on a constant, sqrt(G/(G-1) sum_e
+    (S_e - n_e m)^2) / N, which reduces to sd(m_e)/sqrt(G) when every eval has the same n.
+    """
+    s, n = _as_float_array(sums), _as_float_array(counts)
+    keep = n > 0
+    s, n = s[keep], n[keep]
+    if s.size == 0:
+        raise ValueError("pooled_clustered_mean needs at least one non-empty eval")
+    total = float(n.sum())
+    mean = float(s.sum() / total)
+    g = int(s.size)
+    if g < 2:
+        return MeanEstimate(mean, None, None, g)
+    se = math.sqrt(g / (g - 1) * float(((s - n * mean) ** 2).sum())) / total
+    return MeanEstimate(mean, se, _t_interval(mean, se, g - 1, conf), g)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Mean of paired per-eval differences A - B, with a sign-flip permutation p-value."""
+
+    mean: float
+    se: float | None
+    interval: Interval | None
+    n: int
+    n_nonzero: int
+    p_value: float | None
+    method: str  # "exact sign-flip", "monte-carlo sign-flip (N resamples, seed S)", "none"
+    significance_reachable: bool
+    explanation: str
+
+
+def sign_flip_p_value(
+    diffs: Sequence[float] | np.ndarray,
+    seed: int = 0,
+    exact_max_nonzero: int = EXACT_MAX_NONZERO,
+    n_resamples: int = MONTE_CARLO_RESAMPLES,
+) -> tuple[float | None, str]:
+    """Two-sided sign-flip permutation p-value of mean(diffs) = 0, and the method used.
+
+    Zero differences are dropped before the test: flipping the sign of 0 changes nothing, and
+    the mean over all evals is the sum of the non-zero ones over a constant, so the p-value is
+    identical while the enumeration shrinks from 2**E to 2**m.
+    """
+    d = _as_float_array(diffs)
+    nz = d[d != 0]
+    if nz.size == 0:
+        return 1.0, "exact sign-flip (all differences zero)"
+    if nz.size == 1:
+        # Both sign assignments are equally extreme; scipy needs two observations.
+        return 1.0, "exact sign-flip"
+    if nz.size <= exact_max_nonzero:
+        res = sps.permutation_test(
+            (nz,), np.mean, permutation_type="samples", n_resamples=np.inf,
+            vectorized=True, axis=-1,
+        )
+        return float(res.pvalue), "exact sign-flip"
+    res = sps.permutation_test(
+        (nz,), np.mean, permutation_type="samples", n_resamples=n_resamples,
+        vectorized=True, axis=-1, batch=10_000, rng=np.random.default_rng(seed),
+    )
+    return float(res.pvalue), f"monte-carlo sign-flip ({n_resamples} resamples, seed {seed})"
+
+
+def paired_difference(
+    p_a: Sequence[float] | np.ndarray,
+    p_b: Sequence[float] | np.ndarray,
+    conf: float = 0.95,
+    seed: int = 0,
+    exact_max_nonzero: int = EXACT_MAX_NONZERO,
+    bounds: Interval | None = None,
+) -> PairedDifference:
+    """Paired-by-eval difference A - B: mean, SE sd(d)/sqrt(E), t interval, sign-flip p.
+
+    The permutation test rather than a paired t-test because with a handful of evals the
+    t-test is anti-conservative on bounded, lumpy pass-rate differences.
+    """
+    a, b = _as_float_array(p_a), _as_float_array(p_b)
+    if a.shape != b.shape:
+        raise ValueError("paired_difference needs equally long inputs")
+    if a.size == 0:
+        return PairedDifference(
+            math.nan, None, None, 0, 0, None, "none", False, "no paired evals to compare"
+        )
+    d = a - b
+    est = clustered_mean(d, conf, bounds=bounds)
+    m = int(np.count_nonzero(d))
+    p, method = sign_flip_p_value(d, seed=seed, exact_max_nonzero=exact_max_nonzero)
+    reachable = m >= MIN_NONZERO_FOR_SIGNIFICANCE
+    if reachable:
+        explanation = (
+            f"{method} test over {m} evals with a non-zero difference "
+            f"({d.size - m} ties dropped)"
+        )
+    else:
+        smallest = min(1.0, 2.0 / 2**m) if m else 1.0
+        explanation = (
+            f"only {m} eval(s) differ between the arms; the smallest attainable p-value is "
+            f"{smallest:.4g}, so p < 0.05 is unreachable — this is not evidence of no effect, "
+            "only too few differing evals to show one"
+        )
+    return PairedDifference(est.mean, est.se, est.interval, est.n, m, p, method, reachable,
+                            explanation)
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    """mean(A) / mean(B) over paired evals, or None with the reason it is undefined."""
+
+    ratio: float | None
+    interval: Interval | None
+    method: str
+    n: int
+    undefined_reason: str | None = None
+    se: float | None = None  # delta-method SE; None for the bootstrap or E < 2
+
+
+def ratio_of_means(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    conf: float = 0.95,
+    method: Literal["delta", "bootstrap"] = "delta",
+    seed: int = 0,
+    n_resamples: int = 9_999,
+) -> RatioEstimate:
+    """Ratio of eval-mean rates (the spec's improvement ratio) with an interval over evals.
+
+    Delta method: Var(R) ~ var(a_e - R b_e) / (E mean(b)^2), a t(E-1) interval, clipped at 0
+    since rates cannot be negative. The paired bootstrap resamples evals (seeded) and uses
+    percentiles, which copes with resamples whose baseline mean is 0 (ratio = inf).
+    """
+    x, y = _as_float_array(a), _as_float_array(b)
+    if x.shape != y.shape:
+        raise ValueError("ratio_of_means needs equally long inputs")
+    if x.size == 0:
+        return RatioEstimate(None, None, method, 0, "no paired evals")
+    mb = float(y.mean())
+    if mb == 0:
+        return RatioEstimate(
+            None, None, method, int(x.size),
+            "baseline mean is 0: the ratio is undefined (division by zero)",
+        )
+    r = float(x.mean() / mb)
+    if x.size < 2:
+        return RatioEstimate(r, None, method, int(x.size))
+    if method == "delta":
+        z = x - r * y
+        se = float(z.std(ddof=1) / math.sqrt(x.size) / mb)
+        lo, hi = _t_interval(r, se, x.size - 1, conf)
+        return RatioEstimate(r, (max(0.0, lo), hi), "delta method, t(E-1)", int(x.size), None,
+                             se)
+    if method == "bootstrap":
+
+        def stat(xs: np.ndarray, ys: np.ndarray, axis: int = -1) -> np.ndarray:
+            num, den = xs.mean(axis=axis), ys.mean(axis=axis)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
+
+        res = sps.bootstrap(
+            (x, y), stat, paired=True, vectorized=True, n_resamples=n_resamples,
+            confidence_level=conf, method="percentile", rng=np.random.default_rng(seed),
+        )
+        ci = res.confidence_interval
+        return RatioEstimate(
+            r, (float(ci.low), float(ci.high)),
+            f"paired bootstrap percentile ({n_resamples} resamples, seed {seed})", int(x.size),
+        )
+    raise ValueError(f"unknown method {method!r}")
+
+
+@dataclass(frozen=True)
+class GeometricRatio:
+    """Geometric-mean ratio A/B of per-eval values, from a t interval on log ratios."""
+
+    ratio: float | None
+    interval: Interval | None
+    n_used: int
+    n_skipped: int
+    reason: str | None = None
+
+
+def geometric_mean_ratio(
+    t_a: Sequence[float | None], t_b: Sequence[float | None], conf: float = 0.95
+) -> GeometricRatio:
+    """Tokens/duration ratio as exp(mean log(t_A/t_B)) over evals.
+
+    Logs because costs are multiplicative and heavy-tailed: one slow eval should not dominate
+    the suite figure. Evals where either value is missing, zero or negative cannot give a log
+    ratio and are skipped; how many is reported.
+    """
+    if len(t_a) != len(t_b):
+        raise ValueError("geometric_mean_ratio needs equally long inputs")
+    logs = [
+        math.log(x / y)
+        for x, y in zip(t_a, t_b, strict=True)
+        if x is not None and y is not None and np.isfinite(x) and np.isfinite(y)
+        and x > 0 and y > 0
+    ]
+    used, skipped = len(logs), len(t_a) - len(logs)
+    if used == 0:
+        return GeometricRatio(None, None, 0, skipped, "no eval has a positive value in both arms")
+    est = clustered_mean(logs, conf)
+    interval = None
+    if est.interval is not None:
+        interval = (math.exp(est.interval[0]), math.exp(est.interval[1]))
+    return GeometricRatio(math.exp(est.mean), interval, used, skipped)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-eval change between two K-trial samples
+
+
+def one_sided_exact_p(
+    c_before: int, n_before: int, c_after: int, n_after: int
+) -> tuple[float | None, float | None]:
+    """(p_regression, p_improvement): Boschloo's one-sided exact tests of rate change.
+
+    p_regression tests H1: rate_before > rate_after; p_improvement the reverse. Boschloo is
+    uniformly more powerful than Fisher's exact test for two independent binomials. A table
+    with no variation at all (all pass or all fail in both samples) carries no evidence, so
+    p = 1; an empty sample gives None.
+    """
+    if n_before <= 0 or n_after <= 0:
+        return None, None
+    total = c_before + c_after
+    if total == 0 or total == n_before + n_after:
+        return 1.0, 1.0
+    table = [[c_before, c_after], [n_before - c_before, n_after - c_after]]
+    p_reg = float(sps.boschloo_exact(table, alternative="greater").pvalue)
+    p_imp = float(sps.boschloo_exact(table, alternative="less").pvalue)
+    return min(1.0, p_reg), min(1.0, p_imp)
+
+
+def bh_adjust(p_values: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values; None entries are not tests and stay None."""
+    idx = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    if not idx:
+        return out
+    adj = sps.false_discovery_control(np.array([p_values[i] for i in idx], dtype=float))
+    for i, v in zip(idx, adj, strict=True):
+        out[i] = float(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Power
+
+
+def trials_per_arm(
+    p1: float, p2: float, alpha: float = 0.05, power: float = 0.8
+) -> int | None:
+    """Trials per arm to detect p1 vs p2 on one eval (two-sided two-proportion z test).
+
+    None when p1 == p2: no finite sample detects a difference of zero.
+    """
+    if math.isclose(p1, p2, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):
+        return None
+    za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
+    pbar = (p1 + p2) / 2
+    num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(
+        p1 * (1 - p1) + p2 * (1 - p2)
+    )
+    return max(1, math.ceil(num**2 / (p1 - p2) ** 2 - 1e-9))
+
+
+def paired_sd(omega2: float, s2_a: float, s2_b: float, k: int) -> float:
+    """sd of a per-eval difference at K trials/arm: sqrt(omega^2 + (s_A^2 + s_B^2) / K).
+
+    Separates the between-eval spread of the true effect (omega^2, not reduced by more trials)
+    from the trial noise (reduced by K), which is what tells you whether to add trials or evals.
+    """
+    return math.sqrt(max(0.0, omega2) + (s2_a + s2_b) / k)
+
+
+def evals_needed(
+    delta: float, sd_d: float, alpha: float = 0.05, power: float = 0.8
+) -> int | None:
+    """Evals needed for a paired suite comparison to detect a mean difference delta.
+
+    Uses statsmodels' one-sample t power (right for small E, where the normal formula
+    under-counts); falls back to 2 when the effect is so large the solver cannot go lower.
+    None when delta is 0 or sd_d is 0 or not finite (nothing to size against).
+    """
+    if delta == 0 or not np.isfinite(sd_d) or sd_d <= 0 or not np.isfinite(delta):
+        return None
+    es = abs(delta) / sd_d
+    za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
+    normal = (za + zb) ** 2 / es**2
+    if normal < 1.5:
+        return 2
+    n = TTestPower().solve_power(effect_size=es, alpha=alpha, power=power,
+                                 alternative="two-sided")
+    n = float(np.asarray(n).ravel()[0])
+    if not np.isfinite(n):
+        n = normal
+    return max(2, math.ceil(n - 1e-9))
+
+
+# ---------------------------------------------------------------------------------------------
+# Thresholds
+
+
+def _at(value: float, threshold: float) -> bool:
+    return math.isclose(value, threshold, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+
+
+def plain_comparison(value: float | None, threshold: float, direction: Direction) -> bool | None:
+    """The spec's comparison: min -> value >= threshold, max -> value <= threshold.
+
+    Equality (within float noise) passes, as the spec requires. None when there is no value.
+    """
+    if direction not in ("min", "max"):
+        raise ValueError(f"direction must be 'min' or 'max', got {direction!r}")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if _at(value, threshold):
+        return True
+    if direction == "min":
+        return value >= threshold
+    return value <= threshold
+
+
+def decide(interval: Interval | None, threshold: float, direction: Direction) -> Decision:
+    """Three-state gate: PASS if the whole interval is on the good side, FAIL if wholly bad.
+
+    A bound exactly at the threshold counts as the good side (consistent with the spec's
+    "equal passes"). No interval (e.g. a single eval) cannot decide anything.
+    """
+    if direction not in ("min", "max"):
+        raise ValueError(f"direction must be 'min' or 'max', got {direction!r}")
+    if interval is None:
+        return "INCONCLUSIVE"
+    lo, hi = interval
+    if direction == "min":
+        if lo >= threshold or _at(lo, threshold):
+            return "PASS"
+        if hi < threshold and not _at(hi, threshold):
+            return "FAIL"
+        return "INCONCLUSIVE"
+    if hi <= threshold or _at(hi, threshold):
+        return "PASS"
+    if lo > threshold and not _at(lo, threshold):
+        return "FAIL"
+    return "INCONCLUSIVE"
+
+
+def evals_to_decide(
+    sd: float, gap: float, conf: float = 0.95, max_evals: int = 100_000
+) -> int | None:
+    """Smallest E with t_{E-1} * sd / sqrt(E) <= gap: evals needed for the interval to clear
+    the threshold, assuming the current mean and spread hold. None when it cannot (gap 0)."""
+    if gap <= 0 or not np.isfinite(sd):
+        return None
+    if sd <= 0:
+        return 2
+    q = (1 + conf) / 2
+    # The normal approximation is a lower bound (t > z), so counting up from it is short.
+    e = max(2, math.floor((sps.norm.ppf(q) * sd / gap) ** 2))
+    while e <= max_evals:
+        if sps.t.ppf(q, e - 1) * sd / math.sqrt(e) <= gap:
+            return e
+        e += 1
+    return None
+
+
+def trials_per_eval_to_decide(
+    between_var: float, within_var: float, n_evals: int, gap: float, conf: float = 0.95,
+) -> int | None:
+    """K per eval so that t_{E-1} * sqrt((omega^2 + s^2/K)/E) <= gap at the current E.
+
+    None when even infinitely many trials cannot get there because the between-eval spread
+    (omega^2) alone keeps the interval too wide: then only more evals help.
+    """
+    if gap <= 0 or n_evals < 2:
+        return None
+    tq = sps.t.ppf((1 + conf) / 2, n_evals - 1)
+    allowed = (gap / tq) ** 2 * n_evals
+    room = allowed - max(0.0, between_var)
+    if room <= 0:
+        return None
+    if within_var <= 0:
+        return 2
+    return max(2, math.ceil(within_var / room - 1e-9))
