@@ -157,7 +157,7 @@ class FakeModelAPI:
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self._lock = threading.Lock()
-        self._closing = threading.Event()
+        self.closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -171,11 +171,15 @@ class FakeModelAPI:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        """Closing is where an over-long conversation fails the test, even if the test body
+        forgot to call assert_clean() (unless the body already failed for another reason)."""
         self.close()
+        if exc_type is None:
+            self.assert_clean()
 
     def close(self) -> None:
-        self._closing.set()
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -300,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return
-        self.fake._closing.wait(timeout=120)
+        self.fake.closing.wait(timeout=120)
 
 
 __all__ = ["FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",

@@ -7,6 +7,7 @@ retries recorded in the transcript, and the turn/token limits."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,18 @@ def test_missing_key_is_bad_input(monkeypatch) -> None:
     with pytest.raises(InputError, match="ANTHROPIC_API_KEY"):
         AnthropicExecutor(ExecutorSettings(model="claude-test"))
     assert AnthropicExecutor.availability() == (False, "ANTHROPIC_API_KEY not set")
+
+
+def test_trial_timeout_cuts_a_hanging_shell_command(tmp_path: Path) -> None:
+    with FakeAnthropic([tool_use("run_shell", {"command": "sleep 60"})]) as fake:
+        ex = make(fake)
+        req = trial(ex, tmp_path)
+        req = TrialRequest(prompt=req.prompt, workdir=req.workdir, skill=None, seed=1,
+                           settings=ExecutorSettings(**{**ex.settings.__dict__,
+                                                        "timeout_seconds": 1.5}))
+        started = time.monotonic()
+        result = ex.run(req)
+    fake.assert_clean()  # no model call after the deadline
+    assert time.monotonic() - started < 10
+    assert result.status == "timeout" and "1.5s" in result.error
+    assert AnthropicExecutor.handles_timeout is True

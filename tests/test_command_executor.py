@@ -130,3 +130,19 @@ def test_fill_argv_leaves_other_braces_alone() -> None:
     assert fill_argv(['{"a": 1}', "{unknown}", "{seed}{seed}"], {
         "prompt": "", "workdir": "", "skill_dir": "", "model": "", "seed": "3"}) == [
         '{"a": 1}', "{unknown}", "33"]
+
+
+def test_executors_command_lists_usability(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from skillassay.cli import app
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("SKILLASSAY_EXECUTORS", raising=False)
+    result = CliRunner().invoke(app, ["executors"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()
+            if line.count("│") >= 3}
+    assert {"openai", "anthropic", "command"} <= set(rows)
+    assert "no" in rows["anthropic"] and "ANTHROPIC_API_KEY not set" in rows["anthropic"]
+    assert "yes" in rows["command"]

@@ -106,8 +106,9 @@ def no_real_openai(monkeypatch) -> None:
 def run(base_url: str, tmp_path: Path, skill=None, seed: int = 1, prompt: str = "Greet me.",
         **overrides) -> TrialResult:
     options = {"base_url": base_url, "max_turns": 3, **overrides.pop("options", {})}
-    settings = ExecutorSettings(model="smollm2-135m", temperature=0.0, max_tokens=48,
-                                timeout_seconds=120, options=options, **overrides)
+    fields = {"model": "smollm2-135m", "temperature": 0.0, "max_tokens": 48,
+              "timeout_seconds": 120, **overrides}
+    settings = ExecutorSettings(options=options, **fields)
     workdir = tmp_path / f"work-{seed}-{skill is not None}-{time.monotonic_ns()}"
     workdir.mkdir()
     executor = OpenAIExecutor(settings)

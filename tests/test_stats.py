@@ -206,6 +206,13 @@ def test_sign_flip_exact_matches_brute_force(d: list[float]) -> None:
     assert p == pytest.approx(min(1.0, _brute_force_sign_flip(d)), abs=1e-9)
 
 
+def test_sign_flip_exact_tie_at_zero_mean() -> None:
+    # Sums of thirds that are 0 exactly come out as ~5e-17 in floats; scipy's relative tie
+    # tolerance then reported p = 0.945 here. The true p is 1.
+    d = [-1, -1, -1 / 3, 2 / 3, -1, 2 / 3, 1, 1]
+    assert stats.sign_flip_p_value(d)[0] == pytest.approx(1.0)
+
+
 def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact() -> None:
     rng = np.random.default_rng(3)
     d = list(rng.choice([-1 / 3, 1 / 3, 2 / 3], size=16))
@@ -293,6 +300,10 @@ def test_one_sided_exact_p() -> None:
     assert stats.one_sided_exact_p(3, 3, 3, 3) == (1.0, 1.0)
     assert stats.one_sided_exact_p(0, 5, 0, 5) == (1.0, 1.0)
     assert stats.one_sided_exact_p(0, 0, 1, 3) == (None, None)
+    full = stats.one_sided_exact_p(2, 3, 1, 3)
+    fast = stats.one_sided_exact_p(2, 3, 1, 3, only_observed_direction=True)
+    assert fast[0] == pytest.approx(full[0]) and fast[1] == 1.0 and full[1] < 1.0
+    assert stats.one_sided_exact_p(1, 3, 1, 3, only_observed_direction=True) == (1.0, 1.0)
 
 
 # --------------------------------------------------------------------------- power

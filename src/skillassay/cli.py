@@ -23,8 +23,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
-out = Console()
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
 
 
 def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +23,6 @@ from skillassay.jsonio import atomic_write_text, write_json
 from skillassay.models import Metrics, Timing
 from skillassay.plan import Trial
 from skillassay.skill import Skill
-
-WORK = ".work"
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,30 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def run_with_deadline(executor: Executor, request: TrialRequest) -> TrialResult:
+    """Stop waiting at the per-trial timeout for executors that cannot enforce it themselves.
+    The abandoned call keeps running in a daemon thread (in-process code cannot be killed);
+    the trial is recorded as timed out."""
+    if executor.handles_timeout:
+        return executor.run(request)
+    box: dict[str, TrialResult | BaseException] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = executor.run(request)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True, name="skillassay-trial")
+    worker.start()
+    worker.join(request.settings.timeout_seconds)
+    if worker.is_alive():
+        return TrialResult(status="timeout", error=f"timed out after {request.settings.timeout_seconds:g}s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]  # type: ignore[return-value]
+
+
 def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
     attempts = 0
     try:
@@ -60,7 +83,7 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
         ):
             with attempt:
                 attempts += 1
-                return executor.run(request), attempts
+                return run_with_deadline(executor, request), attempts
     except TransientError as exc:
         return TrialResult(status="error", error=f"transient error after {attempts} attempts: {exc}"), attempts
     except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
@@ -82,23 +105,23 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     timing.json into its run dir. grading.json (written by the caller) marks it done."""
     run = trial.run_dir
     outputs = run / "outputs"
-    work = run / WORK
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
+    # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
+    if outputs.exists():
+        shutil.rmtree(outputs)
+    outputs.mkdir(parents=True)
     for src in input_files:
-        shutil.copy2(src, work / src.name)
-    before = snapshot(work) if input_files else {}
+        shutil.copy2(src, outputs / src.name)
+    before = snapshot(outputs) if input_files else {}
 
-    request = TrialRequest(prompt=trial.eval.prompt, workdir=work, skill=skill, seed=trial.seed,
+    request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
                            settings=executor.settings)
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0
     end_iso = now_iso()
 
-    outputs.mkdir(parents=True, exist_ok=True)
-    created = collect_outputs(work, outputs, before)
+    created = tidy_outputs(outputs, before)
     answer = redactor(result.final_text)
     atomic_write_text(outputs / ANSWER_FILE, answer)
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
@@ -137,18 +160,20 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     )
     write_json(outputs / "metrics.json", metrics)
     write_json(run / "timing.json", timing)
-    shutil.rmtree(work, ignore_errors=True)
     return result, metrics, timing
 
 
-def collect_outputs(work: Path, outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
-    """Move what the agent created or changed into outputs/ (never following symlinks out)."""
-    after = snapshot(work)
-    created = sorted(p for p, sig in after.items() if before.get(p) != sig)
-    for rel in created:
-        src, dst = work / rel, outputs / rel
-        if src.is_symlink():
-            continue
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dst)
-    return created
+def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Leave in outputs/ only what the agent produced: drop input files it did not change and
+    the skill an executor installed for discovery (.claude/, .agents/). Returns the files
+    created or changed, relative to outputs/."""
+    for agent_dir in (".claude", ".agents", ".codex"):
+        path = outputs / agent_dir
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+    after = snapshot(outputs)
+    for rel, sig in before.items():
+        if after.get(rel) == sig:
+            os.unlink(outputs / rel)
+            del after[rel]
+    return sorted(after)

@@ -582,7 +582,8 @@ def compare_iterations(
     rows, p_reg, p_imp = [], [], []
     for e in common:
         b, a = prev[e].arms[config], cur[e].arms[config]
-        pr, pi = stats.one_sided_exact_p(b.passes, b.completed, a.passes, a.completed)
+        pr, pi = stats.one_sided_exact_p(b.passes, b.completed, a.passes, a.completed,
+                                         only_observed_direction=True)
         p_reg.append(pr)
         p_imp.append(pi)
         rows.append((e, b, a))

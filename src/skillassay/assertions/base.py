@@ -28,6 +28,8 @@ class RunView:
     timing: Timing
     run_dir: Path
     prompt: str = ""
+    # The eval set's folder: where schema_file and python check modules are looked up.
+    eval_dir: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Checks on the run's figures (tokens, time)."""
+"""Checks on the run's figures (tokens, time, tool calls, cost)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,38 @@ class MaxDuration(AssertionPlugin):
         if took is None:
             return Verdict(False, "No duration was recorded for this run (timing.json)")
         return Verdict(took <= self.limit, f"Took {took:.3f} s (limit {self.limit:g} s)")
+
+
+class MaxToolCalls(AssertionPlugin):
+    type_name = "max_tool_calls"
+
+    def configure(self) -> None:
+        self.limit = self.require("value", int)
+
+    def describe(self) -> str:
+        return f"The run makes at most {self.limit} tool calls"
+
+    def check(self, run: RunView) -> Verdict:
+        m = run.metrics
+        used = m.total_tool_calls or sum(m.tool_calls.values())
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(m.tool_calls.items())) or "none by name"
+        return Verdict(used <= self.limit, f"Made {used} tool calls ({detail}; limit {self.limit})")
+
+
+class MaxCost(AssertionPlugin):
+    """Reads metrics.json usage.cost_usd, which executors fill when the price is known."""
+
+    type_name = "max_cost"
+
+    def configure(self) -> None:
+        self.limit = self.require("usd", (int, float)) if "usd" in self.params else self.require("value", (int, float))
+
+    def describe(self) -> str:
+        return f"The run costs at most ${self.limit:g}"
+
+    def check(self, run: RunView) -> Verdict:
+        usage = (run.metrics.model_extra or {}).get("usage") or {}
+        cost = usage.get("cost_usd")
+        if cost is None:
+            return Verdict(False, "No cost was recorded for this run (metrics.json usage.cost_usd missing)")
+        return Verdict(cost <= self.limit, f"Cost ${cost:.6f} (limit ${self.limit:g})")

@@ -19,6 +19,8 @@ class Contains(AssertionPlugin):
 
     def configure(self) -> None:
         self.value: str = self.require("value", str)
+        if not self.value:  # "" is found in every answer: always a mistake in the eval
+            raise AssertionConfigError(f"'{self.spec.type}' parameter 'value' must not be empty")
 
     def describe(self) -> str:
         return f"The output contains {self.value!r}" + (" (any case)" if self.ignore_case else "")

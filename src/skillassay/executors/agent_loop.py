@@ -210,6 +210,7 @@ class ToolBox:
         self.skill = skill
         self.shell_timeout = float(options.get("shell_timeout", DEFAULT_SHELL_TIMEOUT))
         self.output_limit = int(options.get("output_limit", DEFAULT_OUTPUT_LIMIT))
+        self.deadline: float | None = None  # monotonic; set by run_loop to the trial's end
         self._handlers: dict[str, Callable[[dict[str, Any]], str]] = {
             "list_files": self.list_files, "read_file": self.read_file,
             "write_file": self.write_file, "run_shell": self.run_shell,
@@ -257,11 +258,14 @@ class ToolBox:
 
     def run_shell(self, args: dict[str, Any]) -> str:
         command = _str_arg(args, "command")
-        code, out, err = run_in_group(["bash", "-c", command], self.workdir, self.shell_timeout,
+        timeout = self.shell_timeout
+        if self.deadline is not None:  # a command must not outlive the trial
+            timeout = max(min(timeout, self.deadline - time.monotonic()), 0.1)
+        code, out, err = run_in_group(["bash", "-c", command], self.workdir, timeout,
                                       scrubbed_env())
         output = out + (f"\n[stderr]\n{err}" if err else "")
         if code is None:
-            raise ToolError(f"timed out after {self.shell_timeout:g}s (process group killed)\n"
+            raise ToolError(f"timed out after {timeout:g}s (process group killed)\n"
                             f"{truncate(output, self.output_limit)}")
         return f"exit code: {code}\n{output}"
 
@@ -383,6 +387,7 @@ def run_loop(conversation: Conversation, toolbox: ToolBox, request: TrialRequest
     tally = _Tally(request, transcript)
     started = time.monotonic()
     deadline = started + limits.timeout_seconds
+    toolbox.deadline = deadline
     last_text = ""
     for _ in range(limits.max_turns):
         remaining = deadline - time.monotonic()

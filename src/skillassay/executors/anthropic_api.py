@@ -98,6 +98,7 @@ class AnthropicExecutor(Executor):
     has no seed parameter."""
 
     name: ClassVar[str] = "anthropic"
+    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)

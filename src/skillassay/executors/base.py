@@ -79,6 +79,9 @@ class Executor(ABC):
     entry-point group. One instance serves every trial of a benchmark (load models once)."""
 
     name: ClassVar[str]
+    # True when run() enforces settings.timeout_seconds itself (e.g. killing its process
+    # group); otherwise the engine stops waiting at the timeout and records the trial as such.
+    handles_timeout: ClassVar[bool] = False
 
     def __init__(self, settings: ExecutorSettings) -> None:
         self.settings = settings

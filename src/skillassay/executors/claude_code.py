@@ -1,7 +1,9 @@
 """The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run.
 
-The two arms differ only in whether the skill folder sits in `<workdir>/.claude/skills/<name>/`
-(where Claude Code discovers project skills); every flag is the same. Each run gets a fresh
+The CLI runs in a private copy of the work dir (see `isolated_workdir`: Claude Code also loads
+skills from parent directories). The two arms differ only in whether the skill folder sits in
+`.claude/skills/<name>/` of that dir (where Claude Code discovers project skills); every flag
+is the same. Each run gets a fresh
 HOME and CLAUDE_CONFIG_DIR so the user's own skills, settings, CLAUDE.md and sessions cannot
 leak into either arm; credentials come only from the environment (ANTHROPIC_API_KEY,
 ANTHROPIC_BASE_URL)."""
@@ -27,6 +29,7 @@ from skillassay.executors.subprocess_util import (
     ProcessOutcome,
     events_from_lines,
     installed_skill,
+    isolated_workdir,
     redact,
     run_process_group,
     tail,
@@ -210,6 +213,9 @@ class ClaudeCodeExecutor(Executor):
     """Runs the real Claude Code CLI headless in the trial's work dir."""
 
     name: ClassVar[str] = "claude-code"
+    # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
+    # transcript, so the engine need not abandon a thread.
+    handles_timeout: ClassVar[bool] = True
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -223,13 +229,13 @@ class ClaudeCodeExecutor(Executor):
         binary = shutil.which(BINARY)
         if binary is None:
             raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
-        skills_root = request.workdir / ".claude" / "skills"
         with tempfile.TemporaryDirectory(prefix="skillassay-claude-home-",
                                          ignore_cleanup_errors=True) as home, \
-                installed_skill(request.skill, skills_root):
+                isolated_workdir(request.workdir, "skillassay-claude-") as cwd, \
+                installed_skill(request.skill, cwd / ".claude" / "skills"):
             env = build_env(os.environ, Path(home), self.settings)
             outcome = run_process_group(
-                build_argv(binary, request.prompt, self.settings), cwd=request.workdir,
+                build_argv(binary, request.prompt, self.settings), cwd=cwd,
                 env=env, timeout_seconds=self.settings.timeout_seconds)
         events = events_from_lines(outcome.stdout_lines, env)
         result = parse_stream(events, request.skill.name if request.skill else None)

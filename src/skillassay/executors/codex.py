@@ -1,7 +1,8 @@
 """The `codex` executor: one trial = one `codex exec --json` run.
 
-The two arms differ only in whether the skill folder sits in `<workdir>/.agents/skills/<name>/`
-(where Codex discovers repository skills). Each run gets a fresh CODEX_HOME and HOME, so the
+The CLI runs in a private copy of the work dir (see `isolated_workdir`). The two arms differ
+only in whether the skill folder sits in `.agents/skills/<name>/` of that dir (where Codex
+discovers repository skills). Each run gets a fresh CODEX_HOME and HOME, so the
 user's config, auth.json, `~/.agents/skills` and session history cannot leak into either
 arm; credentials come only from the environment. `--ephemeral` keeps Codex from persisting
 sessions; `--skip-git-repo-check` because trial work dirs are not repositories."""
@@ -29,6 +30,7 @@ from skillassay.executors.subprocess_util import (
     ProcessOutcome,
     events_from_lines,
     installed_skill,
+    isolated_workdir,
     redact,
     run_process_group,
     tail,
@@ -208,6 +210,9 @@ class CodexExecutor(Executor):
     """Runs the real OpenAI Codex CLI headless in the trial's work dir."""
 
     name: ClassVar[str] = "codex"
+    # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
+    # transcript, so the engine need not abandon a thread.
+    handles_timeout: ClassVar[bool] = True
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -221,13 +226,13 @@ class CodexExecutor(Executor):
         binary = shutil.which(BINARY)
         if binary is None:
             raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
-        workdir = request.workdir.resolve()
         with tempfile.TemporaryDirectory(prefix="skillassay-codex-home-",
                                          ignore_cleanup_errors=True) as home, \
-                installed_skill(request.skill, workdir / ".agents" / "skills"):
+                isolated_workdir(request.workdir, "skillassay-codex-") as cwd, \
+                installed_skill(request.skill, cwd / ".agents" / "skills"):
             env = build_env(os.environ, Path(home))
             outcome = run_process_group(
-                build_argv(binary, request.prompt, workdir, self.settings), cwd=workdir,
+                build_argv(binary, request.prompt, cwd, self.settings), cwd=cwd,
                 env=env, timeout_seconds=self.settings.timeout_seconds)
         events = events_from_lines(outcome.stdout_lines, env)
         result = parse_stream(events, request.skill.name if request.skill else None)

@@ -40,6 +40,7 @@ class CommandExecutor(Executor):
     """Options: argv (required), answer_file, env (extra environment variables)."""
 
     name: ClassVar[str] = "command"
+    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)

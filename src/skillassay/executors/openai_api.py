@@ -57,7 +57,9 @@ class OpenAIConversation:
     def _request(self, timeout: float) -> Any:
         s = self.settings
         kwargs: dict[str, Any] = {"model": s.model, "messages": self.messages,
-                                  "tools": self.tools, "seed": self.seed, "timeout": timeout}
+                                  "tools": self.tools, "timeout": timeout}
+        if s.options.get("send_seed", True):  # a few compatible servers reject the field
+            kwargs["seed"] = self.seed
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if "tool_choice" in s.options:  # API semantics: applies to every turn
@@ -111,10 +113,11 @@ def _assistant_message(message: Any) -> dict[str, Any]:
 
 
 class OpenAIExecutor(Executor):
-    """Options: base_url, api_key_env, tool_choice, max_tokens_field, plus the agent loop's
+    """Options: base_url, api_key_env, tool_choice, max_tokens_field, send_seed, plus the agent loop's
     (max_turns, token_budget, shell_timeout, output_limit, prices, retry_*)."""
 
     name: ClassVar[str] = "openai"
+    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -85,6 +86,35 @@ def installed_skill(skill: Skill | None, skills_root: Path) -> Iterator[Path | N
     finally:
         shutil.rmtree(dest, ignore_errors=True)
         _prune_empty(skills_root, stop_after=2)
+
+
+@contextlib.contextmanager
+def isolated_workdir(workdir: Path, prefix: str) -> Iterator[Path]:
+    """Run the agent in a private copy of the work dir under the system temp dir, then mirror
+    the result back (deletions included; copy2 keeps mtimes, so the engine's before/after diff
+    still sees only what the agent changed).
+
+    Why: Claude Code loads `.claude/skills` from every parent of its cwd, and Codex loads
+    `.agents/skills` up to the git root. A workspace kept inside a project that holds the skill
+    under test would hand that skill to the baseline arm too, silently voiding the comparison.
+    Under the temp dir there are no such parents."""
+    holder = Path(tempfile.mkdtemp(prefix=prefix))
+    run_dir = holder / "work"
+    try:
+        shutil.copytree(workdir, run_dir, symlinks=True)
+        yield run_dir
+        _mirror(run_dir, workdir)
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def _mirror(src: Path, dest: Path) -> None:
+    for child in list(dest.iterdir()):
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
 
 
 def _prune_empty(path: Path, stop_after: int) -> None:
@@ -187,5 +217,5 @@ def run_process_group(
     )
 
 
-__all__ = ["ProcessOutcome", "events_from_lines", "installed_skill", "kill_group", "redact",
-           "run_process_group", "tail"]
+__all__ = ["ProcessOutcome", "events_from_lines", "installed_skill", "isolated_workdir",
+           "kill_group", "redact", "run_process_group", "tail"]

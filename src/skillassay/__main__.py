@@ -1,0 +1,3 @@
+from skillassay.cli import app
+
+app()

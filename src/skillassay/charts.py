@@ -1,0 +1,166 @@
+"""Charts drawn offline with matplotlib (Agg canvas, no pyplot global state, so threads of the
+viewer's server can draw at once): SVG for the viewer's HTML, PNG for report.md.
+
+benchmark.json is read as plain data and every optional section (statistics, comparison) is
+looked up defensively: an older or foreign file still gets the charts its fields allow."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+MAX_EVALS_CHARTED = 40  # beyond this the bars are unreadable; tables still list every eval
+SKILL_COLOR, BASE_COLOR = "#2b6cb0", "#a0aec0"
+
+
+def load_benchmark(iteration_dir: Path) -> dict[str, Any]:
+    path = iteration_dir / "benchmark.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def as_interval(value: Any) -> list[float] | None:
+    if isinstance(value, list) and len(value) == 2 and all(as_num(v) is not None for v in value):
+        return [float(value[0]), float(value[1])]
+    return None
+
+
+def config_names(bench: dict[str, Any]) -> tuple[str, str]:
+    st = as_dict(bench.get("statistics"))
+    return str(st.get("skill_configuration") or "with_skill"), str(st.get("baseline_configuration") or "without_skill")
+
+
+def per_eval_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per eval: pass rates of both arms and, when statistics has them, Wilson intervals."""
+    skill, base = config_names(bench)
+    stats_by_id = {str(as_dict(p).get("eval_id")): as_dict(as_dict(p).get("configurations"))
+                   for p in as_list(as_dict(bench.get("statistics")).get("per_eval"))}
+    rows = []
+    for pe in as_list(bench.get("per_eval")):
+        pe = as_dict(pe)
+        cfgs = stats_by_id.get(str(pe.get("eval_id")), {})
+        ws, bs = as_dict(pe.get("with_skill")), as_dict(pe.get("baseline"))
+        rows.append({
+            "eval_id": pe.get("eval_id"), "eval_name": pe.get("eval_name") or "",
+            "skill": as_num(ws.get("pass_rate")), "skill_ci": as_interval(as_dict(cfgs.get(skill)).get("wilson")),
+            "base": as_num(bs.get("pass_rate")), "base_ci": as_interval(as_dict(cfgs.get(base)).get("wilson")),
+            "skill_trials": ws.get("trials_completed"), "base_trials": bs.get("trials_completed"),
+            "trials": pe.get("trials"),
+        })
+    return rows
+
+
+def iteration_number(path: Path) -> int | None:
+    m = re.fullmatch(r"iteration-(\d+)", path.name)
+    return int(m.group(1)) if m else None
+
+
+def trend_points(iteration_dir: Path) -> list[dict[str, Any]]:
+    """Every `iteration-*` sibling with a readable benchmark.json, oldest first."""
+    siblings = [p for p in iteration_dir.resolve().parent.iterdir() if iteration_number(p) is not None and p.is_dir()]
+    points = []
+    for path in sorted(siblings, key=lambda p: iteration_number(p) or 0):
+        summary = as_dict(load_benchmark(path).get("summary"))
+        if not summary:
+            continue
+        ws, bs = as_dict(summary.get("with_skill")), as_dict(summary.get("baseline"))
+        points.append({"iteration": iteration_number(path), "skill_pass_rate": as_num(ws.get("pass_rate")),
+                       "base_pass_rate": as_num(bs.get("pass_rate")), "tokens": as_num(ws.get("avg_tokens")),
+                       "seconds": as_num(ws.get("avg_duration_seconds"))})
+    return points
+
+
+def _render(fig: Figure, fmt: str) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    # svg.fonttype "path" (the default) draws labels as outlines: names the agent or the eval
+    # author chose never reach the page as SVG text.
+    fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+    return buf.getvalue()
+
+
+def _errors(values: list[float], intervals: list[list[float] | None]) -> list[list[float]]:
+    lo = [max(0.0, v - iv[0]) if iv else 0.0 for v, iv in zip(values, intervals, strict=True)]
+    hi = [max(0.0, iv[1] - v) if iv else 0.0 for v, iv in zip(values, intervals, strict=True)]
+    return [lo, hi]
+
+
+def per_eval_chart(rows: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
+    """Grouped horizontal bars, with skill vs baseline, 95% Wilson error bars when known."""
+    rows = [r for r in rows if r["skill"] is not None or r["base"] is not None][:MAX_EVALS_CHARTED]
+    if not rows:
+        return None
+    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2))
+    ax = fig.add_subplot()
+    ys = list(range(len(rows)))
+    for offset, key, color, label in ((-0.2, "skill", SKILL_COLOR, "with skill"), (0.2, "base", BASE_COLOR, "baseline")):
+        vals = [r[key] or 0.0 for r in rows]
+        ax.barh([y + offset for y in ys], vals, height=0.38, color=color, label=label,
+                xerr=_errors(vals, [r[f"{key}_ci"] for r in rows]), capsize=3, error_kw={"elinewidth": 1})
+    ax.set_yticks(ys, [f"{r['eval_id']} {str(r['eval_name'])[:30]}" for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("pass rate (error bars: 95% interval)")
+    ax.legend(loc="lower right", fontsize="small")
+    return _render(fig, fmt)
+
+
+def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
+    """Pass rate, tokens and time across iterations; None with fewer than two points."""
+    if len(points) < 2:
+        return None
+    fig = Figure(figsize=(9, 2.8))
+    xs = [p["iteration"] for p in points]
+    panels = (("pass rate", ("skill_pass_rate", "base_pass_rate")), ("avg tokens (with skill)", ("tokens",)),
+              ("avg seconds (with skill)", ("seconds",)))
+    for i, (title, keys) in enumerate(panels, start=1):
+        ax = fig.add_subplot(1, 3, i)
+        for key in keys:
+            ys = [p[key] if p[key] is not None else float("nan") for p in points]
+            color = BASE_COLOR if key == "base_pass_rate" else SKILL_COLOR
+            ax.plot(xs, ys, marker="o", color=color, label="baseline" if key == "base_pass_rate" else "with skill")
+        ax.set_title(title, fontsize="medium")
+        ax.set_xticks(xs)
+        ax.set_xlabel("iteration")
+        if len(keys) > 1:
+            ax.set_ylim(0, 1.05)
+            ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return _render(fig, fmt)
+
+
+def write_report_charts(iteration_dir: Path) -> list[Path]:
+    """PNGs under <iteration>/charts/ for report.md to link; only charts with data are written."""
+    out_dir = iteration_dir / "charts"
+    written = []
+    charts = {"pass_rate.png": per_eval_chart(per_eval_rows(load_benchmark(iteration_dir)), "png"),
+              "trend.png": trend_chart(trend_points(iteration_dir), "png")}
+    for name, png in charts.items():
+        if png is None:
+            continue
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / name
+        path.write_bytes(png)
+        written.append(path)
+    return written

@@ -1,0 +1,295 @@
+// skillassay review viewer. Every string from the workspace is untrusted: it reaches the page
+// through textContent, or (markdown and highlighted code only) as HTML the server escaped with
+// Pygments / markdown-it (raw HTML disabled). No inline handlers, no eval; the CSP forbids both.
+(() => {
+  "use strict";
+  const boot = JSON.parse(document.getElementById("boot").textContent);
+  const served = boot.mode === "served";
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    runs: [], pos: 0, feedback: {}, stamps: {}, status: "in_progress",
+    cache: new Map(), timers: new Map(), showToken: 0, bench: null,
+  };
+  const IMAGE_SRC = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$/;
+  const DOWNLOAD_HREF = /^(data:application\/octet-stream;base64,|api\/file\?)/;
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === null || v === undefined) continue;
+      if (k === "text") node.textContent = String(v);
+      else if (k === "cls") node.className = v;
+      else node.setAttribute(k, v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+  // Only for HTML produced by our own escaping renderers on the server side.
+  function escapedHtml(cls, html) {
+    const div = el("div", { cls });
+    div.innerHTML = html;
+    return div;
+  }
+  const pct = (x) => (x === null || x === undefined ? "n/a" : `${(x * 100).toFixed(0)}%`);
+  const num = (x, d = 2) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(d));
+  const fmt = (kind, x) => (kind === "pass_rate" ? pct(x) : num(x, kind === "avg_tokens" ? 0 : 2));
+  const ival = (kind, iv) => (iv ? ` [${fmt(kind, iv[0])}, ${fmt(kind, iv[1])}]` : "");
+  const sizeText = (n) => (n === null || n === undefined ? "" : n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
+
+  async function getJSON(url) {
+    const r = await fetch(url, { headers: { Accept: "application/json" } });
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r.json();
+  }
+
+  // --- outputs tab ----------------------------------------------------------------------
+
+  function renderFile(f) {
+    const head = el("div", { cls: "file-head" }, el("span", { cls: "file-name", text: f.name }),
+      el("span", { cls: "muted", text: `${f.kind} · ${sizeText(f.size)}` }));
+    const box = el("div", { cls: `file file-${f.kind}`, "data-kind": f.kind }, head);
+    if (f.note) box.append(el("div", { cls: "note", text: f.note }));
+    if (f.kind === "markdown") box.append(escapedHtml("md", f.html));
+    else if (f.kind === "code" || f.kind === "text") box.append(escapedHtml("code", f.html));
+    else if (f.kind === "image" && IMAGE_SRC.test(f.src)) box.append(el("img", { src: f.src, alt: f.name }));
+    else if (f.kind === "binary" && f.href && DOWNLOAD_HREF.test(f.href)) {
+      const base = f.name.split("/").pop();
+      box.append(el("a", { cls: "download", href: f.href, download: base, text: `Download ${f.name}` }));
+    }
+    return box;
+  }
+
+  function renderGrades(g) {
+    const box = el("section", { cls: "block grades" }, el("h3", { text: "Grades" }));
+    const s = g.summary || {};
+    if (s.total !== undefined) box.append(el("div", { cls: "muted", text: `${s.passed} of ${s.total} expectations passed` }));
+    for (const e of g.expectations || []) {
+      const mark = e.passed === true ? "pass" : e.passed === false ? "fail" : "unknown";
+      const label = e.passed === true ? "PASS" : e.passed === false ? "FAIL" : "UNGRADED";
+      box.append(el("div", { cls: "expectation" }, el("span", { cls: `badge ${mark}`, text: label }), " ",
+        el("span", { cls: "expectation-text", text: e.text }), el("div", { cls: "evidence", text: e.evidence })));
+    }
+    return box;
+  }
+
+  function renderPrevious(p) {
+    const det = el("details", { cls: "block previous" }, el("summary", { text: `Previous iteration (${p.run_id})` }));
+    for (const f of p.files) det.append(renderFile(f));
+    const s = (p.grading || {}).summary || {};
+    if (s.total !== undefined) det.append(el("div", { cls: "muted", text: `previous grades: ${s.passed} of ${s.total} passed` }));
+    det.append(el("h3", { text: "Previous feedback" }),
+      el("pre", { cls: "plain previous-feedback", text: p.feedback || "(none)" }));
+    return det;
+  }
+
+  function renderRun(d) {
+    const passed = d.total ? d.passed === d.total : null;
+    const title = el("h2", { text: `eval ${d.eval_id} · ${d.eval_name} · ${d.configuration} · run ${d.run_number}` });
+    if (passed !== null) title.append(el("span", { cls: `badge ${passed ? "pass" : "fail"}`, text: `${d.passed}/${d.total}` }));
+    const m = d.metrics || {};
+    const frag = el("div", { cls: "run-detail" }, title,
+      el("div", { cls: "muted", text: `status ${m.status ?? "n/a"} · tokens ${m.tokens ?? "n/a"} · seconds ${num(m.seconds, 2)} · tool calls ${m.tool_calls ?? "n/a"}` }));
+    if (m.error) frag.append(el("div", { cls: "note", text: `error: ${m.error}` }));
+    const prompt = el("section", { cls: "block prompt" }, el("h3", { text: "Prompt" }), el("pre", { cls: "plain", text: d.prompt }));
+    if (d.expected_output) prompt.append(el("h3", { text: "Expected" }), el("pre", { cls: "plain", text: d.expected_output }));
+    frag.append(prompt, renderGrades(d.grading));
+    const files = el("section", { cls: "block outputs" }, el("h3", { text: `Output files (${d.files.length})` }));
+    for (const f of d.files) files.append(renderFile(f));
+    frag.append(files);
+    if (d.transcript_html) {
+      frag.append(el("details", { cls: "block transcript" }, el("summary", { text: "Transcript" }), escapedHtml("md", d.transcript_html)));
+    }
+    if (d.previous) frag.append(renderPrevious(d.previous));
+    return frag;
+  }
+
+  async function show(i) {
+    if (!state.runs.length) { $("run").replaceChildren(el("p", { text: "No runs in this iteration." })); return; }
+    flushAll();
+    state.pos = Math.max(0, Math.min(state.runs.length - 1, i));
+    const ref = state.runs[state.pos];
+    $("counter").textContent = `${state.pos + 1} / ${state.runs.length}`;
+    $("run-select").value = ref.id;
+    $("feedback").value = state.feedback[ref.id] || "";
+    $("prev").disabled = state.pos === 0;
+    $("next").disabled = state.pos === state.runs.length - 1;
+    history.replaceState(null, "", `#${encodeURIComponent(ref.id)}`);
+    const token = ++state.showToken;
+    let detail = state.cache.get(ref.id);
+    if (!detail) {
+      try {
+        detail = served ? await getJSON(`api/run?id=${encodeURIComponent(ref.id)}`) : boot.details[ref.id];
+      } catch (err) {
+        if (token === state.showToken) $("run").replaceChildren(el("p", { cls: "note", text: String(err) }));
+        return;
+      }
+      state.cache.set(ref.id, detail);
+    }
+    if (token !== state.showToken) return;
+    $("run").replaceChildren(renderRun(detail));
+    document.body.dataset.runId = ref.id;
+  }
+
+  // --- feedback ---------------------------------------------------------------------------
+
+  function setSaveState(text) { $("save-state").textContent = text; }
+
+  async function postJSON(body) {
+    const r = await fetch("api/feedback", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body), keepalive: true });
+    if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  }
+
+  async function save(id) {
+    state.timers.delete(id);
+    try {
+      await postJSON({ run_id: id, feedback: state.feedback[id] });
+      if (!state.timers.size) setSaveState("saved");
+      document.body.dataset.saved = String(Number(document.body.dataset.saved || 0) + 1);
+    } catch (err) {
+      setSaveState(`not saved: ${err.message}`);
+    }
+  }
+
+  function flushAll() {
+    for (const [id, t] of state.timers) { clearTimeout(t); save(id); }
+  }
+
+  function onFeedbackInput() {
+    const id = state.runs[state.pos].id;
+    state.feedback[id] = $("feedback").value;
+    state.stamps[id] = new Date().toISOString();
+    if (!served) { setSaveState("kept in this page: download feedback.json to keep it"); return; }
+    clearTimeout(state.timers.get(id));
+    setSaveState("saving…");
+    state.timers.set(id, setTimeout(() => save(id), 400));
+  }
+
+  function feedbackDoc() {
+    const reviews = Object.entries(state.feedback).map(([run_id, feedback]) =>
+      ({ run_id, feedback, timestamp: state.stamps[run_id] || new Date().toISOString() }));
+    return { reviews, status: state.status };
+  }
+
+  function exportFeedback() {
+    const blob = new Blob([`${JSON.stringify(feedbackDoc(), null, 2)}\n`], { type: "application/json" });
+    const a = el("a", { download: "feedback.json" });
+    a.href = URL.createObjectURL(blob);
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 5000);
+  }
+
+  async function markComplete() {
+    state.status = "complete";
+    if (!served) { setSaveState("marked complete: download feedback.json to keep it"); return; }
+    try { await postJSON({ status: "complete" }); setSaveState("review marked complete"); }
+    catch (err) { setSaveState(`not saved: ${err.message}`); }
+  }
+
+  // --- benchmark tab -------------------------------------------------------------------
+
+  function table(headers, rows) {
+    const t = el("table", { cls: "grid" }, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { text: h })))));
+    const body = el("tbody");
+    for (const r of rows) body.append(el("tr", {}, ...r.map((c) => el("td", { cls: typeof c === "number" ? "num" : null, text: c }))));
+    t.append(body);
+    return t;
+  }
+  const section = (title, ...kids) => el("section", { cls: "block" }, el("h3", { text: title }), ...kids);
+  const chart = (src, alt) => (src && /^data:image\/svg\+xml;base64,/.test(src) ? el("img", { cls: "chart", src, alt }) : null);
+  const spread = (s, kind) => (s.mean === null ? "n/a" : `${fmt(kind, s.mean)} ± ${s.sd === null ? "n/a" : fmt(kind, s.sd)} (${fmt(kind, s.min)}–${fmt(kind, s.max)})`);
+
+  function renderBenchmark(b) {
+    const out = [];
+    if (b.gate) {
+      out.push(section("Gate", el("div", {}, "status ", el("span", { cls: `badge ${b.gate.status}`, text: b.gate.status })),
+        table(["threshold", "status", "value", "needs", "interval"], b.gate.thresholds.map((t) =>
+          [t.key, t.status, num(t.value, 4), t.threshold === null ? "" : `${t.direction === "max" ? "<=" : ">="} ${t.threshold}`,
+            t.interval ? `[${num(t.interval[0], 3)}, ${num(t.interval[1], 3)}]` : ""]))));
+    }
+    const summary = table(["metric", "with skill", "baseline"], b.summary.map((r) =>
+      [r.label, fmt(r.kind, r.skill.value) + ival(r.kind, r.skill.interval), fmt(r.kind, r.base.value) + ival(r.kind, r.base.interval)]));
+    const heads = b.headline.map((h) => el("div", { text: `${h.label}: ${num(h.value, 2)}${h.interval ? ` [${num(h.interval[0], 2)}, ${num(h.interval[1], 2)}]` : ""}${h.note ? ` (${h.note})` : ""}` }));
+    out.push(section("Summary (95% intervals in brackets when computed)", summary, ...heads));
+    out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
+      table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
+        [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));
+    out.push(section("Variance across runs", table(["eval", "configuration", "runs", "pass rate mean ± sd (min–max)", "tokens", "seconds"],
+      b.variance.map((r) => [`${r.eval_id} ${r.eval_name}`, r.configuration, r.runs, spread(r.pass, "pass_rate"), spread(r.tokens, "avg_tokens"), spread(r.seconds, "s")]))));
+    if (b.comparison) {
+      const c = b.comparison;
+      out.push(section("Regressions and improvements vs the previous iteration",
+        el("div", { text: `regressed: ${c.regressed.join(", ") || "none"} · possible regressions: ${c.possible_regressions.join(", ") || "none"}` }),
+        el("div", { text: `improved: ${c.improved.join(", ") || "none"} · possible improvements: ${c.possible_improvements.join(", ") || "none"}` }),
+        table(["eval", "before → after", "label"], c.rows.map((r) => [`${r.eval_id} ${r.eval_name}`, r.counts, r.label]))));
+    } else {
+      out.push(section("Regressions and improvements", el("p", { cls: "muted", text: "No comparison with a previous iteration in benchmark.json." })));
+    }
+    out.push(section("Analyst notes", b.notes.length ? el("ul", {}, ...b.notes.map((n) => el("li", { text: n }))) : el("p", { cls: "muted", text: "No notes." })));
+    out.push(section("Trend across iterations", chart(b.trend_chart, "pass rate, tokens and time per iteration"),
+      table(["iteration", "pass rate with skill", "baseline", "avg tokens", "avg seconds"],
+        b.trend.map((p) => [String(p.iteration), pct(p.skill_pass_rate), pct(p.base_pass_rate), num(p.tokens, 0), num(p.seconds, 2)]))));
+    return out;
+  }
+
+  async function showBenchmark() {
+    const panel = $("benchmark-panel");
+    if (!state.bench) {
+      try { state.bench = served ? await getJSON("api/benchmark") : boot.benchmark; }
+      catch (err) { panel.replaceChildren(el("p", { cls: "note", text: String(err) })); return; }
+      panel.replaceChildren(...renderBenchmark(state.bench));
+      document.body.dataset.benchmarkReady = "1";
+    }
+  }
+
+  function selectTab(name) {
+    const outputs = name === "outputs";
+    $("outputs-panel").hidden = !outputs;
+    $("benchmark-panel").hidden = outputs;
+    $("tab-outputs").setAttribute("aria-selected", String(outputs));
+    $("tab-benchmark").setAttribute("aria-selected", String(!outputs));
+    if (!outputs) showBenchmark();
+  }
+
+  // --- start ---------------------------------------------------------------------------
+
+  function onKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey || $("outputs-panel").hidden) return;
+    const tag = (e.target && e.target.tagName) || "";
+    if (tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT") return;
+    if (e.key === "ArrowRight") { e.preventDefault(); show(state.pos + 1); }
+    else if (e.key === "ArrowLeft") { e.preventDefault(); show(state.pos - 1); }
+  }
+
+  async function start() {
+    let index;
+    try { index = served ? await getJSON("api/index") : boot.index; }
+    catch (err) { $("run").replaceChildren(el("p", { cls: "note", text: String(err) })); return; }
+    state.runs = index.runs;
+    Object.assign(state.feedback, index.feedback);
+    state.status = index.status;
+    $("title").textContent = `${index.skill_name || "skill"} · iteration ${index.iteration ?? "?"} · ${index.runs.length} runs`;
+    const select = $("run-select");
+    const frag = document.createDocumentFragment();
+    for (const r of state.runs) frag.append(el("option", { value: r.id, text: `eval ${r.eval_id} ${r.eval_name} · ${r.configuration} · run ${r.run_number}` }));
+    select.append(frag);
+    $("prev").addEventListener("click", () => show(state.pos - 1));
+    $("next").addEventListener("click", () => show(state.pos + 1));
+    select.addEventListener("change", () => show(state.runs.findIndex((r) => r.id === select.value)));
+    $("feedback").addEventListener("input", onFeedbackInput);
+    $("export").addEventListener("click", exportFeedback);
+    $("complete").addEventListener("click", markComplete);
+    $("tab-outputs").addEventListener("click", () => selectTab("outputs"));
+    $("tab-benchmark").addEventListener("click", () => selectTab("benchmark"));
+    document.addEventListener("keydown", onKey);
+    window.addEventListener("pagehide", flushAll);
+    const wanted = decodeURIComponent(location.hash.slice(1));
+    const at = state.runs.findIndex((r) => r.id === wanted);
+    await show(at >= 0 ? at : 0);
+    document.body.dataset.ready = "1";
+  }
+
+  start();
+})();

@@ -1,0 +1,335 @@
+"""Collecting what the viewer shows. The index lists runs from folder names and benchmark.json
+alone (no output file is opened), so a workspace of thousands of runs opens at once; a run's
+files are rendered only when that run is asked for."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from skillassay.charts import (
+    as_dict,
+    as_interval,
+    as_list,
+    as_num,
+    config_names,
+    load_benchmark,
+    per_eval_chart,
+    per_eval_rows,
+    trend_chart,
+    trend_points,
+)
+from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
+
+_EVAL_DIR = re.compile(r"eval-(\d+)(?:-.*)?")
+_RUN_DIR = re.compile(r"run-(\d+)")
+FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
+
+
+@dataclass
+class RunRef:
+    """Where one run lives and what benchmark.json says about it (no file contents)."""
+
+    run_id: str  # e.g. eval-1-server-port/with_skill/run-1, relative to the iteration
+    eval_dir: str
+    eval_id: int
+    configuration: str
+    run_number: int
+    eval_name: str = ""
+    passed: int | None = None
+    total: int | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.run_id, "eval_id": self.eval_id, "eval_name": self.eval_name,
+                "configuration": self.configuration, "run_number": self.run_number,
+                "passed": self.passed, "total": self.total}
+
+
+@dataclass
+class Index:
+    iteration_dir: Path
+    runs: list[RunRef] = field(default_factory=list)
+    by_id: dict[str, RunRef] = field(default_factory=dict)
+
+
+def _subdirs(path: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as it:
+            return [e for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _bench_results(bench: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    out = {}
+    for run in as_list(bench.get("runs")):
+        run = as_dict(run)
+        key = (str(run.get("eval_id")), str(run.get("configuration")), run.get("run_number"))
+        out[key] = {"name": run.get("eval_name") or "", **as_dict(run.get("result"))}
+    return out
+
+
+def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Index:
+    """Runs ordered by eval id, configuration, run number; symlinked folders are not followed."""
+    bench = load_benchmark(iteration_dir) if bench is None else bench
+    results = _bench_results(bench)
+    index = Index(iteration_dir.resolve())
+    for ev in _subdirs(iteration_dir):
+        m = _EVAL_DIR.fullmatch(ev.name)
+        if not m:
+            continue
+        for cfg in _subdirs(Path(ev.path)):
+            for run in _subdirs(Path(cfg.path)):
+                rm = _RUN_DIR.fullmatch(run.name)
+                if not rm:
+                    continue
+                ref = RunRef(f"{ev.name}/{cfg.name}/{run.name}", ev.name, int(m.group(1)), cfg.name, int(rm.group(1)))
+                res = results.get((m.group(1), cfg.name, ref.run_number), {})
+                ref.eval_name = str(res.get("name") or ev.name.removeprefix(f"eval-{m.group(1)}").lstrip("-"))
+                ref.passed, ref.total = res.get("passed"), res.get("total")
+                index.runs.append(ref)
+    skill = config_names(bench)[0]
+    index.runs.sort(key=lambda r: (r.eval_id, r.configuration != skill, r.configuration, r.run_number))
+    index.by_id = {r.run_id: r for r in index.runs}
+    return index
+
+
+def read_feedback(iteration_dir: Path) -> dict[str, Any]:
+    """feedback.json as {"reviews": {run_id: text}, "status": ...}; unreadable means empty."""
+    try:
+        data = json.loads((iteration_dir / "feedback.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"reviews": {}, "status": "in_progress"}
+    data = as_dict(data)
+    reviews = {str(as_dict(r).get("run_id")): str(as_dict(r).get("feedback", "")) for r in as_list(data.get("reviews"))}
+    return {"reviews": reviews, "status": str(data.get("status") or "in_progress")}
+
+
+def index_payload(index: Index, bench: dict[str, Any], mode: str) -> dict[str, Any]:
+    fb = read_feedback(index.iteration_dir)
+    return {"mode": mode, "skill_name": bench.get("skill_name") or as_dict(bench.get("metadata")).get("skill_name") or "",
+            "iteration": bench.get("iteration"), "runs": [r.summary() for r in index.runs],
+            "feedback": fb["reviews"], "status": fb["status"]}
+
+
+# --- one run ------------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return as_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def safe_child(base: Path, relative: str) -> Path | None:
+    """The path under base, or None when it escapes (.., absolute, symlink pointing out)."""
+    if not relative or "\x00" in relative or relative.startswith("/"):
+        return None
+    candidate = (base / relative).resolve()
+    try:
+        candidate.relative_to(base.resolve())
+    except ValueError:
+        return None
+    return candidate
+
+
+def output_files(run_dir: Path, iteration_dir: Path) -> list[tuple[str, Path | None]]:
+    """(name relative to outputs/, resolved path or None when it points outside the iteration)."""
+    outputs = run_dir / "outputs"
+    found = []
+    for root, dirs, files in os.walk(outputs):  # os.walk does not descend into symlinked dirs
+        dirs.sort()
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), outputs)
+            found.append((rel, safe_child(iteration_dir, os.path.relpath(os.path.join(root, name), iteration_dir))))
+    found.sort(key=lambda f: (f[0] not in FIRST_FILES, f[0] == "metrics.json", f[0]))
+    return found
+
+
+def file_href(run_id: str, name: str) -> str:
+    return f"api/file?run={quote(run_id, safe='')}&name={quote(name, safe='')}"
+
+
+def render_outputs(run_dir: Path, iteration_dir: Path, run_id: str, served: bool) -> list[dict[str, Any]]:
+    out = []
+    for name, path in output_files(run_dir, iteration_dir):
+        if path is None or not path.is_file():
+            out.append({"name": name, "kind": "skipped", "size": None, "truncated": False,
+                        "note": "not shown: it points outside the iteration folder"})
+            continue
+        out.append(render_file(path, name, file_href(run_id, name) if served else None))
+    return out
+
+
+def _transcript_html(run_dir: Path) -> str:
+    path = run_dir / "transcript.md"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:TEXT_CAP]
+    except OSError:
+        return ""
+    return markdown_html(text)
+
+
+def _grading(run_dir: Path) -> dict[str, Any]:
+    g = _read_json(run_dir / "grading.json")
+    exps = [{"text": str(as_dict(e).get("text", "")), "passed": as_dict(e).get("passed"),
+             "evidence": str(as_dict(e).get("evidence", ""))} for e in as_list(g.get("expectations"))]
+    return {"expectations": exps, "summary": as_dict(g.get("summary"))}
+
+
+def _metrics(run_dir: Path) -> dict[str, Any]:
+    m, t = _read_json(run_dir / "outputs" / "metrics.json"), _read_json(run_dir / "timing.json")
+    return {"status": m.get("status"), "error": m.get("error"), "tokens": t.get("total_tokens"),
+            "seconds": t.get("total_duration_seconds"), "tool_calls": m.get("total_tool_calls")}
+
+
+def _prompt(iteration_dir: Path, ref: RunRef) -> dict[str, Any]:
+    meta = _read_json(iteration_dir / ref.eval_dir / "eval_metadata.json")
+    return {"prompt": str(meta.get("prompt", "")), "expected_output": str(meta.get("expected_output") or "")}
+
+
+def previous_run_dir(previous: Path, ref: RunRef) -> Path | None:
+    """The same eval (matched by id, since names may change), configuration and run number."""
+    for ev in _subdirs(previous):
+        m = _EVAL_DIR.fullmatch(ev.name)
+        if m and int(m.group(1)) == ref.eval_id:
+            cand = safe_child(previous, f"{ev.name}/{ref.configuration}/run-{ref.run_number}")
+            return cand if cand is not None and cand.is_dir() else None
+    return None
+
+
+def _previous(previous: Path | None, ref: RunRef) -> dict[str, Any] | None:
+    if previous is None:
+        return None
+    run_dir = previous_run_dir(previous, ref)
+    if run_dir is None:
+        return None
+    prev_id = run_dir.relative_to(previous.resolve()).as_posix()
+    answer = safe_child(previous, f"{prev_id}/outputs/answer.md")
+    files = [render_file(answer, "answer.md", None)] if answer is not None and answer.is_file() else []
+    return {"run_id": prev_id, "files": files, "grading": _grading(run_dir),
+            "feedback": read_feedback(previous)["reviews"].get(prev_id)}
+
+
+def run_payload(index: Index, run_id: str, previous: Path | None, served: bool) -> dict[str, Any] | None:
+    ref = index.by_id.get(run_id)
+    if ref is None:
+        return None
+    run_dir = index.iteration_dir / ref.run_id
+    return {**ref.summary(), **_prompt(index.iteration_dir, ref), "metrics": _metrics(run_dir),
+            "files": render_outputs(run_dir, index.iteration_dir, ref.run_id, served),
+            "grading": _grading(run_dir), "transcript_html": _transcript_html(run_dir),
+            "previous": _previous(previous, ref)}
+
+
+# --- benchmark tab ---------------------------------------------------------------------------
+
+
+def _metric_row(label: str, st_cfgs: dict[str, Any], skill: str, base: str, key: str,
+                ws: dict[str, Any], bs: dict[str, Any], spec_key: str) -> dict[str, Any]:
+    def one(cfg: str, arm: dict[str, Any]) -> dict[str, Any]:
+        entry = as_dict(st_cfgs.get(cfg))
+        iv = as_interval(entry.get("pass_rate_interval")) if key == "pass_rate" else as_interval(as_dict(entry.get(key)).get("interval"))
+        return {"value": as_num(arm.get(spec_key)), "interval": iv}
+    return {"label": label, "kind": key, "skill": one(skill, ws), "base": one(base, bs)}
+
+
+def summary_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
+    summary = as_dict(bench.get("summary"))
+    if not summary:
+        return []
+    skill, base = config_names(bench)
+    st_cfgs = as_dict(as_dict(bench.get("statistics")).get("configurations"))
+    ws, bs = as_dict(summary.get("with_skill")), as_dict(summary.get("baseline"))
+    return [_metric_row("pass rate", st_cfgs, skill, base, "pass_rate", ws, bs, "pass_rate"),
+            _metric_row("avg tokens", st_cfgs, skill, base, "avg_tokens", ws, bs, "avg_tokens"),
+            _metric_row("avg seconds", st_cfgs, skill, base, "avg_duration_seconds", ws, bs, "avg_duration_seconds")]
+
+
+def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
+    """Improvement ratio and pass-rate difference, each with its interval when statistics has one."""
+    summary, paired = as_dict(bench.get("summary")), as_dict(as_dict(bench.get("statistics")).get("paired"))
+    ratio, diff = as_dict(paired.get("improvement_ratio")), as_dict(paired.get("pass_rate_difference"))
+    out = [{"label": "improvement ratio", "value": as_num(summary.get("improvement_ratio")),
+            "interval": as_interval(ratio.get("interval")), "note": str(ratio.get("undefined_reason") or "")}]
+    if diff:
+        out.append({"label": "pass-rate difference", "value": as_num(diff.get("mean")),
+                    "interval": as_interval(diff.get("interval")), "note": str(diff.get("explanation") or "")})
+    return out
+
+
+def gate_view(bench: dict[str, Any]) -> dict[str, Any] | None:
+    """Gate status from statistics' decisions when present, else the spec's thresholds_met."""
+    gates = as_dict(as_dict(bench.get("statistics")).get("gates"))
+    if gates:
+        rows = [{"key": k, "status": str(as_dict(g).get("decision") or "INCONCLUSIVE"), "value": as_num(as_dict(g).get("value")),
+                 "threshold": as_num(as_dict(g).get("threshold")), "interval": as_interval(as_dict(g).get("interval")),
+                 "direction": str(as_dict(g).get("direction") or "")} for k, g in gates.items()]
+    else:
+        met = as_dict(bench.get("thresholds_met"))
+        if not met:
+            return None
+        rows = [{"key": k, "status": "PASS" if v else "FAIL", "value": None, "threshold": None, "interval": None,
+                 "direction": ""} for k, v in met.items()]
+    statuses = {r["status"] for r in rows}
+    status = "FAIL" if "FAIL" in statuses else "INCONCLUSIVE" if "INCONCLUSIVE" in statuses else "PASS"
+    return {"status": status, "thresholds": rows}
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "sd": None, "min": None, "max": None}
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else None
+    return {"mean": mean, "sd": sd, "min": min(values), "max": max(values)}
+
+
+def variance_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
+    """Spread across runs per eval and configuration, from benchmark.json's runs."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in as_list(bench.get("runs")):
+        run = as_dict(run)
+        res = as_dict(run.get("result"))
+        key = (str(run.get("eval_id")), str(run.get("configuration")))
+        g = groups.setdefault(key, {"eval_id": run.get("eval_id"), "eval_name": run.get("eval_name") or "",
+                                    "configuration": key[1], "pass": [], "tokens": [], "seconds": []})
+        for name, field_name in (("pass", "pass_rate"), ("tokens", "tokens"), ("seconds", "time_seconds")):
+            if as_num(res.get(field_name)) is not None:
+                g[name].append(float(res[field_name]))
+    rows = []
+    for g in groups.values():
+        rows.append({"eval_id": g["eval_id"], "eval_name": g["eval_name"], "configuration": g["configuration"],
+                     "runs": len(g["pass"]), "pass": _spread(g["pass"]), "tokens": _spread(g["tokens"]),
+                     "seconds": _spread(g["seconds"])})
+    return rows
+
+
+def comparison_view(bench: dict[str, Any]) -> dict[str, Any] | None:
+    comp = as_dict(bench.get("comparison")) or as_dict(as_dict(bench.get("statistics")).get("comparison"))
+    if not comp:
+        return None
+    rows = [{"eval_id": as_dict(r).get("eval_id"), "eval_name": str(as_dict(r).get("eval_name") or ""),
+             "counts": str(as_dict(r).get("counts") or ""), "label": str(as_dict(r).get("label") or "")}
+            for r in as_list(comp.get("per_eval"))]
+    lists = {k: [str(x) for x in as_list(comp.get(k))] for k in
+             ("regressed", "possible_regressions", "improved", "possible_improvements")}
+    return {"rows": rows, **lists}
+
+
+def _svg_uri(svg: bytes | None) -> str | None:
+    return data_uri("image/svg+xml", svg) if svg else None
+
+
+def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any]:
+    rows = per_eval_rows(bench)
+    trend = trend_points(iteration_dir)
+    return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(bench),
+            "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
+            "comparison": comparison_view(bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
+            "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}

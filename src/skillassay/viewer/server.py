@@ -1,0 +1,242 @@
+"""Served mode: a small JSON API on 127.0.0.1. The index is built once at start (folder names
+and benchmark.json only); a run's files are rendered when it is opened. The only write is
+feedback.json, merged under a lock and written atomically."""
+
+from __future__ import annotations
+
+import json
+import threading
+import webbrowser
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from skillassay.charts import load_benchmark
+from skillassay.errors import InputError
+from skillassay.jsonio import load_model, write_json
+from skillassay.models import Feedback, Review
+from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
+from skillassay.viewer.page import csp, new_nonce, render_page
+
+MAX_BODY = 1_000_000  # bytes of one feedback POST
+STATUSES = {"in_progress", "complete"}
+
+
+class HTTPError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def save_feedback(iteration_dir: Path, *, run_id: str | None = None, text: str | None = None,
+                  status: str | None = None) -> Feedback:
+    """Merge one change into feedback.json. A file we cannot read is never overwritten."""
+    path = iteration_dir / "feedback.json"
+    try:
+        fb = load_model(path, Feedback) if path.exists() else Feedback()
+    except InputError as exc:
+        raise HTTPError(409, f"feedback.json exists but is not valid, not overwriting it: {exc}") from None
+    if run_id is not None and text is not None:
+        fb.reviews = [r for r in fb.reviews if r.run_id != run_id] + [Review(run_id=run_id, feedback=text, timestamp=now_iso())]
+    # Assigned even when unchanged: the model writes only fields that were set, and the spec's
+    # review shape always carries both keys.
+    fb.reviews = list(fb.reviews)
+    fb.status = status or fb.status
+    write_json(path, fb)
+    return fb
+
+
+class ViewerServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, iteration_dir: Path, previous: Path | None = None, port: int = 0) -> None:
+        self.iteration_dir = iteration_dir.resolve()
+        self.previous = previous.resolve() if previous else None
+        self.bench = load_benchmark(self.iteration_dir)
+        self.index = build_index(self.iteration_dir, self.bench)
+        self.lock = threading.Lock()
+        self._benchmark: dict[str, Any] | None = None
+        super().__init__(("127.0.0.1", port), ViewerHandler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def benchmark(self) -> dict[str, Any]:
+        with self.lock:  # charts are drawn once, on first request
+            if self._benchmark is None:
+                self._benchmark = benchmark_payload(self.iteration_dir, self.bench)
+            return self._benchmark
+
+
+class ViewerHandler(BaseHTTPRequestHandler):
+    server: ViewerServer
+    server_version = "skillassay-viewer"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Quiet: the terminal belongs to the user."""
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, data: Any, status: int = 200) -> None:
+        self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
+
+    def _error(self, status: int, message: str) -> None:
+        self._json({"error": message}, status)
+
+    def _check_host(self) -> None:
+        """Refuse other Host names (DNS rebinding) and cross-site Origins on every request."""
+        host = self.headers.get("Host", "")
+        allowed = {f"127.0.0.1:{self.server.port}", f"localhost:{self.server.port}"}
+        if host not in allowed:
+            raise HTTPError(403, "unexpected Host header")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in {f"http://{h}" for h in allowed}:
+            raise HTTPError(403, "cross-origin request refused")
+
+    def _dispatch(self, handler: Any) -> None:
+        try:
+            self._check_host()
+            handler()
+        except HTTPError as exc:
+            self._error(exc.status, str(exc))
+
+    # --- GET ---------------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._dispatch(self._get)
+
+    def _get(self) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        routes = {"/": self._page, "/index.html": self._page, "/api/index": self._index,
+                  "/api/benchmark": lambda q: self._json(self.server.benchmark()),
+                  "/api/run": self._run, "/api/file": self._file}
+        route = routes.get(url.path)
+        if route is None:
+            raise HTTPError(404, "not found")
+        route(query)
+
+    def _page(self, _query: dict[str, str]) -> None:
+        nonce = new_nonce()
+        title = f"{self.server.bench.get('skill_name') or 'skill'} · {self.server.iteration_dir.name}"
+        html = render_page(title=title, mode="served", boot={}, nonce=nonce)
+        self._send(200, html.encode("utf-8"), "text/html; charset=utf-8",
+                   {"Content-Security-Policy": csp(nonce, served=True), "X-Frame-Options": "DENY"})
+
+    def _index(self, _query: dict[str, str]) -> None:
+        with self.server.lock:  # feedback.json may be mid-merge
+            payload = index_payload(self.server.index, self.server.bench, "served")
+        self._json(payload)
+
+    def _run(self, query: dict[str, str]) -> None:
+        payload = run_payload(self.server.index, query.get("id", ""), self.server.previous, served=True)
+        if payload is None:
+            raise HTTPError(404, "no such run")
+        self._json(payload)
+
+    def _file(self, query: dict[str, str]) -> None:
+        """One output file of a known run, as a download, never rendered by the browser."""
+        ref = self.server.index.by_id.get(query.get("run", ""))
+        name = query.get("name", "")
+        if ref is None or not name:
+            raise HTTPError(404, "no such file")
+        outputs = safe_child(self.server.iteration_dir, f"{ref.run_id}/outputs")
+        path = safe_child(outputs, name) if outputs is not None else None
+        if path is None or not path.is_file():
+            raise HTTPError(404, "no such file")
+        filename = quote(path.name, safe="")
+        self._send(200, path.read_bytes(), "application/octet-stream",
+                   {"Content-Disposition": f"attachment; filename*=UTF-8''{filename}"})
+
+    # --- POST --------------------------------------------------------------------------
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch(self._post)
+
+    def _body(self) -> dict[str, Any]:
+        if not self.headers.get("Content-Type", "").split(";")[0].strip().lower() == "application/json":
+            raise HTTPError(415, "expected Content-Type: application/json")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            raise HTTPError(411, "Content-Length required") from None
+        if length < 0 or length > MAX_BODY:
+            raise HTTPError(413, f"body over {MAX_BODY} bytes")
+        try:
+            data = json.loads(self.rfile.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise HTTPError(400, "body is not JSON") from None
+        if not isinstance(data, dict):
+            raise HTTPError(400, "expected a JSON object")
+        return data
+
+    def _post(self) -> None:
+        if urlsplit(self.path).path != "/api/feedback":
+            raise HTTPError(404, "the only writable resource is /api/feedback")
+        data = self._body()
+        run_id, text, status = data.get("run_id"), data.get("feedback"), data.get("status")
+        if run_id is not None and (not isinstance(text, str) or run_id not in self.server.index.by_id):
+            raise HTTPError(400, "run_id must name a run of this iteration and feedback must be a string")
+        if status is not None and status not in STATUSES:
+            raise HTTPError(400, f"status must be one of {sorted(STATUSES)}")
+        if run_id is None and status is None:
+            raise HTTPError(400, "expected run_id + feedback, or status")
+        with self.server.lock:
+            fb = save_feedback(self.server.iteration_dir, run_id=run_id, text=text, status=status)
+        self._json({"ok": True, "reviews": len(fb.reviews), "status": fb.status})
+
+    def _refuse(self) -> None:
+        def deny() -> None:
+            raise HTTPError(405, "method not allowed")
+
+        self._dispatch(deny)
+
+    do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815
+
+
+def start_server(iteration_dir: Path, previous: Path | None = None, port: int = 0) -> tuple[ViewerServer, threading.Thread]:
+    """A running server in a background thread (tests, benchmarks); stop with .shutdown()."""
+    server = ViewerServer(iteration_dir, previous, port)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def serve(iteration_dir: Path, previous: Path | None, port: int, open_browser: bool, announce: Any = print) -> None:
+    """Serve until Ctrl-C."""
+    server = ViewerServer(iteration_dir, previous, port)
+    announce(f"reviewing {len(server.index.runs)} runs at {server.url} (Ctrl-C to stop)")
+    if open_browser:
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

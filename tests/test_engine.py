@@ -1,0 +1,251 @@
+"""The run pipeline end to end with real files and real subprocesses: layout, what each arm
+saw, resume, new iterations, kill-and-resume, timeouts, retries, gate exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillassay.cli import app
+from skillassay.execute import RetryPolicy, call_with_retries
+from skillassay.executors import Executor, ExecutorSettings, TransientError, TrialRequest, TrialResult
+from skillassay.models import Benchmark, Grading, Metrics, Timing
+
+runner = CliRunner()
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def run_echo(skill: Path, ws: Path, *extra: str) -> tuple[int, str]:
+    return run_cli("run", str(skill), "--executor", "echo", "--workspace", str(ws), *extra)
+
+
+def run_dirs(iteration: Path) -> list[Path]:
+    return sorted(p for p in iteration.glob("eval-*/*/run-*") if p.is_dir())
+
+
+def test_layout_and_files_valid(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    code, out = run_echo(example_skill, ws)
+    assert code in (0, 1, 3), out
+    it = ws / "iteration-1"
+    runs = run_dirs(it)
+    assert len(runs) == 8 * 2 * 3
+    for run in runs:
+        Grading.model_validate_json((run / "grading.json").read_text())
+        Metrics.model_validate_json((run / "outputs" / "metrics.json").read_text())
+        Timing.model_validate_json((run / "timing.json").read_text())
+        assert (run / "outputs" / "answer.md").is_file()
+        assert (run / "transcript.jsonl").is_file() and (run / "transcript.md").is_file()
+        assert not list(run.rglob("*.tmp")), "no temp files left behind"
+    bench = Benchmark.model_validate_json((it / "benchmark.json").read_text())
+    # both spec shapes
+    assert bench.runs and bench.run_summary and bench.metadata
+    assert bench.summary and bench.per_eval and bench.thresholds_met is not None
+    assert {r.configuration for r in bench.runs} == {"with_skill", "without_skill"}
+    assert (it / "benchmark.md").read_text().startswith("# Benchmark: acme-vpn")
+    assert (it / "skill-snapshot" / "SKILL.md").is_file()
+
+
+def test_with_skill_arm_saw_skill_and_baseline_did_not(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    it = ws / "iteration-1"
+    with_answer = (it / "eval-1-server-port/with_skill/run-1/outputs/answer.md").read_text()
+    base_answer = (it / "eval-1-server-port/without_skill/run-1/outputs/answer.md").read_text()
+    assert "Skill: acme-vpn" in with_answer and "port 4433" in with_answer
+    assert "acme-vpn" not in base_answer and "4433" not in base_answer
+    assert base_answer.strip() == "What port does the Acme VPN server use?"
+    # same seed for both arms of the same trial: only the skill differs
+    s1 = json.loads((it / "eval-1-server-port/with_skill/run-1/outputs/metrics.json").read_text())["seed"]
+    s2 = json.loads((it / "eval-1-server-port/without_skill/run-1/outputs/metrics.json").read_text())["seed"]
+    assert s1 == s2
+
+
+def test_benchmark_figures_match_runs(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "2")
+    bench = json.loads((ws / "iteration-1/benchmark.json").read_text())
+    # echo answers with the skill text: evals 1-6 pass with the skill, fail without;
+    # eval 7 (France) fails with the skill (no 'paris', and '4433' is dragged in); eval 8 fails both.
+    per = {e["eval_id"]: e for e in bench["per_eval"]}
+    for i in range(1, 7):
+        assert per[i]["with_skill"]["pass_rate"] == 1.0, i
+        assert per[i]["baseline"]["pass_rate"] == 0.0, i
+    assert per[7]["with_skill"]["pass_rate"] == 0.0
+    assert bench["summary"]["with_skill"]["pass_rate"] == pytest.approx(6 / 8, abs=1e-4)
+    assert bench["summary"]["baseline"]["pass_rate"] == 0.0
+    assert bench["summary"]["improvement_ratio"] is None  # baseline 0 -> undefined
+    assert bench["run_summary"]["delta"]["pass_rate"].startswith("+")
+    assert per[1]["with_skill"]["trials_completed"] == 2 and per[1]["trials"] == 2
+
+
+def test_second_run_resumes_and_executes_nothing(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "2")
+    before = {p: p.stat().st_mtime_ns for p in (ws / "iteration-1").rglob("transcript.jsonl")}
+    code, out = run_echo(example_skill, ws, "--trials", "2")
+    assert "resuming" in out and "0 to run" in out, out
+    after = {p: p.stat().st_mtime_ns for p in (ws / "iteration-1").rglob("transcript.jsonl")}
+    assert before == after
+    assert not (ws / "iteration-2").exists()
+    # more trials requested: only the missing ones run
+    code, out = run_echo(example_skill, ws, "--trials", "3")
+    assert "32 trials already graded, 16 to run" in out, out
+
+
+def test_changed_skill_starts_next_iteration(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    md = example_skill / "SKILL.md"
+    md.write_text(md.read_text().replace("port 4433", "port 5544"))
+    code, out = run_echo(example_skill, ws, "--trials", "1")
+    assert "skill changed since iteration 1" in out, out
+    assert (ws / "iteration-2" / "benchmark.json").is_file()
+    snap = (ws / "iteration-2" / "skill-snapshot" / "SKILL.md").read_text()
+    assert "5544" in snap
+    assert "4433" in (ws / "iteration-1" / "skill-snapshot" / "SKILL.md").read_text()
+
+
+def test_changed_settings_start_next_iteration(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--seed", "7")
+    assert "settings changed since iteration 1" in out, out
+
+
+def test_kill_mid_run_then_resume_grades_every_trial_once(example_skill: Path, tmp_path: Path) -> None:
+    """A real process killed with SIGKILL mid-run loses no finished trial and leaves no
+    half-written JSON; the next run completes exactly the missing trials."""
+    ws = tmp_path / "ws"
+    cmd = [sys.executable, "-m", "skillassay", "run", str(example_skill), "--executor", "echo",
+           "--workspace", str(ws), "--trials", "2", "-o", "delay_seconds=0.15"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    it = ws / "iteration-1"
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(it.glob("eval-*/*/run-*/grading.json"))) < 5:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    graded_before = {p: p.stat().st_mtime_ns for p in it.glob("eval-*/*/run-*/grading.json")}
+    assert 5 <= len(graded_before) < 32
+    for p in it.rglob("*.json"):
+        json.loads(p.read_text())  # every JSON on disk is whole
+    code, out = run_echo(example_skill, ws, "--trials", "2", "-o", "delay_seconds=0.15")
+    assert f"{len(graded_before)} trials already graded" in out, out
+    graded_after = {p: p.stat().st_mtime_ns for p in it.glob("eval-*/*/run-*/grading.json")}
+    assert len(graded_after) == 32
+    assert all(graded_after[p] == t for p, t in graded_before.items()), "finished trials were not re-run"
+    assert not list(it.rglob("*.tmp"))
+
+
+def test_concurrency_runs_trials_in_parallel(example_skill: Path, tmp_path: Path) -> None:
+    t0 = time.perf_counter()
+    run_echo(example_skill, tmp_path / "a", "--trials", "1", "-o", "delay_seconds=0.2", "--concurrency", "8")
+    parallel = time.perf_counter() - t0
+    assert parallel < 16 * 0.2 * 0.6, f"16 trials of 0.2 s with 8 workers took {parallel:.2f}s"
+
+
+def test_timeout_records_trial_as_failed(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    code, out = run_echo(example_skill, ws, "--trials", "1", "-o", "delay_seconds=2", "--timeout", "0.05")
+    m = json.loads((ws / "iteration-1/eval-1-server-port/with_skill/run-1/outputs/metrics.json").read_text())
+    assert m["status"] == "timeout" and "timed out" in m["error"]
+    bench = json.loads((ws / "iteration-1/benchmark.json").read_text())
+    assert bench["per_eval"][0]["with_skill"]["trials_completed"] == 0
+    assert any("unreliable" in n for n in bench["notes"])
+    assert bench["summary"]["improvement_ratio"] is None
+
+
+class Flaky(Executor):
+    name = "flaky"
+    handles_timeout = True
+
+    def __init__(self, fails: int) -> None:
+        super().__init__(ExecutorSettings())
+        self.fails, self.calls = fails, 0
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise TransientError("429 rate limited")
+        return TrialResult(final_text="ok")
+
+
+def _request(tmp_path: Path) -> TrialRequest:
+    return TrialRequest(prompt="p", workdir=tmp_path, skill=None, seed=1, settings=ExecutorSettings())
+
+
+def test_transient_errors_are_retried(tmp_path: Path) -> None:
+    ex = Flaky(fails=2)
+    result, attempts = call_with_retries(ex, _request(tmp_path), RetryPolicy(attempts=3, wait_initial=0, wait_max=0))
+    assert result.status == "ok" and attempts == 3
+
+
+def test_retries_exhausted_is_a_failed_trial_not_a_crash(tmp_path: Path) -> None:
+    ex = Flaky(fails=5)
+    result, attempts = call_with_retries(ex, _request(tmp_path), RetryPolicy(attempts=2, wait_initial=0, wait_max=0))
+    assert result.status == "error" and "after 2 attempts" in result.error and attempts == 2
+
+
+def test_non_transient_errors_are_not_retried(tmp_path: Path) -> None:
+    class Broken(Flaky):
+        def run(self, request: TrialRequest) -> TrialResult:
+            self.calls += 1
+            raise ValueError("bad")
+
+    ex = Broken(fails=0)
+    result, attempts = call_with_retries(ex, _request(tmp_path), RetryPolicy(attempts=3, wait_initial=0))
+    assert result.status == "error" and ex.calls == 1 and "ValueError" in result.error
+
+
+def test_gate_fail_exit_code_names_threshold_and_evals(example_skill: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.9}}))
+    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg))
+    assert code == 1, out
+    assert "FAIL: min_pass_rate" in out and "eval-7 (capital-of-france)" in out
+
+
+def test_gate_pass_exit_code_zero(example_skill: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.75}}))
+    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg), "--point-estimate")
+    assert code == 0, out
+    assert "PASS: min_pass_rate" in out
+
+
+@pytest.mark.parametrize("breakage, expected", [
+    (lambda s: (s / "SKILL.md").unlink(), "SKILL.md: file not found"),
+    (lambda s: (s / "evals/evals.json").write_text("{"), "evals.json: line 1 column 2: invalid JSON"),
+    (lambda s: (s / "evals/evals.json").write_text('{"skill_name": "x", "evals": [{"id": "a", "prompt": "p"}]}'),
+     "$.evals[0].id"),
+    (lambda s: (s / "evals/evals.json").write_text(
+        '{"skill_name": "x", "evals": [{"id": 1, "prompt": "p", "expectations": [{"type": "regex", "pattern": "("}]}]}'),
+     "does not compile"),
+    (lambda s: (s / "evals/evals.json").write_text(
+        '{"skill_name": "x", "evals": [{"id": 1, "prompt": "p", "files": ["../../etc/passwd"]}]}'),
+     "$.evals[0].files[0]"),
+])
+def test_bad_input_exit_2_names_file_and_field(example_skill: Path, tmp_path: Path, breakage, expected) -> None:
+    breakage(example_skill)
+    code, out = run_echo(example_skill, tmp_path / "ws")
+    assert code == 2, out
+    assert expected in " ".join(out.split()), out
+    assert "Traceback" not in out
+
+
+def test_unknown_executor_is_bad_input(example_skill: Path, tmp_path: Path) -> None:
+    code, out = run_cli("run", str(example_skill), "--executor", "nope", "--workspace", str(tmp_path / "ws"))
+    assert code == 2 and "unknown executor" in out
