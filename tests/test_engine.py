@@ -213,9 +213,15 @@ def test_non_transient_errors_are_not_retried(tmp_path: Path) -> None:
 def test_gate_fail_exit_code_names_threshold_and_evals(example_skill: Path, tmp_path: Path) -> None:
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.9}}))
-    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg))
+    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg), "--point-estimate")
     assert code == 1, out
     assert "FAIL: min_pass_rate" in out and "eval-7 (capital-of-france)" in out
+    # with the interval (0.75 over 8 evals, 95% CI reaching above 0.9) the honest call is "not yet"
+    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg))
+    assert code == 3, out
+    assert "INCONCLUSIVE: min_pass_rate" in out and "CI" in out
+    code, out = run_echo(example_skill, tmp_path / "ws", "--config", str(cfg), "--strict")
+    assert code == 1, out
 
 
 def test_gate_pass_exit_code_zero(example_skill: Path, tmp_path: Path) -> None:

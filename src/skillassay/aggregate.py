@@ -9,8 +9,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from skillassay.models import Benchmark, Thresholds
+from skillassay.models import Benchmark, ExpectationResult, Thresholds
+from skillassay.notes import analyst_notes
 from skillassay.records import TrialRecord
+from skillassay.statistics import build_statistics
 
 SKILL_CONFIGS = ("with_skill", "new_skill")
 BASELINE_CONFIGS = ("without_skill", "old_skill", "baseline", "no_skill")
@@ -123,7 +125,7 @@ def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
 def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: str | None,
                     iteration: int | None, timestamp: str, trials_requested: int | None,
                     thresholds: Thresholds, arms: Arms | None = None, executor_model: str | None = None,
-                    notes: list[str] | None = None) -> Benchmark:
+                    notes: list[str] | None = None, seed: int = 0) -> Benchmark:
     arms = arms or pick_arms(r.configuration for r in records)
     cells = group(records, trials_requested)
     configs = list(dict.fromkeys([arms.skill, arms.baseline] + [r.configuration for r in records]))
@@ -151,7 +153,9 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
         "time_savings_ratio": _ratio(ws["avg_duration_seconds"], bs["avg_duration_seconds"]),
     }
     run_summary = _run_summary(records, configs, arms)
-    all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed)
+    statistics = build_statistics(records, arms.skill, arms.baseline, trials_requested or 0,
+                                  thresholds.model_dump(), seed=seed)
+    all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed) + analyst_notes(records, arms)
     return Benchmark.model_validate({
         "metadata": {
             "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
@@ -167,6 +171,7 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
         "summary": summary,
         "per_eval": per_eval,
         "thresholds_met": thresholds_met(summary, thresholds),
+        "statistics": statistics,
     })
 
 
@@ -184,9 +189,18 @@ def _run_entry(r: TrialRecord) -> dict:
         "result": {"pass_rate": _r(r.expectation_pass_rate or 0.0), "passed": r.passed_count,
                    "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
                    "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
-        "expectations": [e.model_dump(mode="json") for e in r.expectations],
+        "expectations": [_expectation_json(e) for e in r.expectations],
         "notes": list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
     }
+
+
+def _expectation_json(e: ExpectationResult) -> dict:
+    """Same dict as e.model_dump(mode="json"), without a serializer call per expectation (a big
+    iteration has hundreds of thousands): text and passed are required and evidence defaults to
+    "", so all three are always written; an expectation with extra fields takes the slow path."""
+    if e.__pydantic_extra__:
+        return e.model_dump(mode="json")
+    return {"text": e.text, "passed": e.passed, "evidence": e.evidence}
 
 
 def _run_summary(records: list[TrialRecord], configs: list[str], arms: Arms) -> dict:

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need (idempotent; quick when already there),
+# then runs the linter and the whole test suite. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+# Real headless Chromium for the viewer tests (Debian package; Playwright drives it).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+# The real agent CLIs, driven in tests against a loopback fake model API.
+if command -v npm >/dev/null 2>&1 && { ! command -v claude >/dev/null 2>&1 || ! command -v codex >/dev/null 2>&1; }; then
+  npm install -g --silent @anthropic-ai/claude-code @openai/codex >/dev/null
+fi
+
+ruff check src tests benchmarks
+python3 -m pytest -q -p no:cacheprovider
