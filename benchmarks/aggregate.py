@@ -79,16 +79,17 @@ def build_iteration(root: Path, runs: int) -> Path:
 def aggregate_once(it: Path) -> tuple[int, float, float]:
     """(runs, seconds for discovery + reading, seconds for build_benchmark)."""
     from skillassay.aggregate import build_benchmark
-    from skillassay.aggregate_cmd import choose_arms, collect
+    from skillassay.aggregate_cmd import choose_arms, collect, gc_paused
     from skillassay.models import Thresholds
 
     t0 = time.perf_counter()
     collected = collect(it)
     t1 = time.perf_counter()
     arms = choose_arms(collected.discovery.configurations, None, it)
-    bench = build_benchmark(collected.records, skill_name="bench", skill_path=None, iteration=1,
-                            timestamp="2026-01-15T10:30:00Z", trials_requested=None, thresholds=Thresholds(),
-                            arms=arms)
+    with gc_paused():  # as aggregate_iteration does
+        bench = build_benchmark(collected.records, skill_name="bench", skill_path=None, iteration=1,
+                                timestamp="2026-01-15T10:30:00Z", trials_requested=None,
+                                thresholds=Thresholds(), arms=arms)
     t2 = time.perf_counter()
     assert bench.runs is not None and len(bench.runs) == len(collected.records)
     return len(collected.records), t1 - t0, t2 - t1
@@ -98,11 +99,14 @@ def measure(it: Path) -> None:
     from skillassay.aggregate_cmd import aggregate_iteration
 
     aggregate_once(it)  # warm the page cache and imports: the figure is aggregation, not disk
+    cpu = time.process_time()
     n, read_s, build_s = aggregate_once(it)
+    cpu = time.process_time() - cpu
     print(f"runs aggregated:        {n}")
     print(f"discovery + reading:    {read_s:.3f} s")
     print(f"build_benchmark:        {build_s:.3f} s")
-    print(f"aggregate total:        {read_s + build_s:.3f} s  ({(read_s + build_s) / n * 1e6:.1f} us/run)")
+    print(f"aggregate total:        {read_s + build_s:.3f} s  ({(read_s + build_s) / n * 1e6:.1f} us/run; "
+          f"CPU {cpu:.3f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     tracemalloc.start()
     aggregate_once(it)
     _, peak = tracemalloc.get_traced_memory()

@@ -4,6 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# llama-cpp-python builds from source (~4 min, then pip caches the wheel). A native build
+# crashes on batched decoding on some AMX CPUs (see executors/local.py), so on x86-64 build
+# for a portable AVX2 target instead; the local executor probes and falls back anyway.
+if ! python3 -c "import llama_cpp" >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ]; then
+  export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF}"
+fi
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 
 # Real headless Chromium for the viewer tests (Debian package; Playwright drives it).

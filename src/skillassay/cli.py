@@ -116,6 +116,10 @@ def run(
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here (one testcase per eval and threshold).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
+    judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
+    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -129,7 +133,8 @@ def run(
                      concurrency=concurrency, timeout_seconds=timeout, model=model,
                      temperature=temperature, max_tokens=max_tokens, seed=seed,
                      executor_options=parse_options(option or []), strict=strict,
-                     point_estimate=point_estimate)
+                     point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
+                     baseline_from=baseline_from)
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary
@@ -141,6 +146,7 @@ def run(
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio "
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
+    _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     _exit_with_gate(outcome.gate, as_json)
 
 
@@ -162,39 +168,161 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 
 @app.command()
-def grade() -> None:
+@handles_input_errors
+def grade(
+    target: Annotated[Path, typer.Argument(help="A workspace (its latest iteration) or an iteration folder.")],
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model for the openai/anthropic judge.")] = None,
+    judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for unchanged pairs.")] = False,
+) -> None:
     """Grade (or re-grade) the runs of an iteration without executing anything."""
-    not_built("grade")
+    from skillassay.regrade import regrade_iteration
+
+    outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
+                                judge_samples=judge_samples, use_cache=not no_cache)
+    s = outcome.benchmark.summary
+    err.print(f"re-graded {outcome.runs} runs ({outcome.judged} expectations judged, {outcome.cached} from cache) "
+              f"-> {outcome.iteration_dir}/benchmark.json", highlight=False)
+    if s is not None:
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
+                  highlight=False)
 
 
 @app.command()
-def aggregate() -> None:
-    """Aggregate graded runs into benchmark.json and benchmark.md."""
-    not_built("aggregate")
+@handles_input_errors
+def aggregate(
+    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
+    skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
+    skill_path: Annotated[str | None, typer.Option(help="Path of the skill, recorded in metadata.")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (baseline_type, trials, thresholds).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="benchmark.json to write (default ITERATION_DIR/benchmark.json); benchmark.md goes beside it.")] = None,
+) -> None:
+    """Aggregate graded runs into benchmark.json and benchmark.md.
+
+    Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
+    every run it could not read. Exit 2 when nothing in the folder can be aggregated."""
+    from skillassay.aggregate_cmd import aggregate_iteration
+
+    result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
+                                 config_path=config, output=output)
+    c = result.collected
+    for issue in c.skipped:
+        err.print(f"[yellow]skipped[/yellow] {issue}", markup=True, highlight=False, soft_wrap=True)
+    for warning in c.warnings:
+        err.print(f"[yellow]warning[/yellow] {warning}", markup=True, highlight=False, soft_wrap=True)
+    s = result.benchmark.summary
+    err.print(f"{len(c.records)} runs aggregated ({len(c.skipped)} skipped), skill {result.arms.skill} vs "
+              f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)
+    if s is not None:
+        delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
+                  f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
 
 
 @app.command()
-def compare() -> None:
-    """Compare an iteration with the previous one: deltas, regressions, improvements."""
-    not_built("compare")
+@handles_input_errors
+def compare(
+    current: Annotated[Path, typer.Argument(help="The iteration folder to compare (e.g. WORKSPACE/iteration-2).")],
+    previous: Annotated[Path | None, typer.Argument(help="Iteration folder or benchmark.json to compare with (default: iteration-(N-1) beside CURRENT, else the config's previous_benchmark).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config (for previous_benchmark; default: the iteration's).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON on stdout.")] = False,
+) -> None:
+    """Compare an iteration with the previous one: deltas, regressions, improvements.
+
+    Per eval: the raw flip and the statistical call (regressed / possible regression /
+    improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
+    nothing to compare with."""
+    from skillassay.compare import FILENAME, summary_lines
+    from skillassay.compare import compare as compare_iterations
+
+    result = compare_iterations(current, previous, config)
+    if result is None:
+        raise InputError.one(current, "PREVIOUS", "nothing to compare with: no iteration-(N-1) beside it and no "
+                             "previous_benchmark in its config; give PREVIOUS explicitly")
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
+    for line in summary_lines(result):
+        out.print(line, highlight=False, soft_wrap=True)
+    err.print(f"wrote {current / FILENAME}", highlight=False)
 
 
 @app.command()
-def report() -> None:
-    """Write report.md for an iteration."""
-    not_built("report")
+@handles_input_errors
+def report(
+    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (with benchmark.json).")],
+    config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
+) -> None:
+    """Write report.md for an iteration: summary, regressions, improvements, per-eval
+    breakdown, variance analysis, recommendations, and what the figures can and cannot show."""
+    from skillassay.report import report_iteration
+
+    out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
+              highlight=False)
+
+
+def _write_ci_outputs(bench: Any, gate_result: GateResult, junit: Path | None,
+                      comparison: dict | None = None) -> None:
+    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set."""
+    from skillassay.ci_outputs import append_step_summary, github_step_summary, write_junit
+
+    if junit is not None:
+        err.print(f"wrote {write_junit(junit, bench, gate_result, comparison)}", highlight=False)
+    append_step_summary(github_step_summary(bench, gate_result, comparison))
 
 
 @app.command()
-def gate() -> None:
-    """Check thresholds; exit 0 pass, 1 fail, 3 inconclusive."""
-    not_built("gate")
+@handles_input_errors
+def gate(
+    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (with benchmark.json).")],
+    config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's skill snapshot).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+) -> None:
+    """Check thresholds (and regressions vs the previous iteration); exit 0 pass, 1 fail, 3 inconclusive.
+
+    Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
+    or the one next to its skill; comparison_previous.json, when present, fails the gate on a
+    called regression. Failures name the evals responsible and the next step."""
+    from skillassay.gate_cmd import check_iteration
+
+    check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
+    _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
+    if as_json:
+        sys.stdout.write(json.dumps(check.to_dict(), indent=2) + "\n")
+        raise typer.Exit(check.result.exit_code)
+    for step in check.next_steps:
+        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
+    _exit_with_gate(check.result, False)
 
 
 @app.command()
-def view() -> None:
+@handles_input_errors
+def view(
+    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
+    previous: Annotated[Path | None, typer.Option(help="The previous iteration folder: its outputs and feedback shown beside each run.")] = None,
+    static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+) -> None:
     """Open the review viewer for an iteration (or write a static HTML file)."""
-    not_built("view")
+    for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
+        if path is not None and not path.is_dir():
+            raise InputError.one(path, label, "not a folder")
+    if static is not None:
+        from skillassay.viewer.static_html import write_static
+
+        out.print(f"wrote {write_static(iteration_dir, static, previous)}", highlight=False)
+        return
+    from skillassay.viewer.server import serve
+
+    serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
 
 
 @app.command("executors")
@@ -212,6 +340,13 @@ def executors_cmd() -> None:
             usable, reason = False, f"failed to load: {type(exc).__name__}: {exc}"
         table.add_row(name, "yes" if usable else "no", reason)
     out.print(table)
+
+
+# Improve mode (history, compare-blind, analyze) lives in improve_cli; imported here, after the
+# app and its helpers exist, because its commands use them.
+from skillassay.improve_cli import register as _register_improve  # noqa: E402
+
+_register_improve(app, handles_input_errors)
 
 
 def main() -> None:  # pragma: no cover

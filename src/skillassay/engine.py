@@ -15,11 +15,13 @@ from pathlib import Path
 
 from skillassay.aggregate import Arms, build_benchmark
 from skillassay.benchmark_md import render_benchmark_md
+from skillassay.compare import compare_after_run
 from skillassay.errors import InputError, Problem
 from skillassay.execute import RetryPolicy, execute_trial, now_iso
 from skillassay.executors import Executor, ExecutorSettings, load_executor_class
 from skillassay.gate import GateResult, evaluate
-from skillassay.grade import CompiledExpectation, compile_expectations, grade, run_view
+from skillassay.grade import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
+from skillassay.history import record_after_run
 from skillassay.jsonio import atomic_write_text, load_model, read_json, write_json
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading
 from skillassay.plan import (
@@ -33,6 +35,8 @@ from skillassay.plan import (
 from skillassay.records import TrialRecord
 from skillassay.records_io import load_grading, make_record, read_run
 from skillassay.redact import make_redactor
+from skillassay.report import write_report
+from skillassay.reuse import reuse_baseline
 from skillassay.skill import Skill, load_skill
 from skillassay.workspace import default_workspace, inside, iteration_dir
 
@@ -58,6 +62,9 @@ class RunRequest:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     strict: bool = False
     point_estimate: bool = False
+    judge: str | None = None  # none/local/openai/anthropic: grades plain-string expectations
+    judge_samples: int = 1
+    baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
 
 
 @dataclass
@@ -70,6 +77,7 @@ class RunOutcome:
     skipped: int
     failed: int
     records: list[TrialRecord]
+    comparison: dict | None = None  # vs the previous iteration (compare.py)
 
 
 class Progress:
@@ -218,23 +226,26 @@ class TrialRunner:
     """Executes and grades one trial; shared by the worker threads."""
 
     def __init__(self, p: Prepared, skills: dict[str, Skill | None],
-                 compiled: dict[int, list[CompiledExpectation]], retry: RetryPolicy) -> None:
+                 compiled: dict[int, list[CompiledExpectation]], retry: RetryPolicy,
+                 grader: Grader | None = None) -> None:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
+        self.grader = grader or Grader()
         self.redactor = make_redactor()
 
     def __call__(self, trial: Trial) -> TrialRecord:
         result, metrics, timing = execute_trial(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor)
-        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt)
-        grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error)
+        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent)
+        grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error, self.grader)
         write_json(trial.run_dir / "grading.json", grading)
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
 
 
-def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error: str | None) -> Grading:
-    grading = grade(compiled, view)
+def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error: str | None,
+                  grader: Grader | None = None) -> Grading:
+    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok")
     if status != "ok":
         # A failed trial fails its expectations with the reason, and is excluded from rates.
         for exp in grading.expectations:
@@ -259,6 +270,7 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     configurations = ["with_skill", base_config]
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
     write_eval_metadata(it_dir, p.evals.evals)
+    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
@@ -268,7 +280,8 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
         rec = read_run(t.run_dir, t.eval.id, names[t.eval.id], t.configuration) if load_grading(t.run_dir) else None
         (done.append(rec) if rec else todo.append(t))
 
-    runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry)
+    runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
+                         make_grader(req.judge, None, req.judge_samples))
     progress.start(len(todo), len(done), choice.reason)
     executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress)
     progress.finish()
@@ -277,10 +290,14 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     records = sort_records(done + executed)
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
                                 req.strict, req.point_estimate)
-    gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate)
+    record_after_run(p.workspace, it_dir)  # history.json; logs and carries on if it fails
+    comparison = compare_after_run(it_dir, records, config_path(req))  # comparison_previous.json
+    gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
+                           comparison=comparison)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
+    write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
-                      sum(1 for r in executed if not r.completed), records)
+                      sum(1 for r in executed if not r.completed), records, comparison)
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress) -> list[TrialRecord]:

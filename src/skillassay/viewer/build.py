@@ -24,6 +24,7 @@ from skillassay.charts import (
     trend_chart,
     trend_points,
 )
+from skillassay.ci_outputs import iteration_comparison, iteration_gate
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
 _EVAL_DIR = re.compile(r"eval-(\d+)(?:-.*)?")
@@ -264,22 +265,20 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def gate_view(bench: dict[str, Any]) -> dict[str, Any] | None:
-    """Gate status from statistics' decisions when present, else the spec's thresholds_met."""
-    gates = as_dict(as_dict(bench.get("statistics")).get("gates"))
-    if gates:
-        rows = [{"key": k, "status": str(as_dict(g).get("decision") or "INCONCLUSIVE"), "value": as_num(as_dict(g).get("value")),
-                 "threshold": as_num(as_dict(g).get("threshold")), "interval": as_interval(as_dict(g).get("interval")),
-                 "direction": str(as_dict(g).get("direction") or "")} for k, g in gates.items()]
-    else:
-        met = as_dict(bench.get("thresholds_met"))
-        if not met:
-            return None
-        rows = [{"key": k, "status": "PASS" if v else "FAIL", "value": None, "threshold": None, "interval": None,
-                 "direction": ""} for k, v in met.items()]
-    statuses = {r["status"] for r in rows}
-    status = "FAIL" if "FAIL" in statuses else "INCONCLUSIVE" if "INCONCLUSIVE" in statuses else "PASS"
-    return {"status": status, "thresholds": rows}
+def gate_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | None:
+    """The gate as `skillassay gate` decides it (thresholds from the iteration's config,
+    statistics' decisions when present); only the spec's thresholds_met when no config is found."""
+    result = iteration_gate(iteration_dir, bench)
+    if result is not None:
+        rows = [{"key": r.key, "status": r.status, "value": r.value, "threshold": r.threshold,
+                 "interval": as_interval(r.interval), "line": r.line()} for r in result.thresholds]
+        return {"status": result.status, "thresholds": rows}
+    met = as_dict(bench.get("thresholds_met"))
+    if not met:
+        return None
+    rows = [{"key": k, "status": "PASS" if v else "FAIL", "value": None, "threshold": None, "interval": None,
+             "line": f"{'PASS' if v else 'FAIL'}: {k} (from thresholds_met)"} for k, v in met.items()]
+    return {"status": "FAIL" if not all(met.values()) else "PASS", "thresholds": rows}
 
 
 def _spread(values: list[float]) -> dict[str, float | None]:
@@ -310,8 +309,8 @@ def variance_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def comparison_view(bench: dict[str, Any]) -> dict[str, Any] | None:
-    comp = as_dict(bench.get("comparison")) or as_dict(as_dict(bench.get("statistics")).get("comparison"))
+def comparison_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | None:
+    comp = as_dict(iteration_comparison(iteration_dir, bench))
     if not comp:
         return None
     rows = [{"eval_id": as_dict(r).get("eval_id"), "eval_name": str(as_dict(r).get("eval_name") or ""),
@@ -329,7 +328,7 @@ def _svg_uri(svg: bytes | None) -> str | None:
 def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any]:
     rows = per_eval_rows(bench)
     trend = trend_points(iteration_dir)
-    return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(bench),
+    return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
-            "comparison": comparison_view(bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
+            "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
             "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}

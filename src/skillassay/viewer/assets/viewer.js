@@ -205,9 +205,8 @@
     const out = [];
     if (b.gate) {
       out.push(section("Gate", el("div", {}, "status ", el("span", { cls: `badge ${b.gate.status}`, text: b.gate.status })),
-        table(["threshold", "status", "value", "needs", "interval"], b.gate.thresholds.map((t) =>
-          [t.key, t.status, num(t.value, 4), t.threshold === null ? "" : `${t.direction === "max" ? "<=" : ">="} ${t.threshold}`,
-            t.interval ? `[${num(t.interval[0], 3)}, ${num(t.interval[1], 3)}]` : ""]))));
+        el("ul", {}, ...b.gate.thresholds.map((t) => el("li", {}, el("span", { cls: `badge ${t.status}`, text: t.status }), " ",
+          el("span", { text: t.line.replace(/^[A-Z]+: /, "") }))))));
     }
     const summary = table(["metric", "with skill", "baseline"], b.summary.map((r) =>
       [r.label, fmt(r.kind, r.skill.value) + ival(r.kind, r.skill.interval), fmt(r.kind, r.base.value) + ival(r.kind, r.base.interval)]));

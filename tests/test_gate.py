@@ -1,0 +1,103 @@
+"""`skillassay gate ITERATION_DIR`: exit codes for each state, --strict, --point-estimate,
+--json, where thresholds come from, and what a failure message tells the reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iteration_factory import write_iteration
+from typer.testing import CliRunner
+
+from skillassay.cli import app
+from skillassay.compare import FILENAME
+
+runner = CliRunner()
+HALF = {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("FFF", "FFF"), 4: ("FFF", "FFF")}  # exactly 0.5
+
+
+def gate(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["gate", *args])
+    return result.exit_code, result.output
+
+
+def test_value_at_threshold_passes_the_plain_comparison(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, HALF, thresholds={"min_pass_rate": 0.5})
+    assert json.loads((it / "benchmark.json").read_text())["thresholds_met"]["min_pass_rate"] is True
+    assert gate(str(it), "--point-estimate")[0] == 0
+    code, out = gate(str(it))
+    assert code == 3 and "INCONCLUSIVE: min_pass_rate" in out  # the interval straddles 0.5
+    assert gate(str(it), "--strict")[0] == 1
+
+
+def test_clear_failure_names_threshold_figure_interval_evals_and_next_step(tmp_path: Path) -> None:
+    evals = {1: ("PPP", "FFF"), **{i: ("FFF", "FFF") for i in range(2, 7)}}
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.9})
+    code, out = gate(str(it))
+    assert code == 1
+    assert "FAIL: min_pass_rate" in out and "0.1667" in out and "95% CI" in out and ">= 0.9" in out
+    assert "eval-2 (e2)" in out and "eval-1 (e1)" not in out.split("evals responsible:")[1].split("\n")[0]
+    assert "next: min_pass_rate failed" in out and "improve the skill on eval-2 (e2)" in out
+
+
+def test_inconclusive_recommends_trials(tmp_path: Path) -> None:
+    evals = {i: ("PPF", "FFF") for i in range(1, 9)}
+    evals[1] = ("PPP", "FFF")
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.7})
+    code, out = gate(str(it))
+    assert code == 3
+    assert "add trials" in out and "--trials" in out
+
+
+def test_json_prints_only_json(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, HALF, thresholds={"min_pass_rate": 0.5})
+    result = runner.invoke(app, ["gate", str(it), "--json"])
+    data = json.loads(result.stdout)
+    assert result.exit_code == 3 and data["status"] == "INCONCLUSIVE" and data["exit_code"] == 3
+    assert data["config_path"].endswith("benchmark_config.json") and data["next_steps"]
+
+
+def test_config_option_overrides_and_bad_input_exits_2(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, HALF, thresholds={"min_pass_rate": 0.5})
+    strict_cfg = tmp_path / "cfg.json"
+    strict_cfg.write_text(json.dumps({"thresholds": {"min_pass_rate": 0.0}}))
+    assert gate(str(it), "--config", str(strict_cfg))[0] == 0
+    code, out = gate(str(it), "--config", str(tmp_path / "missing.json"))
+    assert code == 2 and "missing.json" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"thresholds": {"min_pass_rate": 3}}))
+    code, out = gate(str(it), "--config", str(bad))
+    assert code == 2 and "$.thresholds.min_pass_rate" in out
+    code, out = gate(str(tmp_path / "nowhere"))
+    assert code == 2 and "benchmark.json" in out
+
+
+def test_damaged_comparison_file_is_bad_input(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, HALF)
+    (it / FILENAME).write_text(json.dumps({"schema_version": 1, "per_eval": [{"eval_id": 1}]}))
+    code, out = gate(str(it))
+    assert code == 2 and FILENAME in out and "$.per_eval" in out
+
+
+def test_all_errored_baseline_is_invalid_not_zero(tmp_path: Path) -> None:
+    evals = {i: ("PPP", "TTT") for i in range(1, 5)}
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_improvement_ratio": 1.0})
+    bench = json.loads((it / "benchmark.json").read_text())
+    assert "measurement invalid: all baseline trials errored" in bench["statistics"]["validity"]
+    assert bench["summary"]["improvement_ratio"] is None
+    code, out = gate(str(it))
+    assert code == 3 and "no baseline trial completed" in out
+    assert gate(str(it), "--strict")[0] == 1
+
+
+def test_regression_fails_gate_only_when_called(tmp_path: Path) -> None:
+    same = {i: ("PPP", "FFF") for i in range(4, 9)}
+    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), **same})
+    write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), 3: ("FFF", "FFF"), **same})
+    it = tmp_path / "iteration-2"
+    assert gate(str(it))[0] == 0, "no comparison file yet: thresholds only (none set)"
+    assert runner.invoke(app, ["compare", str(it)]).exit_code == 0
+    code, out = gate(str(it))
+    assert code == 1
+    assert "FAIL: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
+    assert "next: Improve the skill on eval-1 (e1), eval-2 (e2), eval-3 (e3)" in out

@@ -1,0 +1,111 @@
+"""history.json: a progression with a known winner, a tie and a known loser, built by editing
+the skill between real `run`s on the echo executor (whose answer is the skill text, so which
+facts the skill holds decides which evals pass)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from skillassay.cli import app
+from skillassay.engine import RunRequest, run_benchmark
+from skillassay.history import EvalRate, VersionFacts, build_history, record_after_run, record_iteration
+from skillassay.models.improve import History
+
+FACTS = """
+The Acme VPN server uses port 4433.
+The Acme VPN hostname is vpn.acme.example.
+The Acme VPN uses the WireGuard protocol.
+The Acme VPN help desk email is netops@acme.example.
+Each Acme employee may connect at most 3 devices to the Acme VPN.
+The Acme VPN client for Linux is called acmeguard.
+"""
+
+
+def set_body(skill: Path, body: str) -> None:
+    md = skill / "SKILL.md"
+    head = md.read_text().split("---", 2)
+    md.write_text(f"---{head[1]}---\n# Acme VPN\n{body}")
+
+
+def run(skill: Path, ws: Path) -> Path:
+    return run_benchmark(RunRequest(skill_dir=skill, executor="echo", workspace=ws, trials=1)).iteration_dir
+
+
+def test_progression_won_tie_lost(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    set_body(example_skill, "Answer questions about the VPN.\n")  # v0: knows nothing
+    run(example_skill, ws)
+    set_body(example_skill, FACTS)  # v1: all six facts -> six evals go 0 -> 1
+    run(example_skill, ws)
+    set_body(example_skill, FACTS + "\nBe concise.\n")  # v2: same facts, cosmetic edit
+    run(example_skill, ws)
+    set_body(example_skill, "Ask the help desk.\n")  # v3: facts gone again
+    it4 = run(example_skill, ws)
+
+    data = json.loads((ws / "history.json").read_text())
+    History.model_validate(data)
+    entries = data["iterations"]
+    assert [e["version"] for e in entries] == ["v0", "v1", "v2", "v3"]
+    assert [e["grading_result"] for e in entries] == ["baseline", "won", "tie", "lost"]
+    # Everything after v1 is derived from (and compared with) the best so far, v1.
+    assert [e["parent"] for e in entries] == [None, "v0", "v1", "v1"]
+    assert [e["comparison"]["against"] for e in entries[1:]] == ["v0", "v1", "v1"]
+    assert data["current_best"] == "v1"
+    assert [e["is_current_best"] for e in entries] == [False, True, False, False]
+    # Only the spec's keys are required; the evidence rides along as extra fields.
+    won = entries[1]["comparison"]
+    assert won["p_value"] <= 0.05 and won["interval"][0] > 0 and won["n_paired_evals"] == 8
+    assert entries[3]["comparison"]["interval"][1] < 0
+    assert entries[2]["comparison"]["mean_difference"] == 0
+    assert entries[1]["expectation_pass_rate"] > entries[0]["expectation_pass_rate"]
+    assert data["skill_name"] == "acme-vpn"
+
+    # Recording an iteration again replaces its entry instead of appending a fifth.
+    again = record_iteration(ws, it4)
+    assert again.model_dump(mode="json") == History.model_validate(data).model_dump(mode="json")
+
+    result = CliRunner().invoke(app, ["history", str(ws)])
+    assert result.exit_code == 0, result.output
+    assert "current best: v1 (iteration-2): better than v0" in result.output
+    assert "1 tie, 1 lost" in result.output
+
+
+def rates(*values: float) -> tuple[EvalRate, ...]:
+    return tuple(EvalRate(i, f"e{i}", v, 3) for i, v in enumerate(values, 1))
+
+
+def facts(n: int, *values: float) -> VersionFacts:
+    return VersionFacts(n, f"iteration-{n}", None, "s", None, None, rates(*values))
+
+
+def test_an_improvement_on_too_few_evals_is_a_tie() -> None:
+    """Every one of 5 evals improved, but 5 sign flips cannot reach p < 0.05 (smallest p is
+    1/16): the data cannot tell this from luck, so it does not replace the best."""
+    h = build_history([facts(1, 0, 0, 0, 0, 0), facts(2, 1, 1, 1, 1, 1)])
+    entry = h.iterations[1]
+    assert entry.grading_result == "tie"
+    assert h.current_best == "v0"
+    assert entry.model_extra["comparison"]["significance_reachable"] is False
+    assert "unreachable" in entry.model_extra["comparison"]["reason"]
+
+
+def test_versions_follow_iteration_order_even_when_recorded_late() -> None:
+    h = build_history([facts(3, *[1] * 8), facts(1, *[0] * 8)])
+    assert [(e.version, e.model_extra["iteration"], e.grading_result) for e in h.iterations] == [
+        ("v0", 1, "baseline"), ("v1", 3, "won")]
+
+
+def test_a_broken_history_never_breaks_the_run(tmp_path: Path) -> None:
+    assert record_after_run(tmp_path, tmp_path / "iteration-1") is None  # no such iteration: logged only
+
+
+def test_history_record_command(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    it = run(example_skill, ws)
+    (ws / "history.json").unlink()
+    result = CliRunner().invoke(app, ["history", "record", str(it)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((ws / "history.json").read_text())["current_best"] == "v0"

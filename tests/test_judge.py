@@ -1,0 +1,219 @@
+"""The LLM judge: structured output against a loopback OpenAI API (retries, failures, votes),
+a forced tool on a loopback Anthropic API, and the real embedded model end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillassay.grade import Grader, compile_expectations, run_view
+from skillassay.judge import (
+    AnthropicJudge,
+    JudgePolicy,
+    LocalJudge,
+    OpenAIJudge,
+    cap,
+    gather,
+    parse_reply,
+    reply_schema,
+)
+from skillassay.models import Eval, Grading, Metrics, Timing
+from tests import fake_anthropic_api
+from tests.fake_openai_api import FakeOpenAI, grading_reply, schema_of
+
+FAST = JudgePolicy(attempts=3, wait_initial=0, wait_max=0)
+PLAIN = "The answer gives the VPN port"
+
+
+def make_run(tmp_path: Path, answer: str = "The Acme VPN uses port 4433.", notes: str | None = None,
+             files: dict[str, bytes] | None = None) -> Path:
+    run = tmp_path / "ws" / "eval-1" / "with_skill" / "run-1"
+    (run / "outputs").mkdir(parents=True)
+    (run / "outputs" / "answer.md").write_text(answer, encoding="utf-8")
+    (run / "outputs" / "metrics.json").write_text("{}", encoding="utf-8")
+    for name, data in (files or {}).items():
+        (run / "outputs" / name).write_bytes(data)
+    if notes is not None:
+        (run / "outputs" / "user_notes.md").write_text(notes, encoding="utf-8")
+    (run / "transcript.md").write_text("# Transcript\n\n## 1. echo\n", encoding="utf-8")
+    (run / "timing.json").write_text(json.dumps({"executor_duration_seconds": 2.0}), encoding="utf-8")
+    return run
+
+
+def grade_with(judge, run: Path, tmp_path: Path, expectations: list, policy: JudgePolicy = FAST) -> Grading:
+    ev = Eval(id=1, name="port", prompt="What port does the Acme VPN use?", expectations=expectations)
+    compiled = compile_expectations(ev, tmp_path / "evals.json")
+    view = run_view(run, Metrics(), Timing(executor_duration_seconds=2.0), ev.prompt, tmp_path)
+    grading = Grader(judge=judge, policy=policy).grade_run(compiled, view)
+    return Grading.model_validate(json.loads(grading.model_dump_json(exclude_unset=True)))
+
+
+@pytest.fixture
+def openai_fake(monkeypatch):
+    fakes = []
+
+    def start(script):
+        fake = FakeOpenAI(script).start()
+        fakes.append(fake)
+        return fake, OpenAIJudge(model="judge-test", client=_client(fake))
+
+    yield start
+    for fake in fakes:
+        fake.stop()
+
+
+def _client(fake: FakeOpenAI):
+    import openai
+
+    return openai.OpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+
+
+def test_structured_output_grades_mixed_expectations(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True)])
+    run = make_run(tmp_path)
+    g = grade_with(judge, run, tmp_path, [{"type": "contains", "value": "4433"}, PLAIN])
+    fake.assert_clean()
+    assert [e.passed for e in g.expectations] == [True, True]
+    assert g.expectations[1].evidence == "Quoted from the answer: 'port 4433'"
+    assert g.summary.passed == 2 and g.summary.total == 2
+    assert g.claims and g.claims[0].claim == "The port is 4433" and g.claims[0].verified is True
+    assert g.eval_feedback is None  # only when the judge raises something
+    assert g.timing.grader_duration_seconds is not None
+    assert g.timing.total_duration_seconds == pytest.approx(2.0 + g.timing.grader_duration_seconds)
+    timing = json.loads((run / "timing.json").read_text())
+    assert timing["executor_duration_seconds"] == 2.0 and timing["grader_start"] <= timing["grader_end"]
+    # What was sent: strict json_schema for exactly one expectation (the typed one is not judged).
+    body = fake.requests[0]
+    assert body["response_format"]["type"] == "json_schema" and body["response_format"]["json_schema"]["strict"]
+    assert list(schema_of(body)["properties"]["expectations"]["properties"]) == ["E1"]
+    user = body["messages"][1]["content"]
+    assert "E1: The answer gives the VPN port" in user and "port 4433" in user
+    assert "Burden of proof" in body["messages"][0]["content"]
+
+
+def test_invalid_json_reply_is_retried(openai_fake, tmp_path):
+    fake, judge = openai_fake(['{"expectations": {"E1": {"passed": tr', grading_reply(False, "No port is named")])
+    g = grade_with(judge, make_run(tmp_path, answer="I do not know."), tmp_path, [PLAIN])
+    fake.assert_clean()
+    assert len(fake.requests) == 2
+    assert g.expectations[0].passed is False and g.expectations[0].evidence == "No port is named"
+
+
+def test_persistent_failure_leaves_expectation_ungraded(openai_fake, tmp_path):
+    fake, judge = openai_fake(["not json at all"] * 3)
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN, {"type": "contains", "value": "4433"}])
+    fake.assert_clean()
+    ungraded = g.expectations[0]
+    assert ungraded.passed is None
+    assert "invalid judge output after 3 attempts" in ungraded.evidence
+    assert g.expectations[1].passed is True  # typed assertions are unaffected
+    assert g.summary.passed == 1 and g.summary.failed == 0 and g.summary.total == 2
+
+
+def test_schema_mismatch_is_retried_then_ungraded(openai_fake, tmp_path):
+    wrong_keys = json.dumps({"expectations": {"E7": {"passed": True, "evidence": "x"}}, "claims": [],
+                             "user_notes_summary": {"uncertainties": [], "needs_review": [], "workarounds": []},
+                             "eval_feedback": None})
+    fake, judge = openai_fake([wrong_keys] * 3)
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN])
+    fake.assert_clean()
+    assert g.expectations[0].passed is None and "expected ['E1']" in g.expectations[0].evidence
+
+
+def test_majority_vote_records_agreement(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True), grading_reply(False, "Nothing"), grading_reply(True)])
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN], JudgePolicy(samples=3, wait_initial=0))
+    fake.assert_clean()
+    e = g.expectations[0]
+    assert e.passed is True and e.evidence.startswith("judge 2/3 agree: ")
+    assert e.model_extra["judge_votes"] == {"passed": 2, "failed": 1, "invalid": 0}
+    assert e.model_extra["judge_agreement"] == pytest.approx(0.6667)
+
+
+def test_tied_vote_is_ungraded(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True), grading_reply(False, "Nothing")])
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN], JudgePolicy(samples=2, wait_initial=0))
+    assert g.expectations[0].passed is None and "split 1 pass / 1 fail" in g.expectations[0].evidence
+
+
+def test_pass_without_evidence_fails_burden_of_proof(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True, evidence="")])
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN])
+    assert g.expectations[0].passed is False and "burden of proof" in g.expectations[0].evidence
+
+
+def test_feedback_and_user_notes_are_kept_when_present(openai_fake, tmp_path):
+    feedback = {"suggestions": [{"assertion": PLAIN, "reason": "Any number would pass"}], "overall": "Weak."}
+    fake, judge = openai_fake([grading_reply(True, feedback=feedback)])
+    run = make_run(tmp_path, notes="## Uncertainties\n- Port may change in 2027\n")
+    g = grade_with(judge, run, tmp_path, [PLAIN])
+    assert g.eval_feedback is not None and g.eval_feedback.suggestions[0].reason == "Any number would pass"
+    assert g.eval_feedback.overall == "Weak."
+    assert "Port may change in 2027" in fake.requests[0]["messages"][1]["content"]
+
+
+def test_without_judge_plain_expectations_are_ungraded_and_notes_parsed(tmp_path):
+    run = make_run(tmp_path, notes="# Notes\n## Uncertainties\n- stale data\n## Workarounds\n- used text overlay\n")
+    g = grade_with(None, run, tmp_path, [PLAIN])
+    assert g.expectations[0].passed is None and "no judge configured" in g.expectations[0].evidence
+    assert g.user_notes_summary.uncertainties == ["stale data"]
+    assert g.user_notes_summary.workarounds == ["used text overlay"]
+
+
+def test_anthropic_judge_uses_a_forced_tool(tmp_path):
+    import anthropic
+
+    verdict = {"expectations": {"E1": {"passed": True, "evidence": "'port 4433'"}}, "claims": [],
+               "user_notes_summary": {"uncertainties": [], "needs_review": [], "workarounds": []},
+               "eval_feedback": None}
+    with fake_anthropic_api.FakeAnthropic([fake_anthropic_api.tool_use("record_grading", verdict)]) as fake:
+        client = anthropic.Anthropic(base_url=fake.base_url, api_key="sk-ant-test", max_retries=0)
+        g = grade_with(AnthropicJudge(model="claude-test", client=client), make_run(tmp_path), tmp_path, [PLAIN])
+        fake.assert_clean()
+    body = fake.requests[0]["body"]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_grading"}
+    assert body["tools"][0]["input_schema"]["properties"]["expectations"]["required"] == ["E1"]
+    assert g.expectations[0].passed is True and g.expectations[0].evidence == "'port 4433'"
+
+
+def test_inputs_are_capped_and_binary_files_described(tmp_path):
+    from skillassay.judge import Caps
+
+    run = make_run(tmp_path, answer="x" * 5000, files={"chart.png": b"\x89PNG\x00\x01" * 100,
+                                                        "report.txt": b"line\n" * 1000})
+    view = run_view(run, Metrics(), Timing(), "prompt")
+    inputs = gather(view, Caps(answer=100, file_each=50, files_total=80))
+    assert len(inputs.answer) < 200 and "chars cut" in inputs.answer
+    files = {f.name: f for f in inputs.files}
+    assert set(files) == {"chart.png", "report.txt"}  # answer.md/metrics.json are not "files"
+    assert files["chart.png"].text is None and "binary PNG" in files["chart.png"].note
+    assert "chars cut" in files["report.txt"].text
+    assert cap("short", 10) == "short"
+
+
+def test_reply_schema_and_parse_agree():
+    from skillassay.judge import JudgeOutputError
+
+    schema = reply_schema(2, LocalJudge().caps, bounded=True)
+    assert schema["properties"]["expectations"]["required"] == ["E1", "E2"]
+    assert schema["properties"]["claims"]["maxItems"] == 1
+    with pytest.raises(JudgeOutputError):
+        parse_reply({"expectations": {}}, 2)
+
+
+@pytest.mark.model
+def test_local_model_judges_end_to_end(tmp_path):
+    """The real embedded SmolLM2 with grammar-constrained decoding: a schema-valid grading."""
+    run = make_run(tmp_path, answer="The Acme VPN server uses port 4433.")
+    g = grade_with(LocalJudge(), run, tmp_path, [PLAIN, {"type": "contains", "value": "4433"}],
+                   JudgePolicy(attempts=2, wait_initial=0))
+    judged = g.expectations[0]
+    assert judged.passed in (True, False), judged.evidence  # a verdict, not a judge failure
+    assert judged.evidence
+    assert judged.model_extra["judge_votes"]["invalid"] == 0
+    assert g.expectations[1].passed is True
+    assert all(c.type in ("factual", "process", "quality") for c in g.claims or [])
+    assert g.user_notes_summary is not None
+    assert json.loads((run / "grading_cache.json").read_text())["schema_version"] == 1

@@ -1,0 +1,84 @@
+"""report.md: every section of the spec's template, the plain-language sentences about what
+is certain, validity flags up front, recommendations, and `run` writing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iteration_factory import write_iteration
+from test_compare import drop_facts, run_echo
+from typer.testing import CliRunner
+
+from skillassay.cli import app
+from skillassay.compare import FILENAME
+
+runner = CliRunner()
+SECTIONS = ["# Benchmark Report: acme-vpn", "## Iteration 2 vs 1", "### Summary",
+            "| Metric | Current | Previous | Delta | Threshold | Status |", "### Regressions (action needed)",
+            "### Improvements", "### Per-eval breakdown", "### Variance analysis",
+            "| Eval | Pass rate | Std dev | Trials | Reliability |", "### Recommendations"]
+
+
+def test_run_writes_report_with_every_section_and_plain_sentences(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws)
+    first = (ws / "iteration-1" / "report.md").read_text()
+    assert "(no previous iteration to compare with)" in first
+    drop_facts(example_skill, "port 4433")
+    run_echo(example_skill, ws)
+    text = (ws / "iteration-2" / "report.md").read_text()
+    positions = [text.index(s) for s in SECTIONS]
+    assert positions == sorted(positions), "sections in the template's order"
+    assert "| Pass rate | 62% (95% CI" in text and "| 75% | -12 pts (95% CI" in text
+    assert "3/3 before vs 0/3 now on one eval is not enough to call it; about 1 more trial per arm would be" in text
+    assert "with fewer than 6 evals that differ, no p < 0.05 is reachable" in text
+    assert "| eval-1 (server-port) | PASS (3/3) | FAIL (0/3) | possible regression:" in text
+    assert "Re-check eval-1 (server-port) (3/3 -> 0/3): about 1 more trials per arm" in text
+    assert "compatible with a true pass rate as low as 44%" in text
+    if (ws / "iteration-2" / "charts" / "pass_rate.png").is_file():
+        assert "![charts/pass_rate.png](charts/pass_rate.png)" in text
+
+
+def test_called_regression_and_improvement_rows(tmp_path: Path) -> None:
+    same = {i: ("PPP", "FFF") for i in range(5, 9)}
+    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), 4: ("FFF", "FFF"), **same})
+    write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), 3: ("FFF", "FFF"), 4: ("PPP", "FFF"), **same},
+                    thresholds={"min_pass_rate": 0.95})
+    result = runner.invoke(app, ["report", str(tmp_path / "iteration-2")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "iteration-2" / FILENAME).is_file(), "report compares first when needed"
+    text = (tmp_path / "iteration-2" / "report.md").read_text()
+    regressions = text.split("### Regressions (action needed)")[1].split("### Improvements")[0]
+    improvements = text.split("### Improvements")[1].split("### Per-eval breakdown")[0]
+    assert "| eval-1 (e1) | PASS (3/3) | FAIL (0/3) | regressed: 3/3 before vs 0/3 now: a real drop" in regressions
+    assert "eval-4" not in regressions and "| eval-4 (e4) | FAIL (0/3) | PASS (3/3) | possible improvement" in improvements
+    assert "Fix eval-1 (e1): it regressed" in text
+    assert "Threshold `min_pass_rate` FAILED" in text or "Threshold `min_pass_rate` is undecided" in text
+    assert "| Evals regressed | 3 |" in text and "**Gate: FAIL**" in text
+
+
+def test_invalid_baseline_is_flagged_before_the_summary(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "TTT") for i in range(1, 4)}, thresholds={"min_improvement_ratio": 1})
+    assert runner.invoke(app, ["report", str(it)]).exit_code == 0
+    text = (it / "report.md").read_text()
+    assert text.index("This measurement is invalid") < text.index("### Summary")
+    assert "all baseline trials errored" in text
+    assert "Fix the measurement before reading anything else" in text
+    assert "3 of 3 (3 errored or timed out)" not in text  # the with-skill arm completed
+    assert "| eval-1 (e1) | 3/3" in text
+
+
+def test_variance_and_low_reliability_recommendation(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, {1: ("PPF", "FFF"), 2: ("PPP", "FFF"), 3: ("PE", "FF")})
+    runner.invoke(app, ["report", str(it)])
+    text = (it / "report.md").read_text()
+    assert "| eval-1 (e1) | 67% | 0.47 | 3 of 3 | Low (investigate) |" in text
+    assert "| eval-3 (e3) | 100% | 0.00 | 1 of 3 (1 errored or timed out) | unreliable (fewer than 2 completed trials) |" \
+        in text
+    assert "eval-1 (e1) passes 2 of 3 trials with the skill: it is flaky" in text
+    assert "eval-3 (e3) has fewer than 2 completed trials" in text
+
+
+def test_report_on_missing_folder_is_bad_input(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "not a folder" in result.output

@@ -1,0 +1,427 @@
+"""The viewer's data, pages and server, without a browser: what is listed, rendered, escaped,
+served and refused. Browser behaviour is in test_viewer_browser.py."""
+
+from __future__ import annotations
+
+import html as html_lib
+import http.client
+import json
+import os
+import re
+import shutil
+import struct
+import zlib
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from typer.testing import CliRunner
+
+from skillassay.charts import write_report_charts
+from skillassay.cli import app
+from skillassay.viewer.build import benchmark_payload, build_index, run_payload
+from skillassay.viewer.page import script_json
+from skillassay.viewer.server import MAX_BODY, start_server
+from skillassay.viewer.static_html import static_html
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "acme-vpn"
+SENTINEL = "__pwned"
+PAYLOADS = [
+    f"</script><script>window.{SENTINEL}=1</script>",
+    f'<img src=x onerror="window.{SENTINEL}=1;alert(1)">',
+    f"[click me](javascript:window.{SENTINEL}=1)",
+    f"<svg/onload=window.{SENTINEL}=1>",
+    f"<!--</script><script>window.{SENTINEL}=1;confirm(1)</script>-->",
+    f"\u2028\u2029</SCRIPT ><script>window.{SENTINEL}=1</script>",
+    f"<a href=\"javascript:window.{SENTINEL}=1\">x</a><iframe srcdoc=\"<script>parent.{SENTINEL}=1</script>\">",
+]
+EVIL = "\n".join(PAYLOADS)
+# File names cannot hold "/", so the name payloads avoid it.
+EVIL_NAMES = [f"<img src=x onerror=window.{SENTINEL}=1>.txt", f"<svg onload=window.{SENTINEL}=1>.md",
+              f"javascript:window.{SENTINEL}=1.bin"]
+
+
+def tiny_png(width: int = 4, height: int = 3) -> bytes:
+    """A valid RGB PNG built by hand, so tests need no imaging library."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def run_cli(*args: str) -> int:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code
+
+
+def echo_run(skill: Path, workspace: Path, *extra: str) -> Path:
+    code = run_cli("run", str(skill), "--executor", "echo", "--workspace", str(workspace), "--trials", "1",
+                   "-o", "write_file=notes.md", *extra)
+    assert code in (0, 1, 3)
+    return max(workspace.glob("iteration-*"), key=lambda p: int(p.name.split("-")[1]))
+
+
+def add_output_kinds(run_dir: Path) -> None:
+    """One file of each kind the viewer renders, into a run's outputs/."""
+    out = run_dir / "outputs"
+    (out / "script.py").write_text("def greet(name):\n    return f'hello {name}'\n")
+    (out / "report.md").write_text("# Report\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n**bold** text\n")
+    (out / "chart.png").write_bytes(tiny_png())
+    (out / "data.bin").write_bytes(b"\x00\x01\x02binary\xff\xfe")
+    (out / "log.txt").write_text("plain log line\n")
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two iterations of the example skill (the skill changed in between), extra output kinds
+    in the first run of iteration 2, and feedback left on iteration 1."""
+    root = tmp_path_factory.mktemp("viewer")
+    skill = root / "acme-vpn"
+    shutil.copytree(EXAMPLE, skill, ignore=shutil.ignore_patterns("*-workspace"))
+    ws = root / "ws"
+    it1 = echo_run(skill, ws)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nThe Acme VPN supports IPv6.\n")
+    it2 = echo_run(skill, ws)
+    assert it1 != it2
+    first = build_index(it2).runs[0]
+    add_output_kinds(it2 / first.run_id)
+    prev_first = build_index(it1).runs[0]
+    (it1 / "feedback.json").write_text(json.dumps({"reviews": [
+        {"run_id": prev_first.run_id, "feedback": "previous feedback: too long", "timestamp": "2026-01-01T00:00:00Z"}],
+        "status": "complete"}))
+    return {"skill": skill, "ws": ws, "it1": it1, "it2": it2, "first": it2 / first.run_id}
+
+
+def evil_skill(root: Path) -> Path:
+    """A skill whose description, eval names, prompts and expectations carry the payloads."""
+    skill = root / "evil"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f"---\nname: evil\ndescription: {json.dumps('Evil skill ' + PAYLOADS[0])}\n---\n{EVIL}\n")
+    evals = [{"id": i + 1, "name": p, "prompt": f"Answer this: {p}", "expected_output": p,
+              "expectations": [{"type": "contains", "value": p}, {"type": "contains", "value": f"missing {p}"}]}
+             for i, p in enumerate(PAYLOADS[:3])]
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "evil", "evals": evals}))
+    (skill / "evals" / "benchmark_config.json").write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.5}}))
+    return skill
+
+
+@pytest.fixture(scope="session")
+def evil_workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("evil")
+    skill = evil_skill(root)
+    ws = root / "ws"
+    it1 = echo_run(skill, ws)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nchanged\n")
+    it2 = echo_run(skill, ws)
+    bench = json.loads((it2 / "benchmark.json").read_text())
+    bench["notes"] = PAYLOADS
+    (it2 / "benchmark.json").write_text(json.dumps(bench))
+    for ref in build_index(it2).runs:
+        out = it2 / ref.run_id / "outputs"
+        for name in EVIL_NAMES:
+            (out / name).write_text(EVIL)
+        (out / "evil.html").write_text(EVIL)
+        (out / "evil.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg" onload="window.{SENTINEL}=1"><script>window.{SENTINEL}=1</script></svg>')
+        (out / "evil.md").write_text(EVIL + f"\n\n![x](javascript:window.{SENTINEL}=1)\n")
+    first = build_index(it1).runs[0]
+    (it1 / "feedback.json").write_text(json.dumps({"reviews": [
+        {"run_id": first.run_id, "feedback": EVIL, "timestamp": "2026-01-01T00:00:00Z"}], "status": "in_progress"}))
+    return {"it1": it1, "it2": it2}
+
+
+# --- index and run data --------------------------------------------------------------------
+
+
+def test_index_lists_every_run_without_reading_outputs(workspace: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    real_open = Path.open
+
+    def spy(self: Path, *a, **k):  # type: ignore[no-untyped-def]
+        opened.append(str(self))
+        return real_open(self, *a, **k)
+
+    monkeypatch.setattr(Path, "open", spy)
+    index = build_index(workspace["it2"])
+    assert len(index.runs) == 16  # 8 evals x 2 configurations x 1 trial
+    assert not [p for p in opened if "/outputs/" in p]
+    first = index.runs[0]
+    assert (first.eval_id, first.configuration, first.run_number) == (1, "with_skill", 1)
+    assert first.eval_name == "server-port" and first.passed == first.total == 1
+
+
+def test_run_payload_renders_each_kind(workspace: dict[str, Path]) -> None:
+    it2 = workspace["it2"]
+    index = build_index(it2)
+    run_id = index.runs[0].run_id
+    data = run_payload(index, run_id, workspace["it1"], served=True)
+    assert data is not None
+    kinds = {f["name"]: f["kind"] for f in data["files"]}
+    assert data["files"][0]["name"] == "answer.md"
+    assert kinds == {"answer.md": "markdown", "notes.md": "markdown", "report.md": "markdown", "script.py": "code",
+                     "log.txt": "text", "chart.png": "image", "data.bin": "binary", "metrics.json": "code"}
+    by_name = {f["name"]: f for f in data["files"]}
+    assert "<table>" in by_name["report.md"]["html"] and "<strong>bold</strong>" in by_name["report.md"]["html"]
+    assert 'class="hl"' in by_name["script.py"]["html"] and '<span class="k">def</span>' in by_name["script.py"]["html"]
+    assert by_name["chart.png"]["src"].startswith("data:image/png;base64,")
+    assert by_name["data.bin"]["href"] == f"api/file?run={quote(run_id, safe='')}&name=data.bin"
+    assert data["prompt"] == "What port does the Acme VPN server use?"
+    assert data["grading"]["expectations"][0]["evidence"].startswith("Found '4433'")
+    assert data["previous"]["feedback"] == "previous feedback: too long"
+    assert data["previous"]["files"][0]["name"] == "answer.md"
+    static = run_payload(index, run_id, None, served=False)
+    assert static is not None
+    assert {f["name"]: f for f in static["files"]}["data.bin"]["href"].startswith("data:application/octet-stream;base64,")
+    assert static["previous"] is None
+
+
+def test_unknown_run_is_none(workspace: dict[str, Path]) -> None:
+    assert run_payload(build_index(workspace["it2"]), "../../etc", None, served=True) is None
+
+
+def test_large_text_is_capped_with_a_note(tmp_path: Path, workspace: dict[str, Path]) -> None:
+    from skillassay.viewer.render import TEXT_CAP, render_file
+
+    big = tmp_path / "big.txt"
+    big.write_text("x" * (TEXT_CAP + 10))
+    f = render_file(big, "big.txt", None)
+    assert f["truncated"] and "first 200,000 characters" in f["note"]
+
+
+def test_escaping_of_rendered_outputs(evil_workspace: dict[str, Path]) -> None:
+    index = build_index(evil_workspace["it2"])
+    data = run_payload(index, index.runs[0].run_id, evil_workspace["it1"], served=False)
+    assert data is not None
+    for f in data["files"]:
+        html = f.get("html", "")
+        assert "<script" not in html.lower() and "<img" not in html.lower() and "<svg" not in html.lower(), f["name"]
+        assert not [h for h in re.findall(r'(?:href|src)="([^"]*)"', html) if "javascript" in h.lower()], f["name"]
+    md = {f["name"]: f for f in data["files"]}["evil.md"]["html"]
+    assert "&lt;script&gt;" in md and 'href="javascript' not in md
+    assert {f["name"]: f["kind"] for f in data["files"]}["evil.svg"] in {"code", "text"}  # never an image
+
+
+def test_script_json_cannot_close_the_script_element() -> None:
+    text = script_json({"a": PAYLOADS})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"a": PAYLOADS}
+
+
+def test_static_page_is_self_contained_and_inert(evil_workspace: dict[str, Path]) -> None:
+    html = static_html(evil_workspace["it2"], evil_workspace["it1"])
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert csp is not None
+    policy = html_lib.unescape(csp.group(1))
+    assert "default-src 'none'" in policy and "img-src data:" in policy and "connect-src 'none'" in policy
+    nonce = re.search(r"script-src 'nonce-([^']+)'", policy).group(1)  # type: ignore[union-attr]
+    scripts = re.findall(r"<script([^>]*)>", html)
+    assert scripts == [' type="application/json" id="boot"', f' nonce="{nonce}"'], scripts
+    assert "window.__pwned" not in html.split('id="boot">')[0]  # nothing hostile before the data
+    assert not re.search(r"(src|href)=\"(https?:)?//", html)  # no CDN, no network
+
+
+def test_charts_written_as_png(workspace: dict[str, Path]) -> None:
+    paths = write_report_charts(workspace["it2"])
+    assert [p.relative_to(workspace["it2"]).as_posix() for p in paths] == ["charts/pass_rate.png", "charts/trend.png"]
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+
+
+def test_benchmark_payload_reads_statistics_and_comparison(workspace: dict[str, Path], tmp_path: Path) -> None:
+    bench = json.loads((workspace["it2"] / "benchmark.json").read_text())
+    bench["statistics"] = {
+        "skill_configuration": "with_skill", "baseline_configuration": "without_skill",
+        "configurations": {"with_skill": {"pass_rate_interval": [0.4, 0.9]}, "without_skill": {"pass_rate_interval": [0.0, 0.3]}},
+        "per_eval": [{"eval_id": 1, "configurations": {"with_skill": {"wilson": [0.2, 1.0]}}}],
+        "paired": {"improvement_ratio": {"interval": [1.1, 3.0]}, "pass_rate_difference": {"mean": 0.6, "interval": [0.3, 0.9]}},
+        "comparison": {"per_eval": [{"eval_id": 2, "eval_name": "protocol", "counts": "3/3 -> 0/3", "label": "regressed"}],
+                       "regressed": [2]},
+    }
+    alone = tmp_path / "iteration-2"  # no comparison_previous.json here: the section inside is used
+    alone.mkdir()
+    (alone / "benchmark.json").write_text(json.dumps(bench))
+    data = benchmark_payload(alone, bench)
+    assert data["summary"][0]["skill"]["interval"] == [0.4, 0.9]
+    assert data["per_eval"][0]["skill_ci"] == [0.2, 1.0]
+    assert data["headline"][1]["interval"] == [0.3, 0.9]
+    assert data["comparison"]["regressed"] == ["2"] and data["comparison"]["rows"][0]["label"] == "regressed"
+    assert data["per_eval_chart"].startswith("data:image/svg+xml;base64,")
+
+
+def test_benchmark_payload_of_a_real_second_iteration(workspace: dict[str, Path]) -> None:
+    bench = json.loads((workspace["it2"] / "benchmark.json").read_text())
+    data = benchmark_payload(workspace["it2"], bench)
+    assert [p["iteration"] for p in data["trend"]] == [1, 2]
+    assert data["trend_chart"].startswith("data:image/svg+xml;base64,")
+    assert len(data["comparison"]["rows"]) == 8  # comparison_previous.json, written by the run
+    assert data["gate"]["status"] in {"PASS", "FAIL", "INCONCLUSIVE"}
+    assert {r["key"] for r in data["gate"]["thresholds"]} >= {"min_pass_rate", "min_improvement_ratio"}
+    assert len(data["variance"]) == 16
+
+
+def test_benchmark_payload_survives_a_foreign_benchmark(tmp_path: Path) -> None:
+    it = tmp_path / "iteration-1"
+    it.mkdir()
+    (it / "benchmark.json").write_text(json.dumps({"metadata": {"skill_name": "x"}, "statistics": "garbage",
+                                                   "runs": [{"eval_id": 1, "result": "bad"}]}))
+    data = benchmark_payload(it, json.loads((it / "benchmark.json").read_text()))
+    assert data["summary"] == [] and data["gate"] is None and data["trend"] == []
+
+
+# --- server --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(workspace: dict[str, Path]):  # type: ignore[no-untyped-def]
+    it2 = workspace["it2"]
+    (it2 / "feedback.json").unlink(missing_ok=True)
+    srv, _ = start_server(it2, workspace["it1"])
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    (it2 / "feedback.json").unlink(missing_ok=True)
+
+
+def request(srv, method: str, path: str, body: bytes | None = None,  # type: ignore[no-untyped-def]
+            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+
+
+def post_json(srv, data: object, path: str = "/api/feedback") -> int:  # type: ignore[no-untyped-def]
+    return request(srv, "POST", path, json.dumps(data).encode(), {"Content-Type": "application/json"})[0]
+
+
+def test_server_binds_loopback_only(server) -> None:  # type: ignore[no-untyped-def]
+    assert server.server_address[0] == "127.0.0.1"
+
+
+def test_page_has_csp_header_with_nonce(server) -> None:  # type: ignore[no-untyped-def]
+    status, headers, body = request(server, "GET", "/")
+    assert status == 200
+    policy = headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "connect-src 'self'" in policy and "img-src data:" in policy
+    nonce = re.search(r"'nonce-([^']+)'", policy).group(1)  # type: ignore[union-attr]
+    assert f'<script nonce="{nonce}">' in body.decode()
+    assert request(server, "GET", "/")[1]["content-security-policy"] != policy  # fresh nonce per page
+
+
+def test_index_then_run_api(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    status, _, body = request(server, "GET", "/api/index")
+    index = json.loads(body)
+    assert status == 200 and len(index["runs"]) == 16 and "files" not in index["runs"][0]
+    run_id = index["runs"][0]["id"]
+    status, _, body = request(server, "GET", f"/api/run?id={quote(run_id, safe='')}")
+    assert status == 200 and json.loads(body)["files"][0]["name"] == "answer.md"
+    status, headers, body = request(server, "GET", f"/api/file?run={quote(run_id, safe='')}&name=data.bin")
+    assert status == 200 and body == b"\x00\x01\x02binary\xff\xfe"
+    assert headers["content-type"] == "application/octet-stream" and headers["content-disposition"].startswith("attachment")
+
+
+@pytest.mark.parametrize("name", ["../grading.json", "../../../benchmark.json", "/etc/passwd", "%2e%2e/grading.json", "", "link"])
+def test_file_api_refuses_paths_out_of_outputs(server, workspace, name: str) -> None:  # type: ignore[no-untyped-def]
+    link = workspace["first"] / "outputs" / "link"
+    if name == "link" and not link.exists():
+        os.symlink("/etc/passwd", link)
+    run_id = quote(build_index(workspace["it2"]).runs[0].run_id, safe="")
+    status, _, body = request(server, "GET", f"/api/file?run={run_id}&name={quote(name, safe='')}")
+    assert status == 404, body
+    assert b"root:" not in body
+
+
+def test_symlink_out_is_listed_as_skipped(workspace) -> None:  # type: ignore[no-untyped-def]
+    link = workspace["first"] / "outputs" / "link"
+    if not link.exists():
+        os.symlink("/etc/passwd", link)
+    index = build_index(workspace["it2"])
+    files = {f["name"]: f for f in run_payload(index, index.runs[0].run_id, None, served=False)["files"]}  # type: ignore[index]
+    assert files["link"]["kind"] == "skipped" and "html" not in files["link"]
+
+
+def test_unknown_routes_and_runs_404(server) -> None:  # type: ignore[no-untyped-def]
+    assert request(server, "GET", "/api/run?id=..%2F..%2F")[0] == 404
+    assert request(server, "GET", "/benchmark.json")[0] == 404
+    assert request(server, "GET", "/../../etc/passwd")[0] == 404
+
+
+def test_feedback_post_writes_spec_shape_atomically(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    run_id = build_index(workspace["it2"]).runs[0].run_id
+    assert post_json(server, {"run_id": run_id, "feedback": "first"}) == 200
+    assert post_json(server, {"run_id": run_id, "feedback": "second"}) == 200
+    assert post_json(server, {"status": "complete"}) == 200
+    data = json.loads((workspace["it2"] / "feedback.json").read_text())
+    assert data["status"] == "complete"
+    assert [(r["run_id"], r["feedback"]) for r in data["reviews"]] == [(run_id, "second")]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z", data["reviews"][0]["timestamp"])
+    assert not list(workspace["it2"].glob(".feedback.json.*"))  # no temp file left behind
+    status, _, body = request(server, "GET", "/api/index")
+    assert json.loads(body)["feedback"] == {run_id: "second"}
+
+
+def test_writes_other_than_feedback_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    run_id = build_index(workspace["it2"]).runs[0].run_id
+    before = (workspace["it2"] / "benchmark.json").read_bytes()
+    assert post_json(server, {"run_id": run_id, "feedback": "x"}, "/api/benchmark") == 404
+    assert post_json(server, {"run_id": run_id, "feedback": "x"}, "/api/feedback/../../benchmark.json") == 404
+    assert request(server, "PUT", "/api/feedback", b"{}", {"Content-Type": "application/json"})[0] == 405
+    assert request(server, "DELETE", "/api/feedback")[0] == 405
+    assert post_json(server, {"run_id": "../../evil", "feedback": "x"}) == 400
+    assert post_json(server, {"run_id": run_id, "feedback": 5}) == 400
+    assert post_json(server, {"status": "hacked"}) == 400
+    assert post_json(server, ["not", "an", "object"]) == 400
+    assert (workspace["it2"] / "benchmark.json").read_bytes() == before
+    assert not (workspace["it2"] / "feedback.json").exists()
+
+
+def test_non_json_and_oversized_bodies_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    run_id = build_index(workspace["it2"]).runs[0].run_id
+    form = f"run_id={run_id}&feedback=x".encode()
+    assert request(server, "POST", "/api/feedback", form, {"Content-Type": "application/x-www-form-urlencoded"})[0] == 415
+    assert request(server, "POST", "/api/feedback", b"{nope", {"Content-Type": "application/json"})[0] == 400
+    # Refused on the declared length, before any of the body is read.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("POST", "/api/feedback")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(MAX_BODY + 1))
+    conn.endheaders()
+    assert conn.getresponse().status == 413
+    conn.close()
+    assert request(server, "POST", "/api/feedback", b"", {"Content-Type": "application/json",
+                                                          "Content-Length": "-5"})[0] == 413
+    assert not (workspace["it2"] / "feedback.json").exists()
+
+
+def test_foreign_host_and_origin_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    assert request(server, "GET", "/api/index", headers={"Host": "evil.example"})[0] == 403
+    run_id = build_index(workspace["it2"]).runs[0].run_id
+    body = json.dumps({"run_id": run_id, "feedback": "x"}).encode()
+    status = request(server, "POST", "/api/feedback", body,
+                     {"Content-Type": "application/json", "Origin": "http://evil.example"})[0]
+    assert status == 403
+    assert not (workspace["it2"] / "feedback.json").exists()
+
+
+def test_corrupt_feedback_file_is_not_overwritten(server, workspace) -> None:  # type: ignore[no-untyped-def]
+    path = workspace["it2"] / "feedback.json"
+    path.write_text("{broken")
+    run_id = build_index(workspace["it2"]).runs[0].run_id
+    assert post_json(server, {"run_id": run_id, "feedback": "x"}) == 409
+    assert path.read_text() == "{broken"
+
+
+# --- command line ------------------------------------------------------------------------
+
+
+def test_view_static_command(workspace, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "review.html"
+    assert run_cli("view", str(workspace["it2"]), "--previous", str(workspace["it1"]), "--static", str(out)) == 0
+    html = out.read_text()
+    assert html.startswith("<!doctype html>") and 'id="boot"' in html and "previous feedback: too long" in html
+
+
+def test_view_rejects_missing_folder(tmp_path: Path) -> None:
+    assert run_cli("view", str(tmp_path / "nope"), "--static", str(tmp_path / "x.html")) == 2
