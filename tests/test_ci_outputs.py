@@ -70,21 +70,24 @@ def test_junit_from_run_is_valid_and_complete(iteration: Path) -> None:
     assert root.get("failures") == "0"
 
 
-def test_failed_threshold_fails_its_testcase_and_the_evals_it_names(iteration: Path, tmp_path: Path) -> None:
-    config = tmp_path / "strict.json"
-    config.write_text(json.dumps({"thresholds": {"min_pass_rate": 0.99}}))
-    loaded = load_iteration(iteration, config, point_estimate=True)  # 0.75 < 0.99 decides it
-    assert loaded.gate.status == "FAIL"
-    text = junit_xml(loaded.benchmark, loaded.gate)
+def test_failed_threshold_fails_its_testcase_and_the_evals_it_names(tmp_path: Path) -> None:
+    skill = tmp_path / "acme-vpn"
+    shutil.copytree(EXAMPLE, skill)
+    config = tmp_path / "tight.json"
+    config.write_text(json.dumps({"trials_per_eval": 2, "thresholds": {"max_avg_tokens": 50}}))
+    junit = tmp_path / "run.xml"
+    assert cli("run", str(skill), "--executor", "echo", "--workspace", str(tmp_path / "ws"), "--config", str(config),
+               "--junit", str(junit)) == 1  # ~180 tokens per answer, every trial: decisively over 50
+    text = junit.read_text()
     SCHEMA.validate(text)
     found = cases(text)
-    failure = found["min_pass_rate"].find("failure")
-    assert failure is not None and failure.get("message", "").startswith("FAIL: min_pass_rate")
-    eval7 = found["eval-7 (capital-of-france)"].find("failure")
-    assert eval7 is not None
-    assert eval7.get("message", "").startswith("named by fail threshold min_pass_rate")
-    assert "with skill 0/2 trials passed (0%, 95% CI 0%.." in eval7.get("message", "")
-    assert found["eval-1 (server-port)"].find("failure") is None
+    failure = found["max_avg_tokens"].find("failure")
+    assert failure is not None and failure.get("message", "").startswith("FAIL: max_avg_tokens")
+    eval1 = found["eval-1 (server-port)"].find("failure")
+    assert eval1 is not None
+    assert eval1.get("message", "").startswith("named by fail threshold max_avg_tokens")
+    assert "with skill 2/2 trials passed (100%, 95% CI 34%..100%)" in eval1.get("message", "")
+    assert ET.fromstring(text.encode()).get("failures") == str(sum(c.find("failure") is not None for c in found.values()))
 
 
 def test_regression_status_and_gate(iteration: Path) -> None:
@@ -166,3 +169,18 @@ def test_write_junit_is_atomic_and_returns_path(iteration: Path, tmp_path: Path)
     loaded = load_iteration(iteration)
     path = write_junit(tmp_path / "out.xml", loaded.benchmark, loaded.gate)
     assert path.read_text().startswith("<?xml") and not list(tmp_path.glob(".out.xml.*"))
+
+
+def test_documented_workflow_is_valid_yaml_and_gates_on_every_exit_code() -> None:
+    import yaml
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    workflow = yaml.safe_load(block)
+    steps = workflow["jobs"]["benchmark"]["steps"]
+    run_step = next(s for s in steps if s.get("id") == "bench")
+    assert "skillassay run" in run_step["run"] and "--junit" in run_step["run"]
+    gate = next(s for s in steps if s.get("name") == "Gate")["run"]
+    for code in ("0)", "1)", "2)", "3)"):
+        assert code in gate
+    assert "pull_request" in workflow[True]  # PyYAML reads the bare key `on` as True

@@ -11,6 +11,7 @@ import re
 import shutil
 import struct
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -322,21 +323,24 @@ def test_index_then_run_api(server, workspace) -> None:  # type: ignore[no-untyp
     assert headers["content-type"] == "application/octet-stream" and headers["content-disposition"].startswith("attachment")
 
 
-@pytest.mark.parametrize("name", ["../grading.json", "../../../benchmark.json", "/etc/passwd", "%2e%2e/grading.json", "", "link"])
-def test_file_api_refuses_paths_out_of_outputs(server, workspace, name: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def outside_link(workspace: dict[str, Path]) -> Iterator[Path]:
+    """A symlink in a run's outputs/ pointing out of the workspace, removed afterwards."""
     link = workspace["first"] / "outputs" / "link"
-    if name == "link" and not link.exists():
-        os.symlink("/etc/passwd", link)
+    os.symlink("/etc/passwd", link)
+    yield link
+    link.unlink()
+
+
+@pytest.mark.parametrize("name", ["../grading.json", "../../../benchmark.json", "/etc/passwd", "%2e%2e/grading.json", "", "link"])
+def test_file_api_refuses_paths_out_of_outputs(server, workspace, outside_link, name: str) -> None:  # type: ignore[no-untyped-def]
     run_id = quote(build_index(workspace["it2"]).runs[0].run_id, safe="")
     status, _, body = request(server, "GET", f"/api/file?run={run_id}&name={quote(name, safe='')}")
     assert status == 404, body
     assert b"root:" not in body
 
 
-def test_symlink_out_is_listed_as_skipped(workspace) -> None:  # type: ignore[no-untyped-def]
-    link = workspace["first"] / "outputs" / "link"
-    if not link.exists():
-        os.symlink("/etc/passwd", link)
+def test_symlink_out_is_listed_as_skipped(workspace, outside_link) -> None:  # type: ignore[no-untyped-def]
     index = build_index(workspace["it2"])
     files = {f["name"]: f for f in run_payload(index, index.runs[0].run_id, None, served=False)["files"]}  # type: ignore[index]
     assert files["link"]["kind"] == "skipped" and "html" not in files["link"]
@@ -425,3 +429,36 @@ def test_view_static_command(workspace, tmp_path: Path) -> None:  # type: ignore
 
 def test_view_rejects_missing_folder(tmp_path: Path) -> None:
     assert run_cli("view", str(tmp_path / "nope"), "--static", str(tmp_path / "x.html")) == 2
+
+
+def test_static_page_respects_its_size_budget(workspace: dict[str, Path]) -> None:
+    html = static_html(workspace["it2"], budget=5_000)
+    boot = json.loads(html.split('id="boot">', 1)[1].split("</script>", 1)[0])
+    files = [f for d in boot["details"].values() for f in d["files"]]
+    skipped = [f for f in files if f["kind"] == "skipped"]
+    assert skipped and all("size budget" in f["note"] for f in skipped)
+    assert files[0]["kind"] == "markdown"  # the first files still fit
+
+
+def test_symlinked_run_folders_are_not_listed(workspace: dict[str, Path], tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "outputs").mkdir(parents=True)
+    (outside / "outputs" / "secret.txt").write_text("secret")
+    cfg = workspace["it2"] / "eval-99-planted" / "with_skill"
+    cfg.mkdir(parents=True)
+    try:
+        os.symlink(outside, cfg / "run-1")
+        ids = [r.run_id for r in build_index(workspace["it2"]).runs]
+        assert len(ids) == 16 and not [i for i in ids if i.startswith("eval-99")]
+    finally:
+        shutil.rmtree(cfg.parent)
+
+
+def test_view_port_in_use_is_bad_input(workspace: dict[str, Path]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert run_cli("view", str(workspace["it2"]), "--no-browser", "--port", str(port)) == 2

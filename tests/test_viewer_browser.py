@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_viewer import EVIL_NAMES, PAYLOADS, SENTINEL, evil_workspace, run_cli, workspace  # noqa: F401
+
 from skillassay.viewer.build import build_index
 from skillassay.viewer.server import ViewerServer, start_server
 

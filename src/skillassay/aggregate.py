@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from skillassay.models import Benchmark, ExpectationResult, Thresholds
+from skillassay.models import Benchmark, BenchmarkRun, ExpectationResult, Thresholds
 from skillassay.notes import analyst_notes
 from skillassay.records import TrialRecord
 from skillassay.statistics import build_statistics
@@ -162,7 +162,9 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
             "timestamp": timestamp, "evals_run": [k[0] for k in cells],
             "runs_per_configuration": trials_requested,
         },
-        "runs": [_run_entry(r) for r in records],
+        # One model per run as we go: the dicts never all coexist with the models (peak memory
+        # on 200,000 runs); validated instances are not re-validated by Benchmark below.
+        "runs": [BenchmarkRun.model_validate(_run_entry(r)) for r in records],
         "run_summary": run_summary,
         "notes": all_notes,
         "skill_name": skill_name,

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from skillassay.errors import EXIT_BAD_INPUT, InputError
 from skillassay.gate import GateResult
@@ -23,8 +24,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True)
+# markup off by default: printed text carries eval names, evidence and paths, which may
+# contain [brackets]; calls that want styling opt in and escape what they interpolate.
+err = Console(stderr=True, soft_wrap=True, markup=False)
+out = Console(soft_wrap=True, markup=False)
 
 
 def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,7 +39,7 @@ def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except InputError as exc:
             for problem in exc.problems:
-                err.print(f"[red]error[/red] {problem}", markup=True, highlight=False, soft_wrap=True)
+                err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT) from None
 
     return wrapper
@@ -61,7 +64,7 @@ def validate(
 
     problems = validate_paths(paths, kind)
     for problem in problems:
-        err.print(f"[red]error[/red] {problem}", markup=True, highlight=False, soft_wrap=True)
+        err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(EXIT_BAD_INPUT)
     out.print(f"{len(paths)} valid")
@@ -92,7 +95,7 @@ def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
     else:
         for t in gate_result.thresholds:
             err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{gate_result.status}[/bold]")
+        err.print(f"gate: [bold]{gate_result.status}[/bold]", markup=True)
     raise typer.Exit(gate_result.exit_code)
 
 
@@ -209,9 +212,9 @@ def aggregate(
                                  config_path=config, output=output)
     c = result.collected
     for issue in c.skipped:
-        err.print(f"[yellow]skipped[/yellow] {issue}", markup=True, highlight=False, soft_wrap=True)
+        err.print(f"[yellow]skipped[/yellow] {escape(str(issue))}", markup=True, highlight=False, soft_wrap=True)
     for warning in c.warnings:
-        err.print(f"[yellow]warning[/yellow] {warning}", markup=True, highlight=False, soft_wrap=True)
+        err.print(f"[yellow]warning[/yellow] {escape(warning)}", markup=True, highlight=False, soft_wrap=True)
     s = result.benchmark.summary
     err.print(f"{len(c.records)} runs aggregated ({len(c.skipped)} skipped), skill {result.arms.skill} vs "
               f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)

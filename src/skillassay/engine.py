@@ -23,7 +23,7 @@ from skillassay.gate import GateResult, evaluate
 from skillassay.grade import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.history import record_after_run
 from skillassay.jsonio import atomic_write_text, load_model, read_json, write_json
-from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading
+from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Timing
 from skillassay.plan import (
     IterationChoice,
     Trial,
@@ -98,6 +98,7 @@ class Prepared:
     workspace: Path
     input_files: dict[int, list[Path]]
     fingerprint: dict[str, str]
+    config_path: Path | None = None
 
 
 def config_path(req: RunRequest) -> Path | None:
@@ -170,7 +171,9 @@ def prepare(req: RunRequest) -> Prepared:
                                 "baseline_type": config.baseline_type}),
     }
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
-    return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint)
+    cfg = config_path(req)
+    return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint,
+                    cfg.resolve() if cfg else None)
 
 
 def hash_tree_file(path: Path) -> str:
@@ -204,6 +207,7 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "evals_path": str(p.evals_path.resolve()), "executor": p.executor.identity(),
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,
         "baseline_type": p.config.baseline_type,
+        "config_path": str(p.config_path) if p.config_path else None,
     })
     snap = it_dir / SNAPSHOT
     if not snap.exists():
@@ -235,17 +239,19 @@ class TrialRunner:
     def __call__(self, trial: Trial) -> TrialRecord:
         result, metrics, timing = execute_trial(
             trial, self.p.executor, self.skills[trial.configuration],
-            self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor)
+            self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor, write_timing=False)
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent)
-        grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error, self.grader)
-        write_json(trial.run_dir / "grading.json", grading)
+        grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
+                                self.grader, timing)
+        write_json(trial.run_dir / "timing.json", timing)
+        write_json(trial.run_dir / "grading.json", grading)  # last: its presence marks the trial done
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
 
 
 def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error: str | None,
-                  grader: Grader | None = None) -> Grading:
-    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok")
+                  grader: Grader | None = None, timing: Timing | None = None) -> Grading:
+    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok", timing=timing)
     if status != "ok":
         # A failed trial fails its expectations with the reason, and is excluded from rates.
         for exp in grading.expectations:

@@ -100,7 +100,8 @@ def transcript_markdown(events: list[dict[str, Any]]) -> str:
 
 
 def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
-                  policy: RetryPolicy, redactor: Callable[[str], str]) -> tuple[TrialResult, Metrics, Timing]:
+                  policy: RetryPolicy, redactor: Callable[[str], str],
+                  write_timing: bool = True) -> tuple[TrialResult, Metrics, Timing]:
     """Run one trial and write outputs/, transcript.jsonl/.md, outputs/metrics.json and
     timing.json into its run dir. grading.json (written by the caller) marks it done."""
     run = trial.run_dir
@@ -159,7 +160,8 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_duration_seconds=round(wall, 6),
     )
     write_json(outputs / "metrics.json", metrics)
-    write_json(run / "timing.json", timing)
+    if write_timing:  # the engine writes it once, after grading adds the grader's times
+        write_json(run / "timing.json", timing)
     return result, metrics, timing
 
 

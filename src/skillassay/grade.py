@@ -221,8 +221,10 @@ class Grader:
         return {**self.judge.identity(), "samples": samples, "templates": templates_hash(),
                 "caps": self.judge.caps.__dict__}
 
-    def grade_run(self, compiled: list[CompiledExpectation], view: RunView, use_judge: bool = True) -> Grading:
-        """Grade one finished run; also writes the grader's times into its timing.json."""
+    def grade_run(self, compiled: list[CompiledExpectation], view: RunView, use_judge: bool = True,
+                  timing: Timing | None = None) -> Grading:
+        """Grade one finished run; the grader's times go into `timing` when the caller will
+        write timing.json itself (the engine: one write per trial), else into the file."""
         start, t0 = now_iso(), time.perf_counter()
         results: list[ExpectationResult | None] = [None if e.plugin is None else check(e, view) for e in compiled]
         plain = [i for i, e in enumerate(compiled) if e.plugin is None]
@@ -243,7 +245,11 @@ class Grader:
             grading.eval_feedback = extras["eval_feedback"]
         if self.judge is not None and plain:
             grading.judge = self.identity()  # type: ignore[attr-defined] - an extra field
-        record_grader_timing(view.run_dir, start, now_iso(), seconds)
+        if timing is not None:
+            timing.grader_start, timing.grader_end = start, now_iso()
+            timing.grader_duration_seconds = round(seconds, 6)
+        else:
+            record_grader_timing(view.run_dir, start, now_iso(), seconds)
         return grading
 
     def judge_plain(self, compiled: list[CompiledExpectation], plain: list[int], view: RunView,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from skillassay.errors import EXIT_FAIL
@@ -120,7 +121,7 @@ def compare_blind(
     for o in result.outcomes:
         label = f"eval {o.pair.eval_id} run-{o.pair.run_number}"
         if o.comparison is None:
-            err.print(f"[red]judge failed[/red] {label}: {o.error}", highlight=False)
+            err.print(f"[red]judge failed[/red] {escape(str(label))}: {escape(str(o.error))}", markup=True, highlight=False)
         else:
             consistent = (o.comparison.model_extra or {}).get("blind", {}).get("position_consistent")
             out.print(f"{label}: winner {o.comparison.winner}"
@@ -155,7 +156,7 @@ def analyze(
             out.print(f"wrote {analyze_file(path, backend)}", highlight=False)
         except JudgeError as exc:
             failed = True
-            err.print(f"[red]judge failed[/red] {path}: {exc}", highlight=False)
+            err.print(f"[red]judge failed[/red] {escape(str(path))}: {escape(str(exc))}", markup=True, highlight=False)
     if failed:
         raise typer.Exit(EXIT_FAIL)
 

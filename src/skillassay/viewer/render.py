@@ -26,7 +26,8 @@ MARKDOWN_SUFFIXES = {".md", ".markdown"}
 def _markdown() -> MarkdownIt:
     # html=False turns any raw HTML into text; markdown-it's validateLink drops javascript:,
     # vbscript:, file: and non-image data: links.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    # breaks=True: agents' answers use single newlines as line breaks, not as soft wraps.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True}).enable("table")
 
 
 def markdown_html(text: str) -> str:

@@ -147,7 +147,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
         title = f"{self.server.bench.get('skill_name') or 'skill'} · {self.server.iteration_dir.name}"
         html = render_page(title=title, mode="served", boot={}, nonce=nonce)
         self._send(200, html.encode("utf-8"), "text/html; charset=utf-8",
-                   {"Content-Security-Policy": csp(nonce, served=True), "X-Frame-Options": "DENY"})
+                   {"Content-Security-Policy": csp(nonce, served=True) + "; frame-ancestors 'none'",
+                    "X-Frame-Options": "DENY"})
 
     def _index(self, _query: dict[str, str]) -> None:
         with self.server.lock:  # feedback.json may be mid-merge
@@ -229,8 +230,11 @@ def start_server(iteration_dir: Path, previous: Path | None = None, port: int = 
 
 
 def serve(iteration_dir: Path, previous: Path | None, port: int, open_browser: bool, announce: Any = print) -> None:
-    """Serve until Ctrl-C."""
-    server = ViewerServer(iteration_dir, previous, port)
+    """Serve until Ctrl-C. A port already taken is bad input (exit 2), not a traceback."""
+    try:
+        server = ViewerServer(iteration_dir, previous, port)
+    except OSError as exc:
+        raise InputError.one("--port", str(port), f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     announce(f"reviewing {len(server.index.runs)} runs at {server.url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(server.url)

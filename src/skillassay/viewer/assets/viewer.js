@@ -32,7 +32,9 @@
   }
   const pct = (x) => (x === null || x === undefined ? "n/a" : `${(x * 100).toFixed(0)}%`);
   const num = (x, d = 2) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(d));
-  const fmt = (kind, x) => (kind === "pass_rate" ? pct(x) : num(x, kind === "avg_tokens" ? 0 : 2));
+  // Seconds keep three significant digits: a fast executor's 0.0004 s must not read as 0.00.
+  const secs = (x) => (x === null || x === undefined ? "n/a" : Math.abs(x) >= 100 ? Number(x).toFixed(0) : Number(Number(x).toPrecision(3)).toString());
+  const fmt = (kind, x) => (kind === "pass_rate" ? pct(x) : kind === "avg_tokens" ? num(x, 0) : secs(x));
   const ival = (kind, iv) => (iv ? ` [${fmt(kind, iv[0])}, ${fmt(kind, iv[1])}]` : "");
   const sizeText = (n) => (n === null || n === undefined ? "" : n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
 
@@ -88,7 +90,7 @@
     if (passed !== null) title.append(el("span", { cls: `badge ${passed ? "pass" : "fail"}`, text: `${d.passed}/${d.total}` }));
     const m = d.metrics || {};
     const frag = el("div", { cls: "run-detail" }, title,
-      el("div", { cls: "muted", text: `status ${m.status ?? "n/a"} · tokens ${m.tokens ?? "n/a"} · seconds ${num(m.seconds, 2)} · tool calls ${m.tool_calls ?? "n/a"}` }));
+      el("div", { cls: "muted", text: `status ${m.status ?? "n/a"} · tokens ${m.tokens ?? "n/a"} · seconds ${secs(m.seconds)} · tool calls ${m.tool_calls ?? "n/a"}` }));
     if (m.error) frag.append(el("div", { cls: "note", text: `error: ${m.error}` }));
     const prompt = el("section", { cls: "block prompt" }, el("h3", { text: "Prompt" }), el("pre", { cls: "plain", text: d.prompt }));
     if (d.expected_output) prompt.append(el("h3", { text: "Expected" }), el("pre", { cls: "plain", text: d.expected_output }));
@@ -215,7 +217,7 @@
     out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
         [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));
-    out.push(section("Variance across runs", table(["eval", "configuration", "runs", "pass rate mean ± sd (min–max)", "tokens", "seconds"],
+    out.push(section("Variance across runs", table(["eval", "configuration", "runs", "expectation pass rate mean ± sd (min–max)", "tokens", "seconds"],
       b.variance.map((r) => [`${r.eval_id} ${r.eval_name}`, r.configuration, r.runs, spread(r.pass, "pass_rate"), spread(r.tokens, "avg_tokens"), spread(r.seconds, "s")]))));
     if (b.comparison) {
       const c = b.comparison;
@@ -229,7 +231,7 @@
     out.push(section("Analyst notes", b.notes.length ? el("ul", {}, ...b.notes.map((n) => el("li", { text: n }))) : el("p", { cls: "muted", text: "No notes." })));
     out.push(section("Trend across iterations", chart(b.trend_chart, "pass rate, tokens and time per iteration"),
       table(["iteration", "pass rate with skill", "baseline", "avg tokens", "avg seconds"],
-        b.trend.map((p) => [String(p.iteration), pct(p.skill_pass_rate), pct(p.base_pass_rate), num(p.tokens, 0), num(p.seconds, 2)]))));
+        b.trend.map((p) => [String(p.iteration), pct(p.skill_pass_rate), pct(p.base_pass_rate), num(p.tokens, 0), secs(p.seconds)]))));
     return out;
   }
 
