@@ -35,11 +35,11 @@ def make_skill(root: Path) -> Path:
     return skill
 
 
-def measure(trials_total: int) -> dict:
+def measure(trials_total: int, where: str | None = None) -> dict:
     from skillassay.engine import RunRequest, run_benchmark
 
     per_eval = trials_total // (EVALS * 2)
-    root = Path(tempfile.mkdtemp(prefix="skillassay-overhead-"))
+    root = Path(tempfile.mkdtemp(prefix="skillassay-overhead-", dir=where))
     try:
         skill = make_skill(root)
         req = RunRequest(skill_dir=skill, executor="echo", trials=per_eval, workspace=root / "ws")
@@ -73,14 +73,18 @@ def startup_seconds() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, nargs="*", default=[10_000, 20_000])
+    ap.add_argument("--dir", help="where to build the workspace (default: the system temp dir); "
+                    "file creation speed differs a lot between filesystems, and dominates")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child)))
+        print(json.dumps(measure(args.child, args.dir)))
         return
     print(f"CLI start-up (skillassay --help, best of 3): {startup_seconds()} s")
+    print(f"workspace under: {args.dir or tempfile.gettempdir()}")
     for n in args.trials:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n)], check=True, capture_output=True, text=True)
+        cmd = [sys.executable, __file__, "--child", str(n)] + (["--dir", args.dir] if args.dir else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"{r['trials']:>6} trials: {r['seconds']:>7} s, {r['trials_per_second']:>6} trials/s, "
               f"{r['ms_per_trial']} ms/trial wall ({r['cpu_ms_per_trial']} ms CPU), resume (read back, run nothing) {r['resume_seconds']} s, "

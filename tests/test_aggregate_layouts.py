@@ -137,7 +137,7 @@ def test_run_level_layouts_give_hand_computed_figures(tmp_path: Path, prefix: st
 
 def test_run_entries_carry_every_field_the_viewer_reads(tmp_path: Path) -> None:
     it = documented(tmp_path / "iteration-1")
-    bench = aggregate_iteration(it, timestamp="2026-01-15T10:30:00Z").benchmark.model_dump(mode="json")
+    bench = load(aggregate_iteration(it, timestamp="2026-01-15T10:30:00Z").json_path)
     run = next(r for r in bench["runs"] if r["configuration"] == "with_skill" and r["run_number"] == 3)
     assert run["eval_id"] == 1 and run["eval_name"] == "alpha"
     assert run["result"] == {"pass_rate": 0.5, "passed": 1, "failed": 1, "total": 2, "time_seconds": 30.0,
@@ -152,7 +152,7 @@ def test_flat_outputs_layout_counts_as_run_one(tmp_path: Path) -> None:
     """eval-*/<config>/outputs/ with grading.json beside it: the old script wrote "runs": []."""
     it = tmp_path / "iteration-1"
     build(it / "eval-1-alpha", {"with_skill": GOOD[:1], "without_skill": POOR[:1]}, run_level=False)
-    bench = aggregate_iteration(it).benchmark.model_dump(mode="json")
+    bench = load(aggregate_iteration(it).json_path)
     assert [(r["configuration"], r["run_number"]) for r in bench["runs"]] == [("with_skill", 1), ("without_skill", 1)]
     assert bench["run_summary"]["delta"] == {"pass_rate": "+1.00", "time_seconds": "+5.0", "tokens": "+500"}
 
@@ -186,7 +186,7 @@ def test_missing_tokens_stay_missing_never_output_chars(tmp_path: Path) -> None:
     it = tmp_path / "iteration-1"
     runs = [(v, None, s) for v, _, s in GOOD]
     build(it / "eval-1-alpha", {"with_skill": runs, "without_skill": POOR})
-    bench = aggregate_iteration(it).benchmark.model_dump(mode="json")
+    bench = load(aggregate_iteration(it).json_path)
     assert all(r["result"]["tokens"] is None for r in bench["runs"] if r["configuration"] == "with_skill")
     assert bench["run_summary"]["with_skill"]["tokens"]["mean"] is None
     assert bench["run_summary"]["delta"]["tokens"] == "n/a"
@@ -236,7 +236,7 @@ def test_eval_identity_from_metadata_or_folder(tmp_path: Path) -> None:
     build(it / "eval-bar", {"with_skill": GOOD[:1], "without_skill": POOR[:1]})
     build(it / "descriptive-name", {"with_skill": GOOD[:1], "without_skill": POOR[:1]})
     write(it / "descriptive-name" / "eval_metadata.json", {"eval_id": 7, "eval_name": "described"})
-    bench = aggregate_iteration(it).benchmark.model_dump(mode="json")
+    bench = load(aggregate_iteration(it).json_path)
     assert {(r["eval_id"], r["eval_name"]) for r in bench["runs"]} == {(3, "foo"), (7, "described"), ("bar", "bar")}
 
 

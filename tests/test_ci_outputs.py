@@ -12,16 +12,10 @@ import pytest
 import xmlschema
 from typer.testing import CliRunner
 
-from skillassay.ci_outputs import (
-    append_step_summary,
-    github_step_summary,
-    junit_xml,
-    load_iteration,
-    md_cell,
-    write_junit,
-)
+from skillassay.ci_outputs import append_step_summary, github_step_summary, junit_xml, md_cell, write_junit
 from skillassay.cli import app
 from skillassay.gate import GateResult, ThresholdResult
+from skillassay.gate_cmd import check_iteration
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "acme-vpn"
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "junit" / "junit.xsd")
@@ -58,7 +52,7 @@ def test_junit_from_run_is_valid_and_complete(iteration: Path) -> None:
     assert {"min_pass_rate", "max_avg_tokens", "max_avg_duration_seconds", "min_improvement_ratio"} <= set(found)
     out = found["eval-1 (server-port)"].findtext("system-out") or ""
     assert "with skill 2/2 trials passed (100%, 95% CI" in out and "baseline 0/2" in out
-    gate = load_iteration(iteration).gate
+    gate = check_iteration(iteration).result
     inconclusive = {r.key for r in gate.thresholds if r.status == "INCONCLUSIVE"}
     assert "min_improvement_ratio" in inconclusive  # undefined with a 0% baseline
     for r in gate.thresholds:  # inconclusive is skipped, not failed; the message is the gate's line
@@ -91,7 +85,7 @@ def test_failed_threshold_fails_its_testcase_and_the_evals_it_names(tmp_path: Pa
 
 
 def test_regression_status_and_gate(iteration: Path) -> None:
-    loaded = load_iteration(iteration)
+    loaded = check_iteration(iteration)
     comparison = {"per_eval": [{"eval_id": 1, "eval_name": "server-port", "counts": "2/2 -> 0/2", "label": "regressed",
                                 "raw_flip": "PASS->FAIL"},
                                {"eval_id": 2, "eval_name": "protocol", "counts": "2/2 -> 1/2", "label": "possible regression"}],
@@ -139,7 +133,7 @@ def test_md_cell_keeps_tables_intact() -> None:
 
 
 def test_step_summary_appended_only_when_set(iteration: Path, tmp_path: Path) -> None:
-    loaded = load_iteration(iteration)
+    loaded = check_iteration(iteration)
     assert append_step_summary("x", env={}) is None
     target = tmp_path / "summary.md"
     target.write_text("earlier step\n")
@@ -147,10 +141,10 @@ def test_step_summary_appended_only_when_set(iteration: Path, tmp_path: Path) ->
     assert cli("gate", str(iteration), env=env) == 3
     written = target.read_text()
     assert written.startswith("earlier step\n")  # appended, never overwritten
-    assert written[len("earlier step\n"):] == github_step_summary(loaded.benchmark, loaded.gate, loaded.comparison)
+    assert written[len("earlier step\n"):] == github_step_summary(loaded.benchmark, loaded.result, loaded.comparison)
     assert "## ⚠️ skillassay: acme-vpn, iteration 1: INCONCLUSIVE" in written
     assert "| Pass rate | 75% | 0% |" in written
-    assert f"- ⚠️ {md_cell(loaded.gate.thresholds[-1].line())}" in written
+    assert f"- ⚠️ {md_cell(loaded.result.thresholds[-1].line())}" in written
     assert "| eval-1 (server-port) | 2/2 trials passed (100%, 95% CI 34%..100%) | 0/2 trials passed (0%, 95% CI 0%..66%) | - | ✅ |" in written
 
 
@@ -166,8 +160,8 @@ def test_gate_command_exit_codes_and_junit(iteration: Path, tmp_path: Path) -> N
 
 
 def test_write_junit_is_atomic_and_returns_path(iteration: Path, tmp_path: Path) -> None:
-    loaded = load_iteration(iteration)
-    path = write_junit(tmp_path / "out.xml", loaded.benchmark, loaded.gate)
+    loaded = check_iteration(iteration)
+    path = write_junit(tmp_path / "out.xml", loaded.benchmark, loaded.result)
     assert path.read_text().startswith("<?xml") and not list(tmp_path.glob(".out.xml.*"))
 
 

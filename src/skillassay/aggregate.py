@@ -4,14 +4,21 @@ with the statistics beside them. Pure: reading records from disk is in `records_
 
 from __future__ import annotations
 
+import json
+import os
 import statistics as pystats
+import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from skillassay.models import Benchmark, BenchmarkRun, ExpectationResult, Thresholds
+from pydantic_core import to_json
+
+from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.notes import analyst_notes
-from skillassay.records import TrialRecord
+from skillassay.records import Outcome, TrialRecord
 from skillassay.statistics import build_statistics
 
 SKILL_CONFIGS = ("with_skill", "new_skill")
@@ -156,15 +163,12 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
     statistics = build_statistics(records, arms.skill, arms.baseline, trials_requested or 0,
                                   thresholds.model_dump(), seed=seed)
     all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed) + analyst_notes(records, arms)
-    return Benchmark.model_validate({
+    bench = Benchmark.model_validate({
         "metadata": {
             "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
             "timestamp": timestamp, "evals_run": [k[0] for k in cells],
             "runs_per_configuration": trials_requested,
         },
-        # One model per run as we go: the dicts never all coexist with the models (peak memory
-        # on 200,000 runs); validated instances are not re-validated by Benchmark below.
-        "runs": [BenchmarkRun.model_validate(_run_entry(r)) for r in records],
         "run_summary": run_summary,
         "notes": all_notes,
         "skill_name": skill_name,
@@ -175,6 +179,56 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
         "thresholds_met": thresholds_met(summary, thresholds),
         "statistics": statistics,
     })
+    bench._run_records = records
+    return bench
+
+
+def run_entries(bench: Benchmark) -> Iterator[dict]:
+    """runs[] of benchmark.json, one dict at a time."""
+    if bench._run_records is not None:
+        return (_run_entry(r) for r in bench._run_records)
+    return (r.to_json_dict() for r in bench.runs or [])
+
+
+def _indented(value: Any, prefix: str) -> str:
+    text = to_json(value, indent=2).decode("utf-8")
+    return text.replace("\n", "\n" + prefix)
+
+
+def write_benchmark(path: Path, bench: Benchmark) -> None:
+    """benchmark.json, pretty-printed like write_json, with runs[] streamed to the file one run
+    at a time (flat memory on huge iterations). Key order: skill-creator's shape first
+    (metadata, runs, run_summary, notes), then the benchmark process's, then ours."""
+    data = bench.to_json_dict()
+    data.pop("runs", None)
+    keys = list(data)
+    keys.insert(1 if "metadata" in data else 0, "runs")
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("{\n")
+            for i, key in enumerate(keys):
+                fh.write(f"  {json.dumps(key)}: ")
+                if key == "runs":
+                    _write_runs(fh, run_entries(bench))
+                else:
+                    fh.write(_indented(data[key], "  "))
+                fh.write(",\n" if i < len(keys) - 1 else "\n")
+            fh.write("}\n")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_runs(fh: Any, entries: Iterator[dict]) -> None:
+    first = True
+    for entry in entries:
+        fh.write("[\n    " if first else ",\n    ")
+        fh.write(_indented(entry, "    "))
+        first = False
+    fh.write("[]" if first else "\n  ]")
 
 
 def _per_eval_arm(a: EvalArm) -> dict:
@@ -196,11 +250,11 @@ def _run_entry(r: TrialRecord) -> dict:
     }
 
 
-def _expectation_json(e: ExpectationResult) -> dict:
+def _expectation_json(e: ExpectationResult | Outcome) -> dict:
     """Same dict as e.model_dump(mode="json"), without a serializer call per expectation (a big
     iteration has hundreds of thousands): text and passed are required and evidence defaults to
     "", so all three are always written; an expectation with extra fields takes the slow path."""
-    if e.__pydantic_extra__:
+    if type(e) is not Outcome and e.__pydantic_extra__:
         return e.model_dump(mode="json")
     return {"text": e.text, "passed": e.passed, "evidence": e.evidence}
 

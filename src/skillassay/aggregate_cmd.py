@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillassay.aggregate import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, build_benchmark, pick_arms
+from skillassay.aggregate import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, build_benchmark, pick_arms, write_benchmark
 from skillassay.benchmark_md import render_benchmark_md
 from skillassay.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, RunDir, discover
 from skillassay.errors import InputError, Problem
 from skillassay.gate import evaluate
-from skillassay.jsonio import atomic_write_text, load_model, write_json
+from skillassay.jsonio import atomic_write_text, load_model
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.records import TrialRecord
 from skillassay.records_io import RunIssue, read_trial
@@ -199,7 +199,7 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
     md_path = json_path.with_suffix(".md")
     if json_path.exists() and json_path.is_dir():
         raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
-    write_json(json_path, bench)
+    write_benchmark(json_path, bench)
     has_thresholds = any(v is not None for v in thresholds.model_dump().values())
     gate = evaluate(bench, thresholds) if has_thresholds else None
     atomic_write_text(md_path, render_benchmark_md(bench, gate))

@@ -150,11 +150,12 @@ def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     return _render(fig, fmt)
 
 
-def write_report_charts(iteration_dir: Path) -> list[Path]:
+def write_report_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> list[Path]:
     """PNGs under <iteration>/charts/ for report.md to link; only charts with data are written."""
     out_dir = iteration_dir / "charts"
     written = []
-    charts = {"pass_rate.png": per_eval_chart(per_eval_rows(load_benchmark(iteration_dir)), "png"),
+    data = data if data is not None else load_benchmark(iteration_dir)
+    charts = {"pass_rate.png": per_eval_chart(per_eval_rows(data), "png"),
               "trend.png": trend_chart(trend_points(iteration_dir), "png")}
     for name, png in charts.items():
         if png is None:

@@ -8,17 +8,13 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from skillassay.charts import as_dict, as_interval, as_list, as_num, config_names
-from skillassay.errors import InputError
-from skillassay.gate import GateResult, ThresholdResult, evaluate
-from skillassay.jsonio import atomic_write_text, load_model, parse_model, read_json
-from skillassay.models import Benchmark, BenchmarkConfig, Thresholds
+from skillassay.gate import GateResult, ThresholdResult
+from skillassay.jsonio import atomic_write_text
+from skillassay.models import Benchmark
 
 # XML 1.0 forbids most control characters even when escaped; agent output is full of them.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -31,59 +27,6 @@ def xml_text(value: Any) -> str:
 
 
 # --- loading -----------------------------------------------------------------------------------
-
-
-COMPARISON_FILE = "comparison_previous.json"  # written by compare.py beside benchmark.json
-
-
-def iteration_thresholds(iteration_dir: Path, config: Path | None = None) -> Thresholds | None:
-    """The thresholds that govern the iteration (compare.find_config's search), None without a config."""
-    from skillassay.compare import find_config
-
-    path = find_config(iteration_dir, config)
-    return load_model(path, BenchmarkConfig).thresholds if path is not None else None
-
-
-def iteration_comparison(iteration_dir: Path, raw: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """comparison_previous.json, else a comparison section inside benchmark.json, else None."""
-    try:
-        found = read_json(iteration_dir / COMPARISON_FILE) if (iteration_dir / COMPARISON_FILE).is_file() else None
-    except InputError:
-        found = None
-    return as_dict(found) or (_comparison(raw) if raw else {}) or None
-
-
-def iteration_gate(iteration_dir: Path, raw: dict[str, Any], config: Path | None = None, *,
-                   strict: bool = False, point_estimate: bool = False) -> GateResult | None:
-    """The gate re-evaluated from files alone; None when no thresholds or no valid benchmark."""
-    try:
-        thresholds = iteration_thresholds(iteration_dir, config)
-        bench = Benchmark.model_validate(raw)
-    except (InputError, ValidationError):
-        return None
-    if thresholds is None:
-        return None
-    return evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate,
-                    comparison=iteration_comparison(iteration_dir, raw))
-
-
-@dataclass
-class LoadedIteration:
-    benchmark: Benchmark
-    gate: GateResult
-    comparison: dict[str, Any] | None
-
-
-def load_iteration(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
-                   point_estimate: bool = False) -> LoadedIteration:
-    """benchmark.json, its comparison and its gate, for `skillassay gate`; bad input raises InputError."""
-    path = iteration_dir / "benchmark.json"
-    raw = read_json(path)
-    bench = parse_model(raw, Benchmark, path)
-    comparison = iteration_comparison(iteration_dir, raw)
-    thresholds = iteration_thresholds(iteration_dir, config) or Thresholds()
-    gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison)
-    return LoadedIteration(bench, gate, comparison)
 
 
 # --- per-eval facts shared by both outputs -----------------------------------------------------

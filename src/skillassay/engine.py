@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillassay.aggregate import Arms, build_benchmark
+from skillassay.aggregate import Arms, build_benchmark, write_benchmark
 from skillassay.benchmark_md import render_benchmark_md
 from skillassay.compare import compare_after_run
 from skillassay.errors import InputError, Problem
@@ -296,12 +296,12 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     records = sort_records(done + executed)
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
                                 req.strict, req.point_estimate)
-    record_after_run(p.workspace, it_dir)  # history.json; logs and carries on if it fails
+    record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
     comparison = compare_after_run(it_dir, records, config_path(req))  # comparison_previous.json
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
-    write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate)
+    write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison)
 
@@ -335,5 +335,5 @@ def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, i
         records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
         timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
         executor_model=p.executor.identity().get("model"))
-    write_json(it_dir / "benchmark.json", bench)
+    write_benchmark(it_dir / "benchmark.json", bench)
     return bench

@@ -81,14 +81,16 @@ def per_eval_rates(records: list[TrialRecord]) -> tuple[EvalRate, ...]:
     return tuple(EvalRate(e, names[e], sum(v) / len(v), len(v)) for e, v in rates.items())
 
 
-def read_version(iteration_dir: Path) -> VersionFacts:
+def read_version(iteration_dir: Path, records: list | None = None) -> VersionFacts:
+    """The version's facts; `records` (when the caller has them in memory, as `run` does)
+    saves reading every run back from disk."""
     from skillassay.aggregate_cmd import collect, default_skill_name, iteration_number, read_iteration_record
 
     record = read_iteration_record(iteration_dir)
     number = iteration_number(iteration_dir, record)
     if number is None:
         raise InputError.one(iteration_dir, "", "not an iteration folder (expected iteration-N or an iteration.json)")
-    per_eval = per_eval_rates(collect(iteration_dir).records)
+    per_eval = per_eval_rates(records if records is not None else collect(iteration_dir).records)
     if not per_eval:
         raise InputError.one(iteration_dir, "with_skill", "no completed with_skill run to record")
     fingerprint = record.get("fingerprint") if isinstance(record.get("fingerprint"), dict) else {}
@@ -224,10 +226,10 @@ def load_history(workspace: Path) -> History | None:
     return parse_model(read_json(path), History, path)
 
 
-def record_iteration(workspace: Path, iteration_dir: Path, seed: int = 0) -> History:
+def record_iteration(workspace: Path, iteration_dir: Path, seed: int = 0, records: list | None = None) -> History:
     """Add (or replace) the iteration's version and rewrite workspace/history.json."""
     path = workspace / HISTORY_FILE
-    new = read_version(iteration_dir)
+    new = read_version(iteration_dir, records)
     existing = load_history(workspace)
     versions = [new]
     started_at = None
@@ -240,11 +242,11 @@ def record_iteration(workspace: Path, iteration_dir: Path, seed: int = 0) -> His
     return history
 
 
-def record_after_run(workspace: Path, iteration_dir: Path) -> History | None:
+def record_after_run(workspace: Path, iteration_dir: Path, records: list | None = None) -> History | None:
     """The engine's hook: history is a by-product, so any failure here is logged and the run's
     benchmark (already written) stands."""
     try:
-        return record_iteration(workspace, iteration_dir)
+        return record_iteration(workspace, iteration_dir, records=records)
     except Exception as exc:  # noqa: BLE001 - never lose a finished benchmark to bookkeeping
         log.warning("history.json not updated: %s: %s", type(exc).__name__, exc)
         return None

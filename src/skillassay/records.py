@@ -3,13 +3,31 @@ read, whatever layout or executor produced it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from skillassay.models import ExpectationResult
 
 
-@dataclass(frozen=True)
+class Outcome(NamedTuple):
+    """A graded expectation held in memory: a tuple is ~6x smaller than the pydantic model,
+    and an iteration can hold hundreds of thousands of them."""
+
+    text: str
+    passed: bool | None
+    evidence: str = ""
+
+
+def compact(expectations: Iterable[ExpectationResult | Outcome]) -> tuple[Any, ...]:
+    """Outcomes for plain results; a result with extra fields (judge votes, ...) is kept whole
+    so benchmark.json's runs[] still carries them."""
+    return tuple(e if type(e) is Outcome or e.__pydantic_extra__ else Outcome(e.text, e.passed, e.evidence)
+                 for e in expectations)
+
+
+@dataclass(frozen=True, slots=True)
 class TrialRecord:
     eval_id: int | str
     eval_name: str
@@ -24,7 +42,7 @@ class TrialRecord:
     tool_calls: int | None = None
     skill_triggered: bool | None = None
     cost_usd: float | None = None
-    expectations: tuple[ExpectationResult, ...] = ()
+    expectations: tuple[ExpectationResult | Outcome, ...] = ()
     notes: tuple[str, ...] = ()
     run_dir: Path | None = None
     errors: int = 0

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from skillassay.grade import trial_passed
 from skillassay.jsonio import json_path
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
-from skillassay.records import TrialRecord
+from skillassay.records import TrialRecord, compact
 
 _RUN = re.compile(r"run-(\d+)")
 
@@ -99,7 +99,7 @@ def make_record(eval_id: int | str, eval_name: str, configuration: str, run_numb
         tokens=tokens_of(timing, metrics), duration_seconds=duration_of(timing),
         tool_calls=metrics.total_tool_calls, skill_triggered=metrics.skill_triggered,
         cost_usd=usage.get("cost_usd"),
-        expectations=tuple(grading.expectations), notes=tuple(notes), run_dir=run_dir,
+        expectations=compact(grading.expectations), notes=tuple(notes), run_dir=run_dir,
         errors=metrics.errors_encountered, error=metrics.error,
     )
 
@@ -222,7 +222,7 @@ def grading_facts(data: Any) -> GradingFacts | str:
         if type(e) is dict and type(text := e.get("text")) is str:
             e["text"] = sys.intern(text)
     try:
-        results = tuple(_EXPECTATIONS.validate_python(exps)) if exps else ()
+        results = compact(_EXPECTATIONS.validate_python(exps)) if exps else ()
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         return f"{json_path(('expectations', *err['loc']))}: {err['msg']}"

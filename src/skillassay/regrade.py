@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillassay.aggregate import Arms, build_benchmark
+from skillassay.aggregate import Arms, build_benchmark, write_benchmark
 from skillassay.benchmark_md import render_benchmark_md
 from skillassay.errors import InputError
 from skillassay.gate import GateResult, evaluate
@@ -162,7 +162,7 @@ def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str
         iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
         trials_requested=record.get("trials_per_eval"), thresholds=thresholds, arms=arms,
         executor_model=(record.get("executor") or {}).get("model"))
-    write_json(it_dir / "benchmark.json", bench)
+    write_benchmark(it_dir / "benchmark.json", bench)
     gate_result = evaluate(bench, thresholds)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     return bench, gate_result

@@ -336,15 +336,13 @@ def details(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def draw_charts(iteration_dir: Path) -> tuple[list[str], str | None]:
+def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> tuple[list[str], str | None]:
     """PNG paths relative to the iteration, when the charts module is installed and can draw;
     a chart that fails to draw costs the report a picture, not the run."""
+    from skillassay.report_charts import draw_report_charts
+
     try:
-        from skillassay.charts import write_report_charts
-    except ImportError:
-        return [], None
-    try:
-        return [str(p.relative_to(iteration_dir)) for p in write_report_charts(iteration_dir)], None
+        return [str(p.relative_to(iteration_dir)) for p in draw_report_charts(iteration_dir, data)], None
     except Exception as exc:  # noqa: BLE001 - a drawing failure must not lose the report
         return [], f"charts could not be drawn: {type(exc).__name__}: {exc}"
 
@@ -354,15 +352,20 @@ def draw_charts(iteration_dir: Path) -> tuple[list[str], str | None]:
 
 
 def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
-                  point_estimate: bool = False, charts: bool = True) -> dict[str, Any]:
+                  point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None) -> dict[str, Any]:
+    """`bench`: the benchmark in memory when the caller has it (run), instead of re-reading a
+    file whose runs[] can be hundreds of megabytes."""
     path = iteration_dir / "benchmark.json"
     cfg = find_config(iteration_dir, config)
     thresholds = load_config(cfg).thresholds
-    bench = for_thresholds(parse_model(read_json(path), Benchmark, path), thresholds, iteration_dir)
+    if bench is None:
+        bench = parse_model(read_json(path), Benchmark, path)
+    bench = for_thresholds(bench, thresholds, iteration_dir)
     st = bench.statistics or {}
     comparison = load_comparison(iteration_dir)
     gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison)
-    chart_paths, chart_error = draw_charts(iteration_dir) if charts else ([], None)
+    chart_data = bench.model_dump(mode="json", exclude={"runs"})
+    chart_paths, chart_error = draw_charts(iteration_dir, chart_data) if charts else ([], None)
     validity = st.get("validity") or []
     return {
         "skill": bench.skill_name or (bench.metadata.skill_name if bench.metadata else "skill"),
@@ -392,9 +395,9 @@ def render_report(context: dict[str, Any]) -> str:
 
 
 def write_report(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
-                 point_estimate: bool = False) -> Path:
+                 point_estimate: bool = False, bench: Benchmark | None = None) -> Path:
     """Write ITERATION/report.md from the iteration's files; returns its path."""
-    context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate)
+    context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench)
     out = iteration_dir / FILENAME
     atomic_write_text(out, render_report(context))
     return out

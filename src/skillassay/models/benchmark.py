@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from skillassay.models.base import SpecModel
 from skillassay.models.runfiles import ExpectationResult
@@ -118,6 +118,10 @@ class Benchmark(SpecModel):
     thresholds_met: dict[str, bool] | None = None
     # ours
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
+    # Set by aggregation instead of `runs`: the per-run entries are streamed from the records
+    # when the file is written (aggregate.write_benchmark), so 200,000 runs never exist as
+    # models or one giant string at once.
+    _run_records: list[Any] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _one_shape_at_least(self) -> Benchmark:

@@ -24,7 +24,8 @@ from skillassay.charts import (
     trend_chart,
     trend_points,
 )
-from skillassay.ci_outputs import iteration_comparison, iteration_gate
+from skillassay.errors import InputError
+from skillassay.gate import GateResult
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
 _EVAL_DIR = re.compile(r"eval-(\d+)(?:-.*)?")
@@ -265,10 +266,33 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def iteration_gate(iteration_dir: Path) -> GateResult | None:
+    """Exactly what `skillassay gate` decides for the iteration; None without a config to gate on
+    or when its files cannot be read (the tab then falls back to thresholds_met)."""
+    from skillassay.gate_cmd import check_iteration
+
+    try:
+        check = check_iteration(iteration_dir)
+    except InputError:
+        return None
+    return check.result if check.config_path is not None or check.comparison else None
+
+
+def iteration_comparison(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | None:
+    """comparison_previous.json, else a comparison section in benchmark.json. A damaged file
+    only hides the section: a review page should open whatever state the folder is in."""
+    try:
+        data = json.loads((iteration_dir / "comparison_previous.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    found = as_dict(data) or as_dict(bench.get("comparison")) or as_dict(as_dict(bench.get("statistics")).get("comparison"))
+    return found or None
+
+
 def gate_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | None:
     """The gate as `skillassay gate` decides it (thresholds from the iteration's config,
     statistics' decisions when present); only the spec's thresholds_met when no config is found."""
-    result = iteration_gate(iteration_dir, bench)
+    result = iteration_gate(iteration_dir)
     if result is not None:
         rows = [{"key": r.key, "status": r.status, "value": r.value, "threshold": r.threshold,
                  "interval": as_interval(r.interval), "line": r.line()} for r in result.thresholds]
