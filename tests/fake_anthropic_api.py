@@ -11,16 +11,16 @@ and usage; errors use the API's error envelope with its status codes (429 rate_l
 
 Replies are scripted. When the script runs out, the server answers 400 (a client error, so no
 client retries it) and records the failure, and `assert_clean()` fails the test: an executor
-that calls more often than it should must not pass silently."""
+that calls more often than it should must not pass silently. The server itself is
+loopback_server's; only the protocol is here."""
 
 from __future__ import annotations
 
 import itertools
-import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from loopback_server import ScriptedAPI
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
                429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -62,53 +62,30 @@ def tool_use(name: str, tool_input: dict[str, Any], preamble: str | None = None,
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(ScriptedAPI):
     script: list[Reply | Failure]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    server: ThreadingHTTPServer | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+    label = "Anthropic"
+    route = "/v1/messages"
 
-    def start(self) -> FakeAnthropic:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
+    def record(self, headers: dict[str, str], body: dict[str, Any]) -> None:
+        # The key itself is never kept: tests must not be able to leak it into output.
+        self.requests.append({"headers": {k: v for k, v in headers.items()
+                                          if k not in SECRET_HEADERS}, "body": body})
 
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+    def validate(self, headers: dict[str, str], body: dict[str, Any]) -> str | None:
+        return _validate(headers, body)
 
-    def assert_clean(self) -> None:
-        """Fail the test on any protocol violation or unscripted call, then on leftovers."""
-        assert not self.problems, f"fake Anthropic API saw problems: {self.problems}"
-        assert not self.script, f"{len(self.script)} scripted replies were never requested"
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return _error(status, message)
 
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
+    def response_headers(self, status: int) -> dict[str, str]:
+        headers = {"request-id": f"req_{next(_ids):08d}"}
+        if status in (429, 529):
+            headers["retry-after"] = "0"
+        return headers
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def answer(self, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        with self.lock:
-            # The key itself is never kept: tests must not be able to leak it into output.
-            self.requests.append({"headers": {k: v for k, v in headers.items()
-                                              if k not in SECRET_HEADERS}, "body": body})
-            problem = _validate(headers, body)
-            if problem:
-                self.problems.append(problem)
-                return 400, _error(400, problem)
-            if not self.script:
-                self.problems.append("script exhausted: unexpected extra request")
-                return 400, _error(400, "fake script exhausted: unexpected extra request")
-            item = self.script.pop(0)
+    def reply(self, item: Reply | Failure, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if isinstance(item, Failure):
             return item.status, _error(item.status, item.message)
         return 200, {
@@ -151,32 +128,3 @@ def _validate(headers: dict[str, str], body: dict[str, Any]) -> str | None:
             return (f"tool_use ids {sorted(wanted)} were found without tool_result blocks "
                     f"immediately after: {sorted(given)}")
     return None
-
-
-def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.split("?")[0] != "/v1/messages":
-                self._send(404, _error(404, f"not found: {self.path}"))
-                return
-            length = int(self.headers.get("content-length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            status, payload = fake.answer(headers, body)
-            self._send(status, payload)
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", f"req_{next(_ids):08d}")
-            if status in (429, 529):
-                self.send_header("retry-after", "0")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            """Silenced; every request is recorded in fake.requests instead."""
-
-    return Handler

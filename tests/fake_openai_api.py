@@ -12,18 +12,19 @@ It stands for the hosted API, which cannot run offline, and speaks its protocol 
 Replies are scripted: a string is sent as the message content verbatim (so a test can send
 invalid JSON, as a model cut short would), a callable gets the request body and returns the
 content. When the script runs out the server answers 400 and records the failure, so a judge
-that asks more often than it should fails the test via `assert_clean()`."""
+that asks more often than it should fails the test via `assert_clean()`. The server itself is
+loopback_server's; only the protocol is here."""
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from loopback_server import ScriptedAPI
 
 _ids = itertools.count(1)
 Scripted = str | Callable[[dict[str, Any]], str]
@@ -51,7 +52,7 @@ def strict_schema_problem(schema: Any, where: str = "$") -> str | None:
     return None
 
 
-def validate(headers: dict[str, str], body: dict[str, Any]) -> str | None:
+def request_problem(headers: dict[str, str], body: dict[str, Any]) -> str | None:
     bearer = headers.get("authorization", "")
     if not (bearer.startswith("Bearer ") and bearer[7:].strip()):
         return "You didn't provide an API key (Authorization: Bearer)"
@@ -83,78 +84,28 @@ def error(status: int, message: str) -> dict[str, Any]:
 
 
 @dataclass
-class FakeOpenAI:
+class FakeOpenAI(ScriptedAPI):
     script: list[Scripted]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    server: ThreadingHTTPServer | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+    label = "OpenAI"
+    route = "/v1/chat/completions"
+    url_suffix = "/v1"
 
-    def start(self) -> FakeOpenAI:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
+    def validate(self, headers: dict[str, str], body: dict[str, Any]) -> str | None:
+        return request_problem(headers, body)
 
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return error(status, message)
 
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
+    def not_found(self, path: str) -> str:
+        return f"Invalid URL (POST {path})"
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def response_headers(self, status: int) -> dict[str, str]:
+        return {"x-request-id": f"req_{next(_ids):08d}"}
 
-    def assert_clean(self) -> None:
-        assert not self.problems, f"fake OpenAI API saw problems: {self.problems}"
-        assert not self.script, f"{len(self.script)} scripted replies were never requested"
-
-    def answer(self, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        with self.lock:
-            self.requests.append(body)  # headers are not kept: they carry the key
-            problem = validate(headers, body)
-            if problem:
-                self.problems.append(problem)
-                return 400, error(400, problem)
-            if not self.script:
-                self.problems.append("script exhausted: unexpected extra request")
-                return 400, error(400, "fake script exhausted: unexpected extra request")
-            item = self.script.pop(0)
+    def reply(self, item: Scripted, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         content = item(body) if callable(item) else item
         return 200, completion(body["model"], content)
-
-
-def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.split("?")[0] != "/v1/chat/completions":
-                self._send(404, error(404, f"Invalid URL (POST {self.path})"))
-                return
-            length = int(self.headers.get("content-length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = fake.answer({k.lower(): v for k, v in self.headers.items()}, body)
-            self._send(status, payload)
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("x-request-id", f"req_{next(_ids):08d}")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            """Silenced; every request is recorded in fake.requests instead."""
-
-    return Handler
 
 
 def schema_of(body: dict[str, Any]) -> dict[str, Any]:

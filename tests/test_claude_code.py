@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from agent_cli_support import check_availability, load_events, make_skill, make_workdir, run_trial
 from fake_model_api import FakeModelAPI, HttpError, Reply, Stall, ToolCall
 
-from skillassay.executors.base import ExecutorSettings, TransientError, TrialRequest
+from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.claude_code import (
     ClaudeCodeExecutor,
     build_argv,
@@ -30,16 +31,8 @@ from skillassay.executors.subprocess_util import (
     redact,
     run_process_group,
 )
-from skillassay.skill import load_skill
 
-FIXTURES = Path(__file__).parent / "fixtures" / "agent-cli"
 FAKE_KEY = "sk-ant-fake-test-key-0123456789"
-
-
-def load_events(name: str) -> list[dict]:
-    """Line by line through the same path the executor uses (JSON parse + redaction)."""
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    return events_from_lines(lines, {})
 
 
 # ------------------------------------------------------------------ parser, recorded runs
@@ -138,17 +131,11 @@ def test_env_is_isolated_and_keeps_credentials(tmp_path):
 
 
 def test_availability_reports_missing_binary_and_key(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    ok, why = ClaudeCodeExecutor.availability()
-    assert not ok and why == "claude not found on PATH (npm install -g @anthropic-ai/claude-code)"
-    fake_bin = tmp_path / "claude"
-    fake_bin.write_text("#!/bin/sh\n")
-    fake_bin.chmod(0o755)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    assert ClaudeCodeExecutor.availability() == (False, "ANTHROPIC_API_KEY not set")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    assert ClaudeCodeExecutor.availability()[0] is True
+    check_availability(
+        ClaudeCodeExecutor, monkeypatch, tmp_path, binary="claude",
+        missing_binary="claude not found on PATH (npm install -g @anthropic-ai/claude-code)",
+        key_vars=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+        missing_key="ANTHROPIC_API_KEY not set", key=FAKE_KEY)
 
 
 # ------------------------------------------------------------------ shared helpers
@@ -169,17 +156,15 @@ def test_events_from_lines_keeps_non_json_lines_and_redacts():
 
 
 def test_installed_skill_is_removed_after_the_run(tmp_path):
-    skill = _make_skill(tmp_path / "src")
-    work = tmp_path / "work"
-    work.mkdir()
+    skill = make_skill(tmp_path / "src")
+    work = make_workdir(tmp_path)
     with installed_skill(skill, work / ".claude" / "skills") as dest:
         assert dest is not None and (dest / "SKILL.md").is_file()
     assert list(work.iterdir()) == []
 
 
 def test_isolated_workdir_mirrors_changes_back_and_keeps_untouched_mtimes(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     (work / "keep.txt").write_text("keep")
     (work / "gone.txt").write_text("gone")
     (work / "edit.txt").write_text("old")
@@ -250,15 +235,6 @@ needs_claude = pytest.mark.skipif(shutil.which("claude") is None,
                                          "(npm install -g @anthropic-ai/claude-code)")
 
 
-def _make_skill(parent: Path):
-    folder = parent / "demo-skill"
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        "---\nname: demo-skill\ndescription: Writes greeting files. Use when asked to create "
-        "a greeting file.\n---\n# Demo\nWrite out.txt containing a greeting.\n", encoding="utf-8")
-    return load_skill(folder)
-
-
 @pytest.fixture
 def claude_env(monkeypatch):
     """Credentials as a user would export them; the CLI must not retry for minutes in tests."""
@@ -271,9 +247,7 @@ def claude_env(monkeypatch):
 def _run(api: FakeModelAPI, work: Path, skill, timeout: float = 60, **options):
     settings = ExecutorSettings(model="claude-sonnet-4-5", timeout_seconds=timeout,
                                 options={"base_url": api.base_url, **options})
-    executor = ClaudeCodeExecutor(settings)
-    return executor.run(TrialRequest(prompt="Create a greeting file out.txt.", workdir=work,
-                                     skill=skill, seed=1, settings=settings))
+    return run_trial(ClaudeCodeExecutor, settings, work, skill)
 
 
 def _system_text(request: dict) -> str:
@@ -284,9 +258,8 @@ def _system_text(request: dict) -> str:
 def test_real_cli_with_skill_triggers_skill_and_writes_file(tmp_path, claude_env):
     """The fake stands for the Anthropic Messages API: a model that calls the Skill tool,
     then Write, then answers; each reply carries the usage numbers asserted below."""
-    skill = _make_skill(tmp_path / "skills")
-    work = tmp_path / "work"
-    work.mkdir()
+    skill = make_skill(tmp_path / "skills")
+    work = make_workdir(tmp_path)
     script = [
         Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})], input_tokens=100,
               output_tokens=20, cache_write_tokens=50),
@@ -316,7 +289,7 @@ def test_real_cli_with_skill_triggers_skill_and_writes_file(tmp_path, claude_env
 def test_real_cli_baseline_has_no_skill_and_same_tools(tmp_path, claude_env):
     """Same fake API; the baseline arm's model must not be told about the skill, while the
     tool set it sees is identical to the with-skill arm's."""
-    skill = _make_skill(tmp_path / "skills")
+    skill = make_skill(tmp_path / "skills")
     tool_sets = []
     for arm_skill in (skill, None):
         work = tmp_path / ("with" if arm_skill else "without")
@@ -343,7 +316,7 @@ def test_real_cli_baseline_has_no_skill_and_same_tools(tmp_path, claude_env):
 def test_real_cli_does_not_see_skills_in_parent_dirs_of_the_workspace(tmp_path, claude_env):
     """Claude Code loads .claude/skills from every parent of its cwd; a workspace kept inside
     the project that holds the skill must still give the baseline arm no skill."""
-    _make_skill(tmp_path / "project" / ".claude" / "skills")
+    make_skill(tmp_path / "project" / ".claude" / "skills")
     work = tmp_path / "project" / "skill-workspace" / "work"
     work.mkdir(parents=True)
     with FakeModelAPI([Reply(text="done")]) as api:
@@ -356,8 +329,7 @@ def test_real_cli_does_not_see_skills_in_parent_dirs_of_the_workspace(tmp_path, 
 @needs_claude
 def test_real_cli_max_turns_is_reported_as_error(tmp_path, claude_env):
     """The fake model keeps calling tools; --max-turns 1 stops the CLI after one turn."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     script = [Reply(tool_calls=[ToolCall("Write", {"file_path": "a.txt", "content": "a\n"})])]
     with FakeModelAPI(script) as api:
         r = _run(api, work, None, max_turns=1)
@@ -371,8 +343,7 @@ def test_real_cli_max_turns_is_reported_as_error(tmp_path, claude_env):
 @needs_claude
 def test_real_cli_stalled_model_times_out_and_group_is_killed(tmp_path, claude_env):
     """The fake opens the SSE stream and goes silent, as a hung API connection does."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     start = time.monotonic()
     with FakeModelAPI([Stall()]) as api:
         r = _run(api, work, None, timeout=3)
@@ -386,8 +357,7 @@ def test_real_cli_stalled_model_times_out_and_group_is_killed(tmp_path, claude_e
 @needs_claude
 def test_real_cli_overloaded_api_raises_transient(tmp_path, claude_env):
     """The fake answers 529 overloaded_error, as the hosted API does under load."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(529, "overloaded_error", "Overloaded")]) as api, \
             pytest.raises(TransientError, match="529"):
         _run(api, work, None)

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from agent_cli_support import check_availability, load_events, make_skill, make_workdir, run_trial
 from fake_model_api import FakeModelAPI, HttpError, Reply, Stall, ToolCall
 
-from skillassay.executors.base import ExecutorSettings, TransientError, TrialRequest
+from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.codex import (
     CodexExecutor,
     build_argv,
@@ -20,20 +21,12 @@ from skillassay.executors.codex import (
     parse_stream,
     provider_overrides,
 )
-from skillassay.executors.subprocess_util import events_from_lines
-from skillassay.skill import load_skill
 
-FIXTURES = Path(__file__).parent / "fixtures" / "agent-cli"
 FAKE_KEY = "sk-fake-openai-test-key-0123456789abcdef"
 # With a custom provider and no model given, Codex 0.171 picks a model whose only tool is a
 # JavaScript `exec` sandbox; a named model gets the plain `exec_command` shell tool scripted
 # below. Real OpenAI models handle either; the fake only replays one.
 MODEL = "gpt-5"
-
-
-def load_events(name: str) -> list[dict]:
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    return events_from_lines(lines, {})
 
 
 # ------------------------------------------------------------------ parser, recorded runs
@@ -138,17 +131,11 @@ def test_env_is_isolated_and_maps_openai_key(tmp_path):
 
 
 def test_availability_reports_missing_binary_and_key(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    ok, why = CodexExecutor.availability()
-    assert not ok and why == "codex not found on PATH (npm install -g @openai/codex)"
-    fake_bin = tmp_path / "codex"
-    fake_bin.write_text("#!/bin/sh\n")
-    fake_bin.chmod(0o755)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("CODEX_API_KEY", raising=False)
-    assert CodexExecutor.availability() == (False, "OPENAI_API_KEY (or CODEX_API_KEY) not set")
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    assert CodexExecutor.availability()[0] is True
+    check_availability(
+        CodexExecutor, monkeypatch, tmp_path, binary="codex",
+        missing_binary="codex not found on PATH (npm install -g @openai/codex)",
+        key_vars=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        missing_key="OPENAI_API_KEY (or CODEX_API_KEY) not set", key=FAKE_KEY)
 
 
 # ------------------------------------------------------------------ the real CLI
@@ -163,21 +150,10 @@ def codex_env(monkeypatch):
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
 
 
-def _make_skill(parent: Path):
-    folder = parent / "demo-skill"
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        "---\nname: demo-skill\ndescription: Writes greeting files. Use when asked to create "
-        "a greeting file.\n---\n# Demo\nWrite out.txt containing a greeting.\n", encoding="utf-8")
-    return load_skill(folder)
-
-
 def _run(api: FakeModelAPI, work: Path, skill, timeout: float = 60):
     settings = ExecutorSettings(model=MODEL, timeout_seconds=timeout,
                                 options={"base_url": api.base_url + "/v1", "max_retries": 0})
-    executor = CodexExecutor(settings)
-    return executor.run(TrialRequest(prompt="Create a greeting file out.txt.", workdir=work,
-                                     skill=skill, seed=1, settings=settings))
+    return run_trial(CodexExecutor, settings, work, skill)
 
 
 def _shell(cmd: str) -> ToolCall:
@@ -192,9 +168,8 @@ def _prompt_text(request: dict) -> str:
 def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, codex_env):
     """The fake stands for the OpenAI Responses API: a model that reads SKILL.md with the
     shell tool, writes the file, then answers; usage per reply is summed by Codex."""
-    skill = _make_skill(tmp_path / "skills")
-    work = tmp_path / "work"
-    work.mkdir()
+    skill = make_skill(tmp_path / "skills")
+    work = make_workdir(tmp_path)
     script = [
         Reply(tool_calls=[_shell("cat .agents/skills/demo-skill/SKILL.md")], input_tokens=1000,
               cache_read_tokens=600, output_tokens=50, reasoning_tokens=10),
@@ -221,8 +196,7 @@ def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, codex_env):
 @needs_codex
 def test_real_cli_baseline_has_no_skill(tmp_path, codex_env):
     """Same fake API; the baseline model is never told about the skill."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     script = [Reply(tool_calls=[_shell("printf 'hi\\n' > out.txt")]), Reply(text="done")]
     with FakeModelAPI(script) as api:
         r = _run(api, work, None)
@@ -238,8 +212,7 @@ def test_real_cli_baseline_has_no_skill(tmp_path, codex_env):
 @needs_codex
 def test_real_cli_stalled_model_times_out(tmp_path, codex_env):
     """The fake opens the response stream and goes silent, as a hung connection does."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     start = time.monotonic()
     with FakeModelAPI([Stall()]) as api:
         r = _run(api, work, None, timeout=3)
@@ -252,8 +225,7 @@ def test_real_cli_stalled_model_times_out(tmp_path, codex_env):
 @needs_codex
 def test_real_cli_rate_limit_raises_transient(tmp_path, codex_env):
     """The fake answers 429 rate_limit_error, as the hosted API does when throttling."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(429, "rate_limit_error", "Rate limited")]) as api, \
             pytest.raises(TransientError, match="429"):
         _run(api, work, None)
@@ -262,8 +234,7 @@ def test_real_cli_rate_limit_raises_transient(tmp_path, codex_env):
 @needs_codex
 def test_real_cli_bad_request_is_error_not_transient(tmp_path, codex_env):
     """A 400 from the API is the user's problem (bad model name...): no retry."""
-    work = tmp_path / "work"
-    work.mkdir()
+    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(400, "invalid_request_error", "no such model")]) as api:
         r = _run(api, work, None)
     assert r.status == "error" and "no such model" in (r.error or "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -285,6 +286,7 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     for t in planned:
         rec = read_run(t.run_dir, t.eval.id, names[t.eval.id], t.configuration) if load_grading(t.run_dir) else None
         (done.append(rec) if rec else todo.append(t))
+    del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          make_grader(req.judge, None, req.judge_samples))
@@ -310,8 +312,10 @@ def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progre
     results: list[TrialRecord] = []
     lock = threading.Lock()
     if concurrency <= 1:
-        for t in todo:
-            rec = runner(t)
+        queue = deque(todo)
+        todo.clear()
+        while queue:
+            rec = runner(queue.popleft())
             results.append(rec)
             progress.trial_done(rec)
         return results

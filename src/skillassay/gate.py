@@ -37,8 +37,11 @@ class ThresholdResult:
         label, op = _LINE_LABELS[self.key]
         value = "n/a" if self.value is None else f"{self.value:.4g}"
         ci = ""
-        if self.interval and None not in self.interval:
-            ci = f" (95% CI {self.interval[0]:.3g}..{self.interval[1]:.3g})"
+        if self.interval and any(b is not None for b in self.interval):
+            # an unbounded side (e.g. a ratio whose baseline can resample to 0) is shown as such
+            lo, hi = (("-∞" if b is None and i == 0 else "∞" if b is None else f"{b:.3g}")
+                      for i, b in enumerate(self.interval))
+            ci = f" (95% CI {lo}..{hi})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
             text += f"; evals responsible: {', '.join(self.evals)}"

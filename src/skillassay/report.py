@@ -52,9 +52,12 @@ def fmt(x: float | None, kind: str) -> str:
 
 
 def fmt_interval(iv: list | None, kind: str) -> str:
-    if not iv or None in iv:
+    """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
+    if not iv or all(b is None for b in iv):
         return ""
-    return f" (95% CI {fmt(iv[0], kind)} to {fmt(iv[1], kind)})"
+    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
+    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    return f" (95% CI {lo} to {hi})"
 
 
 def signed(x: float | None, kind: str) -> str:
@@ -199,14 +202,15 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
     label, op = LABELS[t.key]
     kind = THRESHOLD_FORMAT[t.key]
     value, limit = fmt(t.value, kind), fmt(t.threshold, kind)
-    iv = t.interval if t.interval and None not in t.interval else None
+    iv = t.interval if t.interval and any(b is not None for b in t.interval) else None
     g = gate_stats.get(t.key) or {}
     if t.value is None:
         return f"The {label} could not be computed ({t.advice}), so `{t.key}` is undecided."
     if iv is None:
         return (f"The {label} is {value} against {op} {limit}, but there is no interval (fewer than 2 evals), "
                 f"so `{t.key}` cannot be decided: add evals.")
-    lo, hi = fmt(iv[0], kind), fmt(iv[1], kind)
+    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
+    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
     if t.status == "PASS":
         return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) meets {op} {limit}: a solid pass."
     if t.status == "FAIL":

@@ -302,7 +302,9 @@ def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, A
     pa = [c.arms[a].pass_rate for c in used]
     pb = [c.arms[b].pass_rate for c in used]
     pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
-    ratio = stats.ratio_of_means(pa, pb) if used else None
+    # Percentile bootstrap over evals: a ratio with a small baseline is skewed, and the delta
+    # method's symmetric interval then runs down to 0 even when the paired difference is clear.
+    ratio = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed) if used else None
     if ratio is None:
         improvement = {"value": None, "interval": None, "method": None, "n_evals": 0,
                        "undefined_reason": "no eval has completed trials in both arms"}
@@ -433,7 +435,7 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
 
 
 def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
-               baseline: str, used: list[EvalCell], paired: dict[str, Any]) -> dict[str, Any]:
+               baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     gates: dict[str, Any] = {}
     for key, threshold in thresholds.items():
         if threshold is None or key not in GATE_DIRECTIONS:
@@ -467,7 +469,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             else:
                 pa = [c.arms[skill].pass_rate for c in used]
                 pb = [c.arms[baseline].pass_rate for c in used]
-                r = stats.ratio_of_means(pa, pb)
+                r = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed)
                 value, interval, n_evals = r.ratio, r.interval, r.n
                 se = r.se
             responsible = [_eval_label(c) for c in used
@@ -540,7 +542,7 @@ def build_statistics(
         "paired": paired,
         "validity": validity_flags(cells, skill_config, baseline_config, excluded),
         "power": power_stats(used, skill_config, baseline_config),
-        "gates": gate_stats(thresholds or {}, cells, skill_config, baseline_config, used, paired),
+        "gates": gate_stats(thresholds or {}, cells, skill_config, baseline_config, used, paired, seed),
     }
 
 

@@ -338,10 +338,11 @@ def ratio_of_means(
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
 
-        res = sps.bootstrap(
-            (x, y), stat, paired=True, vectorized=True, n_resamples=n_resamples,
-            confidence_level=conf, method="percentile", rng=np.random.default_rng(seed),
-        )
+        with np.errstate(invalid="ignore"):  # resamples with an all-zero baseline give inf: expected
+            res = sps.bootstrap(
+                (x, y), stat, paired=True, vectorized=True, n_resamples=n_resamples,
+                confidence_level=conf, method="percentile", rng=np.random.default_rng(seed),
+            )
         ci = res.confidence_interval
         return RatioEstimate(
             r, (float(ci.low), float(ci.high)),

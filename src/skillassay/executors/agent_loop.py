@@ -18,10 +18,11 @@ import re
 import signal
 import subprocess
 import time
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -32,7 +33,8 @@ from tenacity import (
     wait_exponential,
 )
 
-from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.errors import InputError
+from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.skill import Skill
 
 T = TypeVar("T")
@@ -502,3 +504,52 @@ def trial_setup(request: TrialRequest) -> tuple[ToolBox, str, list[dict[str, Any
         {"type": "user", "text": request.prompt},
     ]
     return toolbox, system, transcript
+
+
+def is_transient_api_error(exc: BaseException, connection_error: type[BaseException],
+                           status_error: type[BaseException]) -> bool:
+    """For an SDK's exceptions: 408/409/429 (rate limits), any 5xx (529 overloaded included)
+    and dropped connections are worth a retry; a bad request never will be."""
+    if isinstance(exc, connection_error):  # the SDKs' timeout errors subclass it
+        return True
+    if isinstance(exc, status_error):
+        status = getattr(exc, "status_code", 0)
+        return status in (408, 409, 429) or status >= 500
+    return False
+
+
+class AgentLoopExecutor(Executor):
+    """An API executor: this module's loop, talking to the provider through `self.client` (an
+    SDK client, set by the subclass's __init__) and a `Conversation` from `conversation()`."""
+
+    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
+    default_key_env: ClassVar[str]  # where the API key is read unless options.api_key_env says
+    client: Any
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        super().__init__(settings)
+        if not settings.model:
+            raise InputError.one("--model", "", f"the {self.name} executor needs a model name")
+
+    def api_key(self) -> tuple[str, str | None]:
+        """(the variable named by options.api_key_env or the default, its value if set)."""
+        key_env = str(self.settings.options.get("api_key_env", self.default_key_env))
+        return key_env, os.environ.get(key_env)
+
+    @abstractmethod
+    def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
+                     transcript: list[dict[str, Any]]) -> Conversation:
+        """A fresh provider conversation for one trial."""
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["base_url"] = str(self.client.base_url)
+        return ident
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        toolbox, system, transcript = trial_setup(request)
+        conversation = self.conversation(request, system, toolbox.specs, transcript)
+        return run_loop(conversation, toolbox, request, transcript)
+
+    def close(self) -> None:
+        self.client.close()

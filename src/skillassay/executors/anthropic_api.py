@@ -12,14 +12,14 @@ import anthropic
 
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import (
+    AgentLoopExecutor,
     ModelTurn,
     ToolCall,
     ToolSpec,
     call_with_retries,
-    run_loop,
-    trial_setup,
+    is_transient_api_error,
 )
-from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+from skillassay.executors.base import ExecutorSettings, TrialRequest
 
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 # The Messages API requires max_tokens on every request; used when settings leave it unset.
@@ -28,11 +28,7 @@ DEFAULT_MAX_TOKENS = 4096
 
 def is_transient(exc: BaseException) -> bool:
     """429 rate limit, 529 overloaded, other 5xx and dropped connections are worth a retry."""
-    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, anthropic.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
+    return is_transient_api_error(exc, anthropic.APIConnectionError, anthropic.APIStatusError)
 
 
 def tool_json(spec: ToolSpec) -> dict[str, Any]:
@@ -92,24 +88,20 @@ class AnthropicConversation:
         ]})
 
 
-class AnthropicExecutor(Executor):
+class AnthropicExecutor(AgentLoopExecutor):
     """Options: base_url, api_key_env, max_turns, token_budget, shell_timeout, output_limit,
     retry_attempts, retry_initial_wait, retry_max_wait. The seed is not sent: the Messages API
     has no seed parameter."""
 
     name: ClassVar[str] = "anthropic"
-    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
+    default_key_env: ClassVar[str] = DEFAULT_KEY_ENV
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
-        opts = settings.options
-        if not settings.model:
-            raise InputError.one("--model", "", "the anthropic executor needs a model name")
-        key_env = str(opts.get("api_key_env", DEFAULT_KEY_ENV))
-        key = os.environ.get(key_env)
+        key_env, key = self.api_key()
         if not key:
             raise InputError.one("executor options", "api_key_env", f"{key_env} is not set")
-        base_url = opts.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
+        base_url = settings.options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0,
                                           timeout=settings.timeout_seconds)
 
@@ -119,16 +111,7 @@ class AnthropicExecutor(Executor):
             return True, f"{DEFAULT_KEY_ENV} set"
         return False, f"{DEFAULT_KEY_ENV} not set"
 
-    def identity(self) -> dict[str, Any]:
-        ident = super().identity()
-        ident["base_url"] = str(self.client.base_url)
-        return ident
-
-    def run(self, request: TrialRequest) -> TrialResult:
-        toolbox, system, transcript = trial_setup(request)
-        conversation = AnthropicConversation(self.client, request.settings, system,
-                                             request.prompt, toolbox.specs, transcript)
-        return run_loop(conversation, toolbox, request, transcript)
-
-    def close(self) -> None:
-        self.client.close()
+    def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
+                     transcript: list[dict[str, Any]]) -> AnthropicConversation:
+        return AnthropicConversation(self.client, request.settings, system, request.prompt,
+                                     tools, transcript)

@@ -10,30 +10,12 @@ ANTHROPIC_BASE_URL)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from skillassay.executors.base import (
-    Executor,
-    ExecutorSettings,
-    TransientError,
-    TrialRequest,
-    TrialResult,
-    Usage,
-)
-from skillassay.executors.subprocess_util import (
-    ProcessOutcome,
-    events_from_lines,
-    installed_skill,
-    isolated_workdir,
-    redact,
-    run_process_group,
-    tail,
-)
+from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 
 BINARY = "claude"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -209,56 +191,31 @@ def build_env(base: Mapping[str, str], home: Path, settings: ExecutorSettings) -
     return env
 
 
-class ClaudeCodeExecutor(Executor):
+class ClaudeCodeExecutor(AgentCliExecutor):
     """Runs the real Claude Code CLI headless in the trial's work dir."""
 
     name: ClassVar[str] = "claude-code"
-    # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
-    # transcript, so the engine need not abandon a thread.
-    handles_timeout: ClassVar[bool] = True
+    binary: ClassVar[str] = BINARY
+    install_hint: ClassVar[str] = INSTALL_HINT
+    key_env_vars: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    missing_key: ClassVar[str] = "ANTHROPIC_API_KEY not set"
+    skills_dir: ClassVar[tuple[str, ...]] = (".claude", "skills")
+    temp_prefix: ClassVar[str] = "skillassay-claude-"
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        if shutil.which(BINARY) is None:
-            return False, f"{BINARY} not found on PATH ({INSTALL_HINT})"
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-            return False, "ANTHROPIC_API_KEY not set"
-        return True, f"{BINARY} found; skills go to <workdir>/.claude/skills/"
+    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
+        return build_argv(binary, prompt, self.settings)
 
-    def run(self, request: TrialRequest) -> TrialResult:
-        binary = shutil.which(BINARY)
-        if binary is None:
-            raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
-        with tempfile.TemporaryDirectory(prefix="skillassay-claude-home-",
-                                         ignore_cleanup_errors=True) as home, \
-                isolated_workdir(request.workdir, "skillassay-claude-") as cwd, \
-                installed_skill(request.skill, cwd / ".claude" / "skills"):
-            env = build_env(os.environ, Path(home), self.settings)
-            outcome = run_process_group(
-                build_argv(binary, request.prompt, self.settings), cwd=cwd,
-                env=env, timeout_seconds=self.settings.timeout_seconds)
-        events = events_from_lines(outcome.stdout_lines, env)
-        result = parse_stream(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env)
+    def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
+        return build_env(base, home, self.settings)
 
-    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
-                env: Mapping[str, str]) -> TrialResult:
-        """Fold the process's fate into what the stream said."""
-        result.model = result.model or self.settings.model
-        if result.agent_duration_ms is None:
-            result.agent_duration_ms = outcome.duration_ms
-        final = _last_result(result.transcript)
-        if outcome.timed_out:
-            result.status = "timeout"
-            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
-                            "process group killed")
-        elif is_transient(final):
-            raise TransientError(result.error or "transient API error")
-        elif final is None:
-            result.status = "error"
-            result.error = (f"claude exited with code {outcome.returncode} without a result "
-                            f"event: {redact(tail(outcome.stderr), env)}")
-        return result
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
+        return parse_stream(events, skill_name)
+
+    def transient_failure(self, result: TrialResult) -> bool:
+        return is_transient(_last_result(result.transcript))
+
+    def unfinished(self, result: TrialResult) -> str | None:
+        return "without a result event" if _last_result(result.transcript) is None else None
 
 
 __all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream"]

@@ -10,31 +10,13 @@ sessions; `--skip-git-repo-check` because trial work dirs are not repositories."
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from skillassay.executors.base import (
-    Executor,
-    ExecutorSettings,
-    TransientError,
-    TrialRequest,
-    TrialResult,
-    Usage,
-)
-from skillassay.executors.subprocess_util import (
-    ProcessOutcome,
-    events_from_lines,
-    installed_skill,
-    isolated_workdir,
-    redact,
-    run_process_group,
-    tail,
-)
+from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 
 BINARY = "codex"
 INSTALL_HINT = "npm install -g @openai/codex"
@@ -206,55 +188,32 @@ def build_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
     return env
 
 
-class CodexExecutor(Executor):
+class CodexExecutor(AgentCliExecutor):
     """Runs the real OpenAI Codex CLI headless in the trial's work dir."""
 
     name: ClassVar[str] = "codex"
-    # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
-    # transcript, so the engine need not abandon a thread.
-    handles_timeout: ClassVar[bool] = True
+    binary: ClassVar[str] = BINARY
+    install_hint: ClassVar[str] = INSTALL_HINT
+    key_env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    missing_key: ClassVar[str] = "OPENAI_API_KEY (or CODEX_API_KEY) not set"
+    skills_dir: ClassVar[tuple[str, ...]] = (".agents", "skills")
+    temp_prefix: ClassVar[str] = "skillassay-codex-"
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        if shutil.which(BINARY) is None:
-            return False, f"{BINARY} not found on PATH ({INSTALL_HINT})"
-        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("CODEX_API_KEY")):
-            return False, "OPENAI_API_KEY (or CODEX_API_KEY) not set"
-        return True, f"{BINARY} found; skills go to <workdir>/.agents/skills/"
+    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
+        return build_argv(binary, prompt, cwd, self.settings)
 
-    def run(self, request: TrialRequest) -> TrialResult:
-        binary = shutil.which(BINARY)
-        if binary is None:
-            raise RuntimeError(f"{BINARY} not found on PATH ({INSTALL_HINT})")
-        with tempfile.TemporaryDirectory(prefix="skillassay-codex-home-",
-                                         ignore_cleanup_errors=True) as home, \
-                isolated_workdir(request.workdir, "skillassay-codex-") as cwd, \
-                installed_skill(request.skill, cwd / ".agents" / "skills"):
-            env = build_env(os.environ, Path(home))
-            outcome = run_process_group(
-                build_argv(binary, request.prompt, cwd, self.settings), cwd=cwd,
-                env=env, timeout_seconds=self.settings.timeout_seconds)
-        events = events_from_lines(outcome.stdout_lines, env)
-        result = parse_stream(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env)
+    def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
+        return build_env(base, home)
 
-    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
-                env: Mapping[str, str]) -> TrialResult:
-        """Fold the process's fate into what the events said."""
-        result.model = self.settings.model
-        result.agent_duration_ms = outcome.duration_ms
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
+        return parse_stream(events, skill_name)
+
+    def transient_failure(self, result: TrialResult) -> bool:
+        return result.status == "error" and is_transient(result.error)
+
+    def unfinished(self, result: TrialResult) -> str | None:
         completed = any(e.get("type") == "turn.completed" for e in result.transcript)
-        if outcome.timed_out:
-            result.status = "timeout"
-            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
-                            "process group killed")
-        elif result.status == "error" and is_transient(result.error):
-            raise TransientError(result.error or "transient API error")
-        elif not completed and result.status == "ok":
-            result.status = "error"
-            result.error = (f"codex exited with code {outcome.returncode} before the turn "
-                            f"completed: {redact(tail(outcome.stderr), env)}")
-        return result
+        return "before the turn completed" if not completed and result.status == "ok" else None
 
 
 __all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides"]

@@ -13,15 +13,15 @@ import openai
 
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import (
+    AgentLoopExecutor,
     ModelTurn,
     ToolCall,
     ToolSpec,
     call_with_retries,
+    is_transient_api_error,
     parse_arguments,
-    run_loop,
-    trial_setup,
 )
-from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+from skillassay.executors.base import ExecutorSettings, TrialRequest
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Local servers ignore the key, but the SDK refuses to build a client without one.
@@ -30,11 +30,7 @@ NO_KEY_PLACEHOLDER = "no-key-needed"
 
 def is_transient(exc: BaseException) -> bool:
     """Rate limits, server errors and dropped connections pass; a bad request never will."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
+    return is_transient_api_error(exc, openai.APIConnectionError, openai.APIStatusError)
 
 
 def tool_json(spec: ToolSpec) -> dict[str, Any]:
@@ -112,21 +108,17 @@ def _assistant_message(message: Any) -> dict[str, Any]:
     return out
 
 
-class OpenAIExecutor(Executor):
+class OpenAIExecutor(AgentLoopExecutor):
     """Options: base_url, api_key_env, tool_choice, max_tokens_field, send_seed, plus the agent loop's
     (max_turns, token_budget, shell_timeout, output_limit, prices, retry_*)."""
 
     name: ClassVar[str] = "openai"
-    handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
+    default_key_env: ClassVar[str] = DEFAULT_KEY_ENV
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
-        opts = settings.options
-        if not settings.model:
-            raise InputError.one("--model", "", "the openai executor needs a model name")
-        base_url = opts.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-        key_env = str(opts.get("api_key_env", DEFAULT_KEY_ENV))
-        key = os.environ.get(key_env)
+        base_url = settings.options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        key_env, key = self.api_key()
         if not key and not base_url:
             raise InputError.one("executor options", "api_key_env",
                                  f"{key_env} is not set (or set base_url for a local server)")
@@ -141,16 +133,7 @@ class OpenAIExecutor(Executor):
             return True, "OPENAI_BASE_URL set (key optional for local servers)"
         return False, f"{DEFAULT_KEY_ENV} not set (or set OPENAI_BASE_URL / options.base_url)"
 
-    def identity(self) -> dict[str, Any]:
-        ident = super().identity()
-        ident["base_url"] = str(self.client.base_url)
-        return ident
-
-    def run(self, request: TrialRequest) -> TrialResult:
-        toolbox, system, transcript = trial_setup(request)
-        conversation = OpenAIConversation(self.client, request.settings, request.seed, system,
-                                          request.prompt, toolbox.specs, transcript)
-        return run_loop(conversation, toolbox, request, transcript)
-
-    def close(self) -> None:
-        self.client.close()
+    def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
+                     transcript: list[dict[str, Any]]) -> OpenAIConversation:
+        return OpenAIConversation(self.client, request.settings, request.seed, system,
+                                  request.prompt, tools, transcript)

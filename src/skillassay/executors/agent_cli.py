@@ -1,0 +1,118 @@
+"""What every agent-CLI executor (`claude-code`, `codex`) does around its one CLI call.
+
+A trial runs the CLI headless as its own process group, in a private copy of the work dir (see
+`isolated_workdir`) with a fresh temporary HOME, the skill (with-skill arm only) copied to
+where that CLI discovers project skills, and credentials taken only from the environment.
+Its JSON-lines stdout is redacted and parsed into a TrialResult, and the process's fate
+(killed at the timeout, died before finishing, transient API failure) is folded in.
+
+A subclass states what is specific to its CLI: the class attributes below and the hooks
+`command_line`, `child_env`, `parse_events`, `transient_failure` and `unfinished`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from abc import abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.subprocess_util import (
+    ProcessOutcome,
+    events_from_lines,
+    installed_skill,
+    isolated_workdir,
+    redact,
+    run_process_group,
+    tail,
+)
+
+
+class AgentCliExecutor(Executor):
+    """Runs an agent CLI headless in the trial's work dir; subclasses describe the CLI."""
+
+    binary: ClassVar[str]  # looked up on PATH
+    install_hint: ClassVar[str]  # shown when the binary is missing
+    key_env_vars: ClassVar[tuple[str, ...]]  # any one of them set counts as credentials
+    missing_key: ClassVar[str]  # the availability reason when none of them is set
+    skills_dir: ClassVar[tuple[str, ...]]  # under the run dir, where the CLI finds skills
+    temp_prefix: ClassVar[str]  # of the private work dir; "<prefix>home-" for HOME
+    # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
+    # transcript, so the engine need not abandon a thread.
+    handles_timeout: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------- CLI-specific hooks
+
+    @abstractmethod
+    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
+        """The argv of one headless run (identical for both arms)."""
+
+    @abstractmethod
+    def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
+        """The CLI's environment, with `home` as its private HOME."""
+
+    @abstractmethod
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
+        """The CLI's JSON events as a TrialResult (pure)."""
+
+    @abstractmethod
+    def transient_failure(self, result: TrialResult) -> bool:
+        """True when the run failed in a way worth retrying the whole trial for."""
+
+    @abstractmethod
+    def unfinished(self, result: TrialResult) -> str | None:
+        """Why the events show the CLI never finished (e.g. "without a result event"), or None."""
+
+    # ------------------------------------------------------------------------------ shared
+
+    @classmethod
+    def _not_found(cls) -> str:
+        return f"{cls.binary} not found on PATH ({cls.install_hint})"
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        if shutil.which(cls.binary) is None:
+            return False, cls._not_found()
+        if not any(os.environ.get(var) for var in cls.key_env_vars):
+            return False, cls.missing_key
+        return True, f"{cls.binary} found; skills go to <workdir>/{'/'.join(cls.skills_dir)}/"
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        binary = shutil.which(self.binary)
+        if binary is None:
+            raise RuntimeError(self._not_found())
+        with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
+                                         ignore_cleanup_errors=True) as home, \
+                isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
+                installed_skill(request.skill, cwd.joinpath(*self.skills_dir)):
+            env = self.child_env(os.environ, Path(home))
+            outcome = run_process_group(
+                self.command_line(binary, request.prompt, cwd), cwd=cwd,
+                env=env, timeout_seconds=self.settings.timeout_seconds)
+        events = events_from_lines(outcome.stdout_lines, env)
+        result = self.parse_events(events, request.skill.name if request.skill else None)
+        return self._finish(result, outcome, env)
+
+    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
+                env: Mapping[str, str]) -> TrialResult:
+        """Fold the process's fate into what the events said."""
+        result.model = result.model or self.settings.model
+        if result.agent_duration_ms is None:
+            result.agent_duration_ms = outcome.duration_ms
+        if outcome.timed_out:
+            result.status = "timeout"
+            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
+                            "process group killed")
+        elif self.transient_failure(result):
+            raise TransientError(result.error or "transient API error")
+        elif (why := self.unfinished(result)) is not None:
+            result.status = "error"
+            result.error = (f"{self.binary} exited with code {outcome.returncode} {why}: "
+                            f"{redact(tail(outcome.stderr), env)}")
+        return result
+
+
+__all__ = ["AgentCliExecutor"]

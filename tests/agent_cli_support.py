@@ -1,0 +1,62 @@
+"""What the agent-CLI executor tests (test_claude_code, test_codex) share: recorded runs, a demo
+skill, one trial of the real CLI, and the availability check against a stub binary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult
+from skillassay.executors.subprocess_util import events_from_lines
+from skillassay.skill import Skill, load_skill
+
+FIXTURES = Path(__file__).parent / "fixtures" / "agent-cli"
+PROMPT = "Create a greeting file out.txt."
+
+
+def load_events(name: str) -> list[dict]:
+    """Line by line through the same path the executors use (JSON parse + redaction)."""
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+    return events_from_lines(lines, {})
+
+
+def make_skill(parent: Path) -> Skill:
+    folder = parent / "demo-skill"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: demo-skill\ndescription: Writes greeting files. Use when asked to create "
+        "a greeting file.\n---\n# Demo\nWrite out.txt containing a greeting.\n", encoding="utf-8")
+    return load_skill(folder)
+
+
+def make_workdir(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def run_trial(executor_class: type[AgentCliExecutor], settings: ExecutorSettings, work: Path,
+              skill: Skill | None) -> TrialResult:
+    """One trial of PROMPT, as the engine would run it."""
+    executor = executor_class(settings)
+    return executor.run(TrialRequest(prompt=PROMPT, workdir=work, skill=skill, seed=1,
+                                     settings=settings))
+
+
+def check_availability(executor_class: type[AgentCliExecutor], monkeypatch: pytest.MonkeyPatch,
+                       bin_dir: Path, *, binary: str, missing_binary: str,
+                       key_vars: tuple[str, ...], missing_key: str, key: str) -> None:
+    """No binary on PATH, then a stub binary without credentials, then with the first key."""
+    monkeypatch.setenv("PATH", str(bin_dir))
+    ok, why = executor_class.availability()
+    assert not ok and why == missing_binary
+    fake_bin = bin_dir / binary
+    fake_bin.write_text("#!/bin/sh\n")
+    fake_bin.chmod(0o755)
+    for var in key_vars:
+        monkeypatch.delenv(var, raising=False)
+    assert executor_class.availability() == (False, missing_key)
+    monkeypatch.setenv(key_vars[0], key)
+    assert executor_class.availability()[0] is True
