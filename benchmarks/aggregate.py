@@ -91,7 +91,7 @@ def aggregate_once(it: Path) -> tuple[int, float, float]:
                                 timestamp="2026-01-15T10:30:00Z", trials_requested=None,
                                 thresholds=Thresholds(), arms=arms)
     t2 = time.perf_counter()
-    assert bench.runs is not None and len(bench.runs) == len(collected.records)
+    assert bench._run_records is not None and len(bench._run_records) == len(collected.records)
     return len(collected.records), t1 - t0, t2 - t1
 
 

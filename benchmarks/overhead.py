@@ -46,15 +46,16 @@ def measure(trials_total: int, where: str | None = None) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         outcome = run_benchmark(req)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-        assert outcome.executed == per_eval * EVALS * 2, outcome.executed
+        n = outcome.executed
+        assert n == per_eval * EVALS * 2, n
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # after the full run
+        del outcome
         t1 = time.perf_counter()
         outcome2 = run_benchmark(req)  # resume: reads every run back, executes nothing
         resume = time.perf_counter() - t1
         assert outcome2.executed == 0
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    n = outcome.executed
     return {"trials": n, "seconds": round(elapsed, 3), "trials_per_second": round(n / elapsed),
             "ms_per_trial": round(elapsed / n * 1000, 4),
             "cpu_ms_per_trial": round(cpu / n * 1000, 4), "resume_seconds": round(resume, 3),

@@ -1,11 +1,15 @@
 """What the agent-CLI executor tests (test_claude_code, test_codex) share: recorded runs, a demo
-skill, one trial of the real CLI, and the availability check against a stub binary."""
+skill, one trial of the real CLI against the fake model API, and the availability check against a stub binary."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_model_api import FakeModelAPI, ScriptItem, Stall
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult
@@ -31,18 +35,33 @@ def make_skill(parent: Path) -> Skill:
     return load_skill(folder)
 
 
-def make_workdir(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    return work
-
-
 def run_trial(executor_class: type[AgentCliExecutor], settings: ExecutorSettings, work: Path,
               skill: Skill | None) -> TrialResult:
     """One trial of PROMPT, as the engine would run it."""
     executor = executor_class(settings)
     return executor.run(TrialRequest(prompt=PROMPT, workdir=work, skill=skill, seed=1,
                                      settings=settings))
+
+
+def run_scripted(script: list[ScriptItem], run: Callable[..., TrialResult], work: Path,
+                 skill: Skill | None, **kwargs: Any) -> tuple[TrialResult, FakeModelAPI]:
+    """`run(api, work, skill, **kwargs)` against a fake model API serving `script`, which must
+    have been used up exactly, with no protocol failure."""
+    with FakeModelAPI(script) as api:
+        result = run(api, work, skill, **kwargs)
+    api.assert_clean()
+    return result, api
+
+
+def run_stalled(run: Callable[..., TrialResult], work: Path) -> TrialResult:
+    """`run(api, work, None, timeout=3)` against a model that opens its stream and goes silent,
+    as a hung API connection does: the trial must end as a timeout, soon after the 3 s."""
+    start = time.monotonic()
+    with FakeModelAPI([Stall()]) as api:
+        result = run(api, work, None, timeout=3)
+    assert time.monotonic() - start < 15
+    assert result.status == "timeout" and "timed out after 3s" in (result.error or "")
+    return result
 
 
 def check_availability(executor_class: type[AgentCliExecutor], monkeypatch: pytest.MonkeyPatch,

@@ -1,4 +1,5 @@
-"""Shared fixtures: a copy of the bundled example skill in tmp, and a CLI runner."""
+"""Shared fixtures: a copy of the bundled example skill in tmp, an empty trial work dir, and a
+CLI runner."""
 
 from __future__ import annotations
 
@@ -17,3 +18,11 @@ def example_skill(tmp_path: Path) -> Path:
     dest = tmp_path / "skills" / "acme-vpn"
     shutil.copytree(EXAMPLE, dest)
     return dest
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty work dir for one trial (tmp_path/work)."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path

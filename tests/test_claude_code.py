@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_cli_support import check_availability, load_events, make_skill, make_workdir, run_trial
-from fake_model_api import FakeModelAPI, HttpError, Reply, Stall, ToolCall
+from agent_cli_support import check_availability, load_events, make_skill, run_scripted, run_stalled, run_trial
+from fake_model_api import FakeModelAPI, HttpError, Reply, ToolCall
 
 from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.claude_code import (
@@ -155,16 +155,14 @@ def test_events_from_lines_keeps_non_json_lines_and_redacts():
     assert FAKE_KEY not in json.dumps(events)
 
 
-def test_installed_skill_is_removed_after_the_run(tmp_path):
+def test_installed_skill_is_removed_after_the_run(tmp_path, work):
     skill = make_skill(tmp_path / "src")
-    work = make_workdir(tmp_path)
     with installed_skill(skill, work / ".claude" / "skills") as dest:
         assert dest is not None and (dest / "SKILL.md").is_file()
     assert list(work.iterdir()) == []
 
 
-def test_isolated_workdir_mirrors_changes_back_and_keeps_untouched_mtimes(tmp_path):
-    work = make_workdir(tmp_path)
+def test_isolated_workdir_mirrors_changes_back_and_keeps_untouched_mtimes(work):
     (work / "keep.txt").write_text("keep")
     (work / "gone.txt").write_text("gone")
     (work / "edit.txt").write_text("old")
@@ -255,11 +253,10 @@ def _system_text(request: dict) -> str:
 
 
 @needs_claude
-def test_real_cli_with_skill_triggers_skill_and_writes_file(tmp_path, claude_env):
+def test_real_cli_with_skill_triggers_skill_and_writes_file(tmp_path, work, claude_env):
     """The fake stands for the Anthropic Messages API: a model that calls the Skill tool,
     then Write, then answers; each reply carries the usage numbers asserted below."""
     skill = make_skill(tmp_path / "skills")
-    work = make_workdir(tmp_path)
     script = [
         Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})], input_tokens=100,
               output_tokens=20, cache_write_tokens=50),
@@ -267,9 +264,7 @@ def test_real_cli_with_skill_triggers_skill_and_writes_file(tmp_path, claude_env
               input_tokens=110, output_tokens=30, cache_read_tokens=200),
         Reply(text="Wrote out.txt.", input_tokens=120, output_tokens=10, cache_read_tokens=300),
     ]
-    with FakeModelAPI(script) as api:
-        r = _run(api, work, skill)
-    api.assert_clean()
+    r, api = run_scripted(script, _run, work, skill)
     assert r.status == "ok", r.error
     assert (work / "out.txt").read_text() == "hello\n"
     assert not (work / ".claude").exists(), "installed skill must be removed after the run"
@@ -296,9 +291,7 @@ def test_real_cli_baseline_has_no_skill_and_same_tools(tmp_path, claude_env):
         work.mkdir()
         script = [Reply(tool_calls=[ToolCall("Write", {"file_path": "out.txt", "content": "hi\n"})]),
                   Reply(text="done")]
-        with FakeModelAPI(script) as api:
-            r = _run(api, work, arm_skill)
-        api.assert_clean()
+        r, api = run_scripted(script, _run, work, arm_skill)
         assert r.status == "ok", r.error
         assert (work / "out.txt").is_file()
         first = api.model_requests()[0]
@@ -319,21 +312,16 @@ def test_real_cli_does_not_see_skills_in_parent_dirs_of_the_workspace(tmp_path, 
     make_skill(tmp_path / "project" / ".claude" / "skills")
     work = tmp_path / "project" / "skill-workspace" / "work"
     work.mkdir(parents=True)
-    with FakeModelAPI([Reply(text="done")]) as api:
-        r = _run(api, work, None)
-    api.assert_clean()
+    r, api = run_scripted([Reply(text="done")], _run, work, None)
     assert r.status == "ok", r.error
     assert "demo-skill" not in _system_text(api.model_requests()[0])
 
 
 @needs_claude
-def test_real_cli_max_turns_is_reported_as_error(tmp_path, claude_env):
+def test_real_cli_max_turns_is_reported_as_error(work, claude_env):
     """The fake model keeps calling tools; --max-turns 1 stops the CLI after one turn."""
-    work = make_workdir(tmp_path)
     script = [Reply(tool_calls=[ToolCall("Write", {"file_path": "a.txt", "content": "a\n"})])]
-    with FakeModelAPI(script) as api:
-        r = _run(api, work, None, max_turns=1)
-    api.assert_clean()
+    r, api = run_scripted(script, _run, work, None, max_turns=1)
     assert r.status == "error"
     assert r.error is not None and "error_max_turns" in r.error
     assert r.tool_calls == {"Write": 1}
@@ -341,23 +329,17 @@ def test_real_cli_max_turns_is_reported_as_error(tmp_path, claude_env):
 
 
 @needs_claude
-def test_real_cli_stalled_model_times_out_and_group_is_killed(tmp_path, claude_env):
+def test_real_cli_stalled_model_times_out_and_group_is_killed(work, claude_env):
     """The fake opens the SSE stream and goes silent, as a hung API connection does."""
-    work = make_workdir(tmp_path)
-    start = time.monotonic()
-    with FakeModelAPI([Stall()]) as api:
-        r = _run(api, work, None, timeout=3)
-    assert time.monotonic() - start < 15
-    assert r.status == "timeout" and "timed out after 3s" in (r.error or "")
+    r = run_stalled(_run, work)
     assert r.transcript and r.transcript[0].get("subtype") == "init"  # partial transcript kept
     assert r.usage.input_tokens is None
     assert r.agent_duration_ms is not None and r.agent_duration_ms >= 3000
 
 
 @needs_claude
-def test_real_cli_overloaded_api_raises_transient(tmp_path, claude_env):
+def test_real_cli_overloaded_api_raises_transient(work, claude_env):
     """The fake answers 529 overloaded_error, as the hosted API does under load."""
-    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(529, "overloaded_error", "Overloaded")]) as api, \
             pytest.raises(TransientError, match="529"):
         _run(api, work, None)

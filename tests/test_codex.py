@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from agent_cli_support import check_availability, load_events, make_skill, make_workdir, run_trial
-from fake_model_api import FakeModelAPI, HttpError, Reply, Stall, ToolCall
+from agent_cli_support import check_availability, load_events, make_skill, run_scripted, run_stalled, run_trial
+from fake_model_api import FakeModelAPI, HttpError, Reply, ToolCall
 
 from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.codex import (
@@ -165,11 +164,10 @@ def _prompt_text(request: dict) -> str:
 
 
 @needs_codex
-def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, codex_env):
+def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, work, codex_env):
     """The fake stands for the OpenAI Responses API: a model that reads SKILL.md with the
     shell tool, writes the file, then answers; usage per reply is summed by Codex."""
     skill = make_skill(tmp_path / "skills")
-    work = make_workdir(tmp_path)
     script = [
         Reply(tool_calls=[_shell("cat .agents/skills/demo-skill/SKILL.md")], input_tokens=1000,
               cache_read_tokens=600, output_tokens=50, reasoning_tokens=10),
@@ -177,9 +175,7 @@ def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, codex_env):
               cache_read_tokens=900, output_tokens=30),
         Reply(text="Wrote out.txt.", input_tokens=1300, cache_read_tokens=1000, output_tokens=10),
     ]
-    with FakeModelAPI(script) as api:
-        r = _run(api, work, skill)
-    api.assert_clean()
+    r, api = run_scripted(script, _run, work, skill)
     assert r.status == "ok", r.error
     assert (work / "out.txt").read_text() == "hello\n"
     assert not (work / ".agents").exists(), "installed skill must be removed after the run"
@@ -194,13 +190,10 @@ def test_real_cli_with_skill_reads_skill_and_writes_file(tmp_path, codex_env):
 
 
 @needs_codex
-def test_real_cli_baseline_has_no_skill(tmp_path, codex_env):
+def test_real_cli_baseline_has_no_skill(work, codex_env):
     """Same fake API; the baseline model is never told about the skill."""
-    work = make_workdir(tmp_path)
     script = [Reply(tool_calls=[_shell("printf 'hi\\n' > out.txt")]), Reply(text="done")]
-    with FakeModelAPI(script) as api:
-        r = _run(api, work, None)
-    api.assert_clean()
+    r, api = run_scripted(script, _run, work, None)
     assert r.status == "ok", r.error
     assert (work / "out.txt").is_file()
     assert r.skill_triggered is None
@@ -210,31 +203,24 @@ def test_real_cli_baseline_has_no_skill(tmp_path, codex_env):
 
 
 @needs_codex
-def test_real_cli_stalled_model_times_out(tmp_path, codex_env):
+def test_real_cli_stalled_model_times_out(work, codex_env):
     """The fake opens the response stream and goes silent, as a hung connection does."""
-    work = make_workdir(tmp_path)
-    start = time.monotonic()
-    with FakeModelAPI([Stall()]) as api:
-        r = _run(api, work, None, timeout=3)
-    assert time.monotonic() - start < 15
-    assert r.status == "timeout" and "timed out after 3s" in (r.error or "")
+    r = run_stalled(_run, work)
     assert r.transcript and r.transcript[0]["type"] == "thread.started"  # partial transcript
     assert r.usage.input_tokens is None
 
 
 @needs_codex
-def test_real_cli_rate_limit_raises_transient(tmp_path, codex_env):
+def test_real_cli_rate_limit_raises_transient(work, codex_env):
     """The fake answers 429 rate_limit_error, as the hosted API does when throttling."""
-    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(429, "rate_limit_error", "Rate limited")]) as api, \
             pytest.raises(TransientError, match="429"):
         _run(api, work, None)
 
 
 @needs_codex
-def test_real_cli_bad_request_is_error_not_transient(tmp_path, codex_env):
+def test_real_cli_bad_request_is_error_not_transient(work, codex_env):
     """A 400 from the API is the user's problem (bad model name...): no retry."""
-    work = make_workdir(tmp_path)
     with FakeModelAPI([HttpError(400, "invalid_request_error", "no such model")]) as api:
         r = _run(api, work, None)
     assert r.status == "error" and "no such model" in (r.error or "")

@@ -241,7 +241,8 @@ class TrialRunner:
         result, metrics, timing = execute_trial(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor, write_timing=False)
-        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent)
+        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
+                        final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
         write_json(trial.run_dir / "timing.json", timing)

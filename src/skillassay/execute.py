@@ -106,11 +106,14 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     timing.json into its run dir. grading.json (written by the caller) marks it done."""
     run = trial.run_dir
     outputs = run / "outputs"
+    run_s, out_s = os.fspath(run), os.fspath(outputs)  # string paths on the hot path
     # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
     # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
-    if outputs.exists():
-        shutil.rmtree(outputs)
-    outputs.mkdir(parents=True)
+    try:
+        os.makedirs(out_s)
+    except FileExistsError:
+        shutil.rmtree(out_s)
+        os.mkdir(out_s)
     for src in input_files:
         shutil.copy2(src, outputs / src.name)
     before = snapshot(outputs) if input_files else {}
@@ -124,13 +127,14 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
 
     created = tidy_outputs(outputs, before)
     answer = redactor(result.final_text)
-    atomic_write_text(outputs / ANSWER_FILE, answer)
+    result.final_text = answer  # everything downstream (grading included) sees what is on disk
+    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer)
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    atomic_write_text(run / "transcript.jsonl", transcript_lines)
-    atomic_write_text(run / "transcript.md", redactor(transcript_markdown(result.transcript)))
+    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines)
+    atomic_write_text(f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)))
 
-    output_chars = len(answer) + sum((outputs / f).stat().st_size for f in created)
+    output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     usage = result.usage
     metrics = Metrics(
         tool_calls=dict(result.tool_calls),
@@ -159,20 +163,26 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
-    write_json(outputs / "metrics.json", metrics)
+    write_json(f"{out_s}/metrics.json", metrics)
     if write_timing:  # the engine writes it once, after grading adds the grader's times
-        write_json(run / "timing.json", timing)
+        write_json(f"{run_s}/timing.json", timing)
     return result, metrics, timing
+
+
+AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})
 
 
 def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
     """Leave in outputs/ only what the agent produced: drop input files it did not change and
     the skill an executor installed for discovery (.claude/, .agents/). Returns the files
     created or changed, relative to outputs/."""
-    for agent_dir in (".claude", ".agents", ".codex"):
-        path = outputs / agent_dir
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+    with os.scandir(outputs) as it:
+        top = list(it)
+    if not top:
+        return []  # the common case for answer-only agents: nothing to walk
+    for entry in top:
+        if entry.name in AGENT_DIRS and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
     after = snapshot(outputs)
     for rel, sig in before.items():
         if after.get(rel) == sig:

@@ -139,9 +139,12 @@ def trial_passed(grading: Grading) -> bool:
 
 
 def run_view(run_dir: Path, metrics: Metrics, timing: Timing, prompt: str = "",
-             eval_dir: Path | None = None) -> RunView:
-    answer = run_dir / "outputs" / ANSWER_FILE
-    text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else ""
+             eval_dir: Path | None = None, final_text: str | None = None) -> RunView:
+    """`final_text`: the answer as written to outputs/answer.md, when the caller has it."""
+    if final_text is None:
+        answer = run_dir / "outputs" / ANSWER_FILE
+        final_text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else ""
+    text = final_text
     return RunView(final_text=text, outputs_dir=run_dir / "outputs", metrics=metrics, timing=timing,
                    run_dir=run_dir, prompt=prompt, eval_dir=eval_dir)
 

@@ -19,16 +19,17 @@ from skillassay.errors import InputError, Problem
 M = TypeVar("M", bound=BaseModel)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path | str, text: str) -> None:
     """Write via a temp file in the same folder and os.replace it, which is atomic on POSIX."""
-    # A per-process, per-thread temp name is unique without mkstemp's cost (hot path: six
-    # files per trial).
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    # Hot path (six files per trial): plain string paths, and a per-process, per-thread temp
+    # name that is unique without mkstemp's cost.
+    folder, name = os.path.split(os.fspath(path))
+    tmp = f"{folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         try:
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
         with fh:
             fh.write(text)
@@ -47,7 +48,7 @@ def dump_json(data: Any) -> str:
     return to_json(data, indent=2).decode("utf-8") + "\n"
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path | str, data: Any) -> None:
     atomic_write_text(path, dump_json(data))
 
 
