@@ -109,3 +109,28 @@ def test_history_record_command(example_skill: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["history", "record", str(it)])
     assert result.exit_code == 0, result.output
     assert json.loads((ws / "history.json").read_text())["current_best"] == "v0"
+
+
+def counted(n: int, *passes: int) -> VersionFacts:
+    """K = 3 trials per eval, with trial pass counts (what the per-eval exact tests use)."""
+    per_eval = tuple(EvalRate(i, f"e{i}", c / 3, 3, c) for i, c in enumerate(passes, 1))
+    return VersionFacts(n, f"iteration-{n}", None, "s", None, None, per_eval)
+
+
+def test_clear_per_eval_regressions_lose_even_when_the_suite_test_cannot_reach_significance() -> None:
+    """3 of 8 evals go 3/3 -> 0/3, the rest unchanged: only 3 evals differ, so the suite-level
+    sign-flip test cannot reach p < 0.05, but the per-eval exact tests (BH, q = 0.10) call the
+    three regressions, as `compare` and the gate do; history must agree with them."""
+    h = build_history([counted(1, 3, 3, 3, 3, 3, 1, 2, 3), counted(2, 0, 0, 0, 3, 3, 1, 2, 3)])
+    entry = h.iterations[1]
+    assert entry.model_extra["comparison"]["significance_reachable"] is False
+    assert entry.grading_result == "lost"
+    assert entry.model_extra["comparison"]["evals_regressed"] == [1, 2, 3]
+    assert h.current_best == "v0"
+    won = build_history([counted(1, 0, 0, 0, 3, 3, 1, 2, 3), counted(2, 3, 3, 3, 3, 3, 1, 2, 3)])
+    assert won.iterations[1].grading_result == "won" and won.current_best == "v1"
+
+
+def test_a_one_trial_flip_is_still_a_tie() -> None:
+    h = build_history([counted(1, 3, 3, 3, 3), counted(2, 2, 3, 3, 3)])
+    assert h.iterations[1].grading_result == "tie"

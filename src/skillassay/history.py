@@ -31,8 +31,11 @@ SCHEMA_VERSION = 1
 ALPHA = 0.05
 SKILL_CONFIGS = ("with_skill", "new_skill")
 METRIC = "per-eval mean expectation pass rate of the with_skill arm"
-RULE = (f"won/lost only when the paired sign-flip p <= {ALPHA} and the 95% t interval of the "
-        "mean per-eval difference lies entirely above/below 0; otherwise tie")
+Q = 0.10  # Benjamini-Hochberg level of the per-eval calls, as in `compare`
+RULE = (f"won/lost when the paired sign-flip p <= {ALPHA} and the 95% t interval of the mean per-eval "
+        f"difference lies entirely above/below 0, or, failing that, when evals are called improved "
+        f"(resp. regressed) by one-sided exact tests with Benjamini-Hochberg at q = {Q} and none the "
+        "other way; otherwise tie")
 
 Result = Literal["baseline", "won", "lost", "tie"]
 log = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ class EvalRate:
     eval_name: str
     rate: float
     trials_completed: int
+    passes: int | None = None  # trials whose expectations all passed (for the per-eval tests)
 
 
 @dataclass(frozen=True)
@@ -73,12 +77,14 @@ class VersionFacts:
 def per_eval_rates(records: list[TrialRecord]) -> tuple[EvalRate, ...]:
     """Completed with-skill trials only: an errored trial is not a 0% measurement (spec)."""
     rates: dict[int | str, list[float]] = defaultdict(list)
+    passes: dict[int | str, int] = defaultdict(int)
     names: dict[int | str, str] = {}
     for r in records:
         if r.configuration in SKILL_CONFIGS and r.completed and r.expectation_pass_rate is not None:
             rates[r.eval_id].append(r.expectation_pass_rate)
+            passes[r.eval_id] += bool(r.passed)
             names[r.eval_id] = r.eval_name
-    return tuple(EvalRate(e, names[e], sum(v) / len(v), len(v)) for e, v in rates.items())
+    return tuple(EvalRate(e, names[e], sum(v) / len(v), len(v), passes[e]) for e, v in rates.items())
 
 
 def read_version(iteration_dir: Path, records: list | None = None) -> VersionFacts:
@@ -117,12 +123,18 @@ def compare_versions(new: VersionFacts, best: VersionFacts, best_version: str, s
         result = "won"
     elif significant and hi is not None and hi < 0:
         result = "lost"
+    calls = per_eval_calls(new, best)
+    if result == "tie" and calls["regressed"] and not calls["improved"]:
+        result = "lost"
+    elif result == "tie" and calls["improved"] and not calls["regressed"]:
+        result = "won"
     evidence: dict[str, Any] = {
         "against": best_version, "metric": METRIC, "rule": RULE, "result": result,
         "n_paired_evals": d.n, "mean_difference": _round(d.mean), "interval": None if d.interval is None
         else [_round(lo), _round(hi)], "p_value": _round(d.p_value), "method": d.method,
         "n_nonzero": d.n_nonzero, "significance_reachable": d.significance_reachable,
-        "explanation": d.explanation, "reason": _reason(result, d, best_version),
+        "explanation": d.explanation, "reason": _reason(result, d, best_version, calls),
+        "evals_regressed": calls["regressed"], "evals_improved": calls["improved"],
         "evals_only_in_this_version": [e.eval_id for e in new.per_eval if e.eval_id not in best_rates],
         "evals_only_in_best": [e.eval_id for e in best.per_eval
                                if e.eval_id not in {x.eval_id for x in new.per_eval}],
@@ -133,20 +145,40 @@ def compare_versions(new: VersionFacts, best: VersionFacts, best_version: str, s
     return evidence
 
 
+def per_eval_calls(new: VersionFacts, best: VersionFacts) -> dict[str, list[int | str]]:
+    """Evals whose trial pass rate changed beyond chance: the same one-sided exact tests and
+    false-discovery control `compare` uses, so history and the regression gate agree. A suite
+    of few evals can lose clearly on some of them while the suite-level test cannot reach
+    significance (fewer than 6 differing evals)."""
+    before = {e.eval_id: e for e in best.per_eval}
+    pairs = [(e, before[e.eval_id]) for e in new.per_eval
+             if e.eval_id in before and e.passes is not None and before[e.eval_id].passes is not None]
+    tests = [stats.one_sided_exact_p(b.passes, b.trials_completed, n.passes, n.trials_completed,
+                                     only_observed_direction=True) for n, b in pairs]
+    reg = stats.bh_adjust([t[0] for t in tests])
+    imp = stats.bh_adjust([t[1] for t in tests])
+    return {"regressed": [n.eval_id for (n, _), p in zip(pairs, reg, strict=True) if p is not None and p <= Q],
+            "improved": [n.eval_id for (n, _), p in zip(pairs, imp, strict=True) if p is not None and p <= Q]}
+
+
 def _round(x: float | None) -> float | None:
     return None if x is None or x != x else round(float(x), 6)
 
 
-def _reason(result: Result, d: stats.PairedDifference, best_version: str) -> str:
+def _reason(result: Result, d: stats.PairedDifference, best_version: str,
+            calls: dict[str, list[int | str]] | None = None) -> str:
     if d.n == 0:
         return f"no eval measured by both this version and {best_version}: nothing to compare, so tie"
     iv = "no interval (fewer than 2 paired evals)" if d.interval is None else \
         f"95% CI {d.interval[0]:+.3f}..{d.interval[1]:+.3f}"
     core = f"mean per-eval difference {d.mean:+.3f} vs {best_version} ({iv}, p={d.p_value:.3g}, {d.n} evals)"
+    calls = calls or {"regressed": [], "improved": []}
     if result == "won":
-        return f"better than {best_version}: {core}"
+        extra = f"; evals improved: {', '.join(map(str, calls['improved']))}" if calls["improved"] else ""
+        return f"better than {best_version}: {core}{extra}"
     if result == "lost":
-        return f"worse than {best_version}: {core}"
+        extra = f"; evals regressed: {', '.join(map(str, calls['regressed']))}" if calls["regressed"] else ""
+        return f"worse than {best_version}: {core}{extra}"
     if not d.significance_reachable and d.n_nonzero:
         return f"indistinguishable from {best_version}: {core}; {d.explanation}"
     return f"indistinguishable from {best_version}: {core}"
@@ -191,7 +223,7 @@ def _facts_extra(v: VersionFacts) -> dict[str, Any]:
     return {"iteration": v.iteration, "iteration_dir": v.iteration_dir, "iteration_started_at": v.started_at,
             "skill_hash": v.skill_hash, "evals_hash": v.evals_hash,
             "per_eval": [{"eval_id": e.eval_id, "eval_name": e.eval_name, "expectation_pass_rate": round(e.rate, 6),
-                          "trials_completed": e.trials_completed} for e in v.per_eval]}
+                          "trials_completed": e.trials_completed, "passes": e.passes} for e in v.per_eval]}
 
 
 def facts_from_entry(entry: HistoryEntry, skill_name: str, where: Path) -> VersionFacts:
@@ -207,7 +239,9 @@ def facts_from_entry(entry: HistoryEntry, skill_name: str, where: Path) -> Versi
         started_at=extra.get("iteration_started_at"), skill_name=skill_name,
         skill_hash=extra.get("skill_hash"), evals_hash=extra.get("evals_hash"),
         per_eval=tuple(EvalRate(p["eval_id"], str(p.get("eval_name", "")), float(p["expectation_pass_rate"]),
-                                int(p.get("trials_completed", 0))) for p in extra["per_eval"]))
+                                int(p.get("trials_completed", 0)),
+                                p["passes"] if isinstance(p.get("passes"), int) else None)
+                       for p in extra["per_eval"]))
 
 
 def _now() -> str:
