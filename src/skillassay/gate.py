@@ -20,7 +20,7 @@ LABELS = {
 }
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
-_LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals regressed vs the previous iteration", "<=")}
+_LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 
 
 @dataclass
