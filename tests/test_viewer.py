@@ -197,7 +197,10 @@ def test_escaping_of_rendered_outputs(evil_workspace: dict[str, Path]) -> None:
     for f in data["files"]:
         html = f.get("html", "")
         assert "<script" not in html.lower() and "<img" not in html.lower() and "<svg" not in html.lower(), f["name"]
-        assert not [h for h in re.findall(r'(?:href|src)="([^"]*)"', html) if "javascript" in h.lower()], f["name"]
+        # only real tags count: escaped text may legitimately show `href="javascript:..."` (newer
+        # Pygments no longer escapes quotes in text, which is safe once `<` is escaped)
+        tags = re.findall(r"<[a-zA-Z][^<>]*>", html)
+        assert not [t for t in tags if re.search(r'(?:href|src)\s*=\s*["\']?\s*javascript', t, re.I)], f["name"]
     md = {f["name"]: f for f in data["files"]}["evil.md"]["html"]
     assert "&lt;script&gt;" in md and 'href="javascript' not in md
     assert {f["name"]: f["kind"] for f in data["files"]}["evil.svg"] in {"code", "text"}  # never an image
