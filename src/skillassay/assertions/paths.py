@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from skillassay.assertions.base import AssertionConfigError, RunView
+from skillassay.workspace import inside
 
 
 def relative_param(type_name: str, key: str, value: str) -> str:
@@ -18,14 +19,6 @@ def relative_param(type_name: str, key: str, value: str) -> str:
         raise AssertionConfigError(
             f"'{type_name}' parameter '{key}' must be a relative path inside outputs/, got {value!r}")
     return value
-
-
-def inside(root: Path, candidate: Path) -> bool:
-    try:
-        candidate.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 def output_file(run: RunView, rel: str) -> tuple[Path | None, str]:
