@@ -255,3 +255,19 @@ def test_bad_input_exit_2_names_file_and_field(example_skill: Path, tmp_path: Pa
 def test_unknown_executor_is_bad_input(example_skill: Path, tmp_path: Path) -> None:
     code, out = run_cli("run", str(example_skill), "--executor", "nope", "--workspace", str(tmp_path / "ws"))
     assert code == 2 and "unknown executor" in out
+
+
+def test_secrets_never_reach_the_workspace(example_skill: Path, tmp_path: Path, monkeypatch) -> None:
+    """A real subprocess agent prints a secret from its environment (as a careless agent
+    might); answer, transcripts, metrics and benchmark files carry [REDACTED] instead."""
+    secret = "s3cr3t-value-0123456789abcdef"
+    monkeypatch.setenv("DEMO_API_KEY", secret)
+    argv = json.dumps([sys.executable, "-c", "import os; print('key is', os.environ['DEMO_API_KEY'])"])
+    ws = tmp_path / "ws"
+    code, out = run_cli("run", str(example_skill), "--executor", "command", "-o", f"argv={argv}",
+                        "--trials", "1", "--workspace", str(ws))
+    assert code in (0, 1, 3), out
+    files = [p for p in ws.rglob("*") if p.is_file()]
+    assert any("[REDACTED]" in p.read_text(errors="replace") for p in files if p.name == "answer.md")
+    leaked = [p for p in files if secret in p.read_text(errors="replace")]
+    assert not leaked, leaked
