@@ -83,13 +83,13 @@ def aggregate_once(it: Path) -> tuple[int, float, float]:
     from skillassay.models import Thresholds
 
     t0 = time.perf_counter()
-    collected = collect(it)
+    collected = collect(it, light=True)  # as aggregate_iteration reads
     t1 = time.perf_counter()
     arms = choose_arms(collected.discovery.configurations, None, it)
     with gc_paused():  # as aggregate_iteration does
         bench = build_benchmark(collected.records, skill_name="bench", skill_path=None, iteration=1,
                                 timestamp="2026-01-15T10:30:00Z", trials_requested=None,
-                                thresholds=Thresholds(), arms=arms)
+                                thresholds=Thresholds(), arms=arms, expectation_tally=collected.tally)
     t2 = time.perf_counter()
     assert bench._run_records is not None and len(bench._run_records) == len(collected.records)
     return len(collected.records), t1 - t0, t2 - t1
@@ -116,6 +116,11 @@ def measure(it: Path) -> None:
     aggregate_iteration(it, skill_name="bench")
     print(f"whole command (incl. writing benchmark.json/.md): {time.perf_counter() - t:.3f} s "
           f"({os.path.getsize(it / 'benchmark.json') / 2**20:.1f} MiB json)")
+    tracemalloc.start()
+    aggregate_iteration(it, skill_name="bench")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"peak traced memory, whole command: {peak / 2**20:.1f} MiB")
 
 
 def main() -> None:

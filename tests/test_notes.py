@@ -76,3 +76,28 @@ def test_notes_reach_benchmark_json() -> None:
                             trials_requested=3, thresholds=Thresholds())
     assert any("may not differentiate skill value" in n for n in bench.notes)
     assert any(n.startswith("Skill adds 13s") for n in bench.notes)
+
+
+def test_tally_of_light_records_gives_the_same_notes() -> None:
+    """`skillassay aggregate` reads light records (no expectations) and counts their verdicts in
+    an ExpectationTally while reading, in any order: the notes must not change."""
+    import dataclasses
+    import random
+
+    from skillassay.notes import expectation_counts
+    from skillassay.records import ExpectationTally
+
+    records = patterned()
+    records.append(rec(4, "old_skill", 1, {"Only elsewhere": True}))
+    shuffled = records[:]
+    random.Random(7).shuffle(shuffled)
+    halves = ExpectationTally(), ExpectationTally()
+    for i, r in enumerate(shuffled):
+        if r.completed:
+            halves[i % 2].add(r.eval_id, r.configuration, r.run_number, r.expectations)
+    tally = halves[0]
+    tally.merge(halves[1])
+    light = [dataclasses.replace(r, expectations=(), details_dir="/nowhere") for r in records]
+    configs = (ARMS.skill, ARMS.baseline)
+    assert list(tally.counts(configs).items()) == list(expectation_counts(records, configs).items())
+    assert analyst_notes(light, ARMS, tally) == analyst_notes(records, ARMS)

@@ -18,7 +18,8 @@ from pydantic_core import to_json
 
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.notes import analyst_notes
-from skillassay.records import Outcome, TrialRecord
+from skillassay.records import ExpectationTally, Outcome, TrialRecord
+from skillassay.records_io import read_details
 from skillassay.statistics import build_statistics
 
 SKILL_CONFIGS = ("with_skill", "new_skill")
@@ -132,7 +133,9 @@ def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
 def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: str | None,
                     iteration: int | None, timestamp: str, trials_requested: int | None,
                     thresholds: Thresholds, arms: Arms | None = None, executor_model: str | None = None,
-                    notes: list[str] | None = None, seed: int = 0) -> Benchmark:
+                    notes: list[str] | None = None, seed: int = 0,
+                    expectation_tally: ExpectationTally | None = None) -> Benchmark:
+    """`expectation_tally`: required when records are light (details_dir), for the notes."""
     arms = arms or pick_arms(r.configuration for r in records)
     cells = group(records, trials_requested)
     configs = list(dict.fromkeys([arms.skill, arms.baseline] + [r.configuration for r in records]))
@@ -162,7 +165,7 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
     run_summary = _run_summary(records, configs, arms)
     statistics = build_statistics(records, arms.skill, arms.baseline, trials_requested or 0,
                                   thresholds.model_dump(), seed=seed)
-    all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed) + analyst_notes(records, arms)
+    all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed) + analyst_notes(records, arms, expectation_tally)
     bench = Benchmark.model_validate({
         "metadata": {
             "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
@@ -185,8 +188,8 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
 
 def run_entries(bench: Benchmark) -> Iterator[dict]:
     """runs[] of benchmark.json, one dict at a time."""
-    if bench._run_records is not None:
-        return (_run_entry(r) for r in bench._run_records)
+    if bench._run_records is not None:  # light records' details are re-read from disk
+        return (_run_entry(r, *read_details(r)) for r in bench._run_records)
     return (r.to_json_dict() for r in bench.runs or [])
 
 
@@ -237,7 +240,7 @@ def _per_eval_arm(a: EvalArm) -> dict:
             "trials_completed": len(a.completed), "trials_requested": a.requested}
 
 
-def _run_entry(r: TrialRecord) -> dict:
+def _run_entry(r: TrialRecord, expectations: tuple[Any, ...], notes: tuple[str, ...]) -> dict:
     failed = r.total_count - r.passed_count if r.completed else r.total_count
     return {
         "eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
@@ -245,8 +248,8 @@ def _run_entry(r: TrialRecord) -> dict:
         "result": {"pass_rate": _r(r.expectation_pass_rate or 0.0), "passed": r.passed_count,
                    "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
                    "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
-        "expectations": [_expectation_json(e) for e in r.expectations],
-        "notes": list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
+        "expectations": [_expectation_json(e) for e in expectations],
+        "notes": list(notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
     }
 
 

@@ -26,7 +26,7 @@ from skillassay.errors import InputError, Problem
 from skillassay.gate import evaluate
 from skillassay.jsonio import atomic_write_text, load_model
 from skillassay.models import Benchmark, BenchmarkConfig
-from skillassay.records import TrialRecord
+from skillassay.records import ExpectationTally, TrialRecord, record_order
 from skillassay.records_io import RunIssue, read_trial
 
 _ITERATION = re.compile(r"iteration-(\d+)")
@@ -41,6 +41,9 @@ class Collected:
     records: list[TrialRecord] = field(default_factory=list)
     skipped: list[RunIssue] = field(default_factory=list)  # runs left out (no usable grading.json)
     warnings: list[str] = field(default_factory=list)  # runs kept, a side file was unusable
+    # Light reading: records without expectations/notes (re-read when runs[] is written), and
+    # their verdicts counted here for the analyst notes.
+    tally: ExpectationTally | None = None
 
 
 @dataclass
@@ -54,7 +57,7 @@ class AggregateResult:
 
 def sort_key(r: TrialRecord) -> tuple[str, str, int]:
     """The engine's record order (numeric ids sort numerically), so both commands agree."""
-    return str(r.eval_id).zfill(12), r.configuration, r.run_number
+    return record_order(r.eval_id, r.configuration, r.run_number)
 
 
 @contextmanager
@@ -71,18 +74,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def collect(iteration: Path) -> Collected:
-    """Discover and read every run. Raises InputError when nothing in it can be aggregated."""
+def collect(iteration: Path, *, light: bool = False) -> Collected:
+    """Discover and read every run. Raises InputError when nothing in it can be aggregated.
+    `light`: records keep counts only (flat memory on huge iterations), see Collected.tally."""
     with gc_paused():
-        return _collect(iteration)
+        return _collect(iteration, light)
 
 
-def _collect(iteration: Path) -> Collected:
+def _collect(iteration: Path, light: bool) -> Collected:
     found = discover(iteration)
-    out = Collected(found, warnings=list(found.warnings))
+    out = Collected(found, warnings=list(found.warnings), tally=ExpectationTally() if light else None)
     for run in found.runs:
         record, issues = read_trial(run.path, run.eval.eval_id, run.eval.eval_name, run.configuration,
-                                    run.run_number)
+                                    run.run_number, out.tally)
         if record is None:
             out.skipped.extend(issues)
         else:
@@ -177,7 +181,7 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
     benchmark.md shows it when the config has thresholds."""
     config = load_model(config_path, BenchmarkConfig) if config_path else None
     record = read_iteration_record(iteration_dir)
-    collected = collect(iteration_dir)
+    collected = collect(iteration_dir, light=True)
     baseline_type = config.baseline_type if config else record.get("baseline_type")
     arms = choose_arms(collected.discovery.configurations, baseline_type, iteration_dir)
     trials = config.trials_per_eval if config else record.get("trials_per_eval")
@@ -194,7 +198,8 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
             iteration=iteration_number(iteration_dir, record),
             timestamp=timestamp or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             trials_requested=trials, thresholds=thresholds, arms=arms,
-            executor_model=executor.get("model"), notes=run_notes(collected, arms))
+            executor_model=executor.get("model"), notes=run_notes(collected, arms),
+            expectation_tally=collected.tally)
     json_path = output or iteration_dir / "benchmark.json"
     md_path = json_path.with_suffix(".md")
     if json_path.exists() and json_path.is_dir():

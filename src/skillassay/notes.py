@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from skillassay.records import TrialRecord
+from skillassay.records import ExpectationTally, TrialRecord, VerdictCounts
 from skillassay.stats import within_eval_variance
 
 if TYPE_CHECKING:  # aggregate imports this module; only the type is needed here
@@ -50,18 +50,35 @@ def expectation_verdicts(records: Iterable[TrialRecord], configs: tuple[str, ...
     return out
 
 
-def non_discriminating_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def expectation_counts(records: Iterable[TrialRecord], configs: tuple[str, ...]) -> VerdictCounts:
+    """Assertion text -> configuration -> (passes, fails) of completed runs, texts in the order
+    the records first show them: expectation_verdicts counted (what ExpectationTally gives for
+    light records)."""
+    return {text: {c: (sum(vs), len(vs) - sum(vs)) for c, vs in by_config.items()}
+            for text, by_config in expectation_verdicts(records, configs).items()}
+
+
+def _counts(records: list[TrialRecord], arms: Arms, tally: ExpectationTally | None) -> VerdictCounts:
+    configs = (arms.skill, arms.baseline)
+    if tally is not None:
+        return tally.counts(configs)
+    if any(r.details_dir is not None for r in records):
+        raise ValueError("light records (details_dir) need the ExpectationTally they were read with")
+    return expectation_counts(records, configs)
+
+
+def non_discriminating_notes(records: list[TrialRecord], arms: Arms,
+                             tally: ExpectationTally | None = None) -> list[str]:
     """Assertions with the same verdict in every run of both arms cannot show what the skill
     changes: either they test something both arms get right, or something nobody can pass."""
-    verdicts = expectation_verdicts(records, (arms.skill, arms.baseline))
     always, never = [], []
-    for text, by_config in verdicts.items():
-        s, b = by_config.get(arms.skill, []), by_config.get(arms.baseline, [])
+    for text, by_config in _counts(records, arms, tally).items():
+        s, b = by_config.get(arms.skill), by_config.get(arms.baseline)
         if not s or not b:
             continue
-        if all(s) and all(b):
+        if not s[1] and not b[1]:
             always.append(text)
-        elif not any(s) and not any(b):
+        elif not s[0] and not b[0]:
             never.append(text)
     notes = []
     if always:
@@ -75,14 +92,15 @@ def non_discriminating_notes(records: list[TrialRecord], arms: Arms) -> list[str
     return notes
 
 
-def one_sided_failure_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def one_sided_failure_notes(records: list[TrialRecord], arms: Arms,
+                            tally: ExpectationTally | None = None) -> list[str]:
     """An arm that fails an assertion in every run while the other arm passes it sometimes:
     the spec's "Without-skill runs consistently fail on ..." observation."""
-    verdicts = expectation_verdicts(records, (arms.skill, arms.baseline))
+    counts = _counts(records, arms, tally)
     notes = []
     for failing, other in ((arms.baseline, arms.skill), (arms.skill, arms.baseline)):
-        texts = [t for t, by in verdicts.items()
-                 if by.get(failing) and not any(by[failing]) and any(by.get(other, []))]
+        texts = [t for t, by in counts.items()
+                 if (f := by.get(failing)) and not f[0] and (o := by.get(other)) and o[0]]
         if texts:
             notes.append(f"{_label(failing)} runs consistently fail on {_quoted(texts)} "
                          f"({_label(other).lower()} runs pass {'it' if len(texts) == 1 else 'them'} at least once)")
@@ -175,13 +193,14 @@ def cost_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
     return [f"Skill {_cost_phrase(parts)} {joiner} {effect}"]
 
 
-def analyst_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def analyst_notes(records: list[TrialRecord], arms: Arms, tally: ExpectationTally | None = None) -> list[str]:
     """All observations, most actionable first: assertions that cannot discriminate, flaky
-    evals, one-sided errors, then the cost/benefit line."""
+    evals, one-sided errors, then the cost/benefit line. `tally`: the verdicts of light records
+    (see records.ExpectationTally)."""
     return [
-        *non_discriminating_notes(records, arms),
+        *non_discriminating_notes(records, arms, tally),
         *variance_notes(records, arms),
         *one_arm_error_notes(records, arms),
-        *one_sided_failure_notes(records, arms),
+        *one_sided_failure_notes(records, arms, tally),
         *cost_notes(records, arms),
     ]

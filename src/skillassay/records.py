@@ -47,6 +47,11 @@ class TrialRecord:
     run_dir: Path | None = None
     errors: int = 0
     error: str | None = field(default=None)
+    # Set on a light record (`skillassay aggregate`): the run folder, whose grading.json holds the
+    # expectations and notes left out of it to keep memory flat; they are re-read when
+    # benchmark.json's runs[] is written (records_io.read_details). A str shared with discovery,
+    # and run_dir is None: a Path per run costs ~700 bytes at 200,000 runs.
+    details_dir: str | None = None
 
     @property
     def completed(self) -> bool:
@@ -55,3 +60,64 @@ class TrialRecord:
     @property
     def expectation_pass_rate(self) -> float | None:
         return self.passed_count / self.total_count if self.total_count else None
+
+
+def record_order(eval_id: int | str, configuration: str, run_number: int) -> tuple[str, str, int]:
+    """The engine's record order (numeric ids sort numerically), so all commands agree."""
+    return str(eval_id).zfill(12), configuration, run_number
+
+
+VerdictCounts = dict[str, dict[str, tuple[int, int]]]  # text -> configuration -> (passes, fails)
+
+
+class ExpectationTally:
+    """What the analyst notes need from light records' expectations: per assertion text and
+    configuration, the graded verdicts of completed runs counted (passes, fails), and where the
+    text is first met in record order. O(evals x expectations) memory, not O(runs)."""
+
+    __slots__ = ("_cells",)
+
+    def __init__(self) -> None:
+        # (text, configuration) -> [passes, fails, first record order, first index in it]
+        self._cells: dict[tuple[str, str], list[Any]] = {}
+
+    def add(self, eval_id: int | str, configuration: str, run_number: int,
+            expectations: Iterable[ExpectationResult | Outcome]) -> None:
+        """A completed run's expectations (ungraded ones, passed None, are left out)."""
+        order = None
+        for i, e in enumerate(expectations):
+            if e.passed is None:
+                continue
+            if order is None:
+                order = record_order(eval_id, configuration, run_number)
+            cell = self._cells.get((e.text, configuration))
+            if cell is None:
+                self._cells[(e.text, configuration)] = [0, 0, order, i]
+                cell = self._cells[(e.text, configuration)]
+            elif order < cell[2] or (order == cell[2] and i < cell[3]):
+                cell[2], cell[3] = order, i
+            cell[0 if e.passed else 1] += 1
+
+    def merge(self, other: ExpectationTally) -> None:
+        """Add another tally's counts (runs read elsewhere, e.g. by a worker process)."""
+        for key, (p, f, order, i) in other._cells.items():
+            cell = self._cells.get(key)
+            if cell is None:
+                self._cells[key] = [p, f, order, i]
+                continue
+            cell[0] += p
+            cell[1] += f
+            if (order, i) < (cell[2], cell[3]):
+                cell[2], cell[3] = order, i
+
+    def counts(self, configs: tuple[str, ...]) -> VerdictCounts:
+        """As notes.expectation_counts gives from full records: texts in the order records
+        sorted by record_order first show them (in these configurations)."""
+        first: dict[str, tuple] = {}
+        for (text, config), (_, _, order, i) in self._cells.items():
+            if config in configs and (text not in first or (order, i) < first[text]):
+                first[text] = (order, i)
+        out: VerdictCounts = {}
+        for text in sorted(first, key=first.__getitem__):
+            out[text] = {c: (cell[0], cell[1]) for c in configs if (cell := self._cells.get((text, c)))}
+        return out
