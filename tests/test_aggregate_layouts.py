@@ -342,3 +342,32 @@ def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path) -> None:
     assert all(e["passed"] is None and e["evidence"].startswith("Ungraded") for e in g["expectations"])
     agg = runner.invoke(app, ["aggregate", str(ws / "iteration-1")])
     assert agg.exit_code == 0, agg.output
+
+
+@pytest.mark.parametrize("layout", ["documented", "legacy-runs-folder", "flat-outputs"])
+def test_viewer_renders_a_skill_creator_workspace(tmp_path: Path, layout: str) -> None:
+    """Aggregated, gated and shown in the viewer without re-running anything, in each layout."""
+    from skillassay.viewer.build import build_index, run_payload
+
+    it = tmp_path / "pdf-workspace" / "iteration-1"
+    if layout == "flat-outputs":
+        build(it / "eval-1-alpha", {"with_skill": GOOD[:1], "without_skill": POOR[:1]}, run_level=False)
+        (it / "eval-1-alpha" / "with_skill" / "outputs" / "answer.md").write_text("# Filled\nform done")
+    else:
+        documented(it, "runs" if layout == "legacy-runs-folder" else "")
+    assert runner.invoke(app, ["aggregate", str(it)]).exit_code == 0
+    index = build_index(it)
+    expected = 2 if layout == "flat-outputs" else 6
+    assert len(index.runs) == expected
+    assert {r.configuration for r in index.runs} == {"with_skill", "without_skill"}
+    first = index.runs[0]
+    assert first.configuration == "with_skill" and first.eval_name == "alpha" and first.total == 2
+    payload = run_payload(index, first.run_id, None, served=False)
+    assert payload is not None and payload["grading"]["expectations"]
+    names = [f["name"] for f in payload["files"]]
+    assert "metrics.json" in names
+    if layout == "flat-outputs":
+        assert "answer.md" in names
+    out = tmp_path / "view.html"
+    assert runner.invoke(app, ["view", str(it), "--static", str(out)]).exit_code == 0
+    assert out.stat().st_size > 1000

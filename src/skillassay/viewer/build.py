@@ -24,9 +24,11 @@ from skillassay.charts import (
     trend_chart,
     trend_points,
 )
+from skillassay.discover import discover
 from skillassay.errors import InputError
 from skillassay.gate import GateResult
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
+from skillassay.workspace import inside
 
 _EVAL_DIR = re.compile(r"eval-(\d+)(?:-.*)?")
 _RUN_DIR = re.compile(r"run-(\d+)")
@@ -39,7 +41,7 @@ class RunRef:
 
     run_id: str  # e.g. eval-1-server-port/with_skill/run-1, relative to the iteration
     eval_dir: str
-    eval_id: int
+    eval_id: int | str
     configuration: str
     run_number: int
     eval_name: str = ""
@@ -77,26 +79,29 @@ def _bench_results(bench: dict[str, Any]) -> dict[tuple[str, str, int], dict[str
 
 
 def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Index:
-    """Runs ordered by eval id, configuration, run number; symlinked folders are not followed."""
+    """Runs ordered by eval id, configuration, run number. Every layout `aggregate` reads is
+    listed (documented run-K, legacy runs/, flat configuration folders), through the same
+    discovery; a run folder that resolves outside the iteration (a symlink out) is not."""
     bench = load_benchmark(iteration_dir) if bench is None else bench
     results = _bench_results(bench)
     index = Index(iteration_dir.resolve())
-    for ev in _subdirs(iteration_dir):
-        m = _EVAL_DIR.fullmatch(ev.name)
-        if not m:
+    try:
+        found = discover(iteration_dir).runs
+    except InputError:
+        found = []
+    for run in found:
+        path, eval_path = Path(run.path), Path(run.eval.path)
+        if path.is_symlink() or eval_path.is_symlink() or not inside(index.iteration_dir, path):
             continue
-        for cfg in _subdirs(Path(ev.path)):
-            for run in _subdirs(Path(cfg.path)):
-                rm = _RUN_DIR.fullmatch(run.name)
-                if not rm:
-                    continue
-                ref = RunRef(f"{ev.name}/{cfg.name}/{run.name}", ev.name, int(m.group(1)), cfg.name, int(rm.group(1)))
-                res = results.get((m.group(1), cfg.name, ref.run_number), {})
-                ref.eval_name = str(res.get("name") or ev.name.removeprefix(f"eval-{m.group(1)}").lstrip("-"))
-                ref.passed, ref.total = res.get("passed"), res.get("total")
-                index.runs.append(ref)
+        rel = path.resolve().relative_to(index.iteration_dir).as_posix()
+        eval_rel = eval_path.resolve().relative_to(index.iteration_dir).as_posix()
+        ref = RunRef(rel, eval_rel, run.eval.eval_id, run.configuration, run.run_number)
+        res = results.get((str(run.eval.eval_id), run.configuration, run.run_number), {})
+        ref.eval_name = str(res.get("name") or run.eval.eval_name)
+        ref.passed, ref.total = res.get("passed"), res.get("total")
+        index.runs.append(ref)
     skill = config_names(bench)[0]
-    index.runs.sort(key=lambda r: (r.eval_id, r.configuration != skill, r.configuration, r.run_number))
+    index.runs.sort(key=lambda r: (str(r.eval_id).zfill(12), r.configuration != skill, r.configuration, r.run_number))
     index.by_id = {r.run_id: r for r in index.runs}
     return index
 
