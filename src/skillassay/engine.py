@@ -34,7 +34,7 @@ from skillassay.plan import (
     plan_trials,
 )
 from skillassay.records import TrialRecord
-from skillassay.records_io import load_grading, make_record, read_run
+from skillassay.records_io import make_record, read_run
 from skillassay.redact import make_redactor
 from skillassay.report import write_report
 from skillassay.reuse import reuse_baseline
@@ -285,7 +285,7 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     done: list[TrialRecord] = []
     todo: list[Trial] = []
     for t in planned:
-        rec = read_run(t.run_dir, t.eval.id, names[t.eval.id], t.configuration) if load_grading(t.run_dir) else None
+        rec = read_run(t.run_dir, t.eval.id, names[t.eval.id], t.configuration)  # None: not graded yet
         (done.append(rec) if rec else todo.append(t))
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 
