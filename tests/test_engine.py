@@ -271,3 +271,12 @@ def test_secrets_never_reach_the_workspace(example_skill: Path, tmp_path: Path, 
     assert any("[REDACTED]" in p.read_text(errors="replace") for p in files if p.name == "answer.md")
     leaked = [p for p in files if secret in p.read_text(errors="replace")]
     assert not leaked, leaked
+
+
+def test_changing_the_judge_starts_a_new_iteration(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--judge", "none")
+    assert "resuming" in out, out  # "none" is no judge: same fingerprint
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--judge", "local")
+    assert "settings changed since iteration 1" in out, out

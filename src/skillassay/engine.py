@@ -169,12 +169,20 @@ def prepare(req: RunRequest) -> Prepared:
         "skill": hash_tree(skill.path),
         "evals": hash_value(evals.model_dump(mode="json")) + ":" + files_hash[:16],
         "settings": hash_value({**executor.identity(), "seed": seed,
-                                "baseline_type": config.baseline_type}),
+                                "baseline_type": config.baseline_type, **judge_identity(req)}),
     }
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     cfg = config_path(req)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint,
                     cfg.resolve() if cfg else None)
+
+
+def judge_identity(req: RunRequest) -> dict[str, object]:
+    """A judge grades results, so changing it starts a new iteration; without one the
+    fingerprint is what it always was (existing workspaces keep resuming)."""
+    if not req.judge or req.judge == "none":
+        return {}
+    return {"judge": req.judge, "judge_samples": req.judge_samples}
 
 
 def hash_tree_file(path: Path) -> str:
