@@ -5,9 +5,7 @@ with the statistics beside them. Pure: reading records from disk is in `records_
 from __future__ import annotations
 
 import json
-import os
 import statistics as pystats
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,6 +14,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from skillassay.jsonio import atomic_open
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.notes import analyst_notes
 from skillassay.records import ExpectationTally, Outcome, TrialRecord
@@ -206,23 +205,16 @@ def write_benchmark(path: Path, bench: Benchmark) -> None:
     data.pop("runs", None)
     keys = list(data)
     keys.insert(1 if "metadata" in data else 0, "runs")
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("{\n")
-            for i, key in enumerate(keys):
-                fh.write(f"  {json.dumps(key)}: ")
-                if key == "runs":
-                    _write_runs(fh, run_entries(bench))
-                else:
-                    fh.write(_indented(data[key], "  "))
-                fh.write(",\n" if i < len(keys) - 1 else "\n")
-            fh.write("}\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as fh:
+        fh.write("{\n")
+        for i, key in enumerate(keys):
+            fh.write(f"  {json.dumps(key)}: ")
+            if key == "runs":
+                _write_runs(fh, run_entries(bench))
+            else:
+                fh.write(_indented(data[key], "  "))
+            fh.write(",\n" if i < len(keys) - 1 else "\n")
+        fh.write("}\n")
 
 
 def _write_runs(fh: Any, entries: Iterator[dict]) -> None:

@@ -8,8 +8,9 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
@@ -19,8 +20,10 @@ from skillassay.errors import InputError, Problem
 M = TypeVar("M", bound=BaseModel)
 
 
-def atomic_write_text(path: Path | str, text: str) -> None:
-    """Write via a temp file in the same folder and os.replace it, which is atomic on POSIX."""
+@contextlib.contextmanager
+def atomic_open(path: Path | str) -> Iterator[TextIO]:
+    """A text file handle whose content replaces `path` atomically (temp file in the same
+    folder + os.replace) when the block ends without error; on error the temp file goes."""
     # Hot path (six files per trial): plain string paths, and a per-process, per-thread temp
     # name that is unique without mkstemp's cost.
     folder, name = os.path.split(os.fspath(path))
@@ -32,12 +35,17 @@ def atomic_write_text(path: Path | str, text: str) -> None:
             os.makedirs(folder, exist_ok=True)
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
         with fh:
-            fh.write(text)
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
 
 
 def dump_json(data: Any) -> str:
