@@ -29,6 +29,7 @@ from skillassay.plan import (
     IterationChoice,
     Trial,
     choose_iteration,
+    hash_file,
     hash_tree,
     hash_value,
     plan_trials,
@@ -163,7 +164,7 @@ def prepare(req: RunRequest) -> Prepared:
     )
     executor = load_executor_class(name)(settings)
     input_files = resolve_input_files(evals, evals_path, req.skill_dir)
-    files_hash = hash_value({k: [str(p) + hash_tree_file(p) for p in v] for k, v in input_files.items()})
+    files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
     seed = req.seed if req.seed is not None else (config.seed or 0)
     fingerprint = {
         "skill": hash_tree(skill.path),
@@ -183,12 +184,6 @@ def judge_identity(req: RunRequest) -> dict[str, object]:
     if not req.judge or req.judge == "none":
         return {}
     return {"judge": req.judge, "judge_samples": req.judge_samples}
-
-
-def hash_tree_file(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def baseline_skill(p: Prepared, it_dir: Path, choice: IterationChoice) -> tuple[str, Skill | None]:

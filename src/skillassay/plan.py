@@ -60,6 +60,10 @@ def hash_tree(root: Path) -> str:
     return h.hexdigest()
 
 
+def hash_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def hash_value(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -24,6 +24,11 @@ class FileExists(AssertionPlugin):
             return Verdict(False, why + f"; present: {', '.join(list_outputs(run)[:10]) or 'none'}")
         return Verdict(True, f"outputs/{self.path} exists ({path.stat().st_size} bytes)")
 
+    def read_text(self, run: RunView) -> tuple[str | None, str]:
+        """(the file's text, "") or (None, why it cannot be read) for the content checks."""
+        path, why = output_file(run, self.path)
+        return (None, why) if path is None else (path.read_text(encoding="utf-8", errors="replace"), "")
+
 
 class FileContains(FileExists):
     type_name = "file_contains"
@@ -38,10 +43,9 @@ class FileContains(FileExists):
         return f"outputs/{self.path} contains {self.value!r}"
 
     def check(self, run: RunView) -> Verdict:
-        path, why = output_file(run, self.path)
-        if path is None:
+        text, why = self.read_text(run)
+        if text is None:
             return Verdict(False, why)
-        text = path.read_text(encoding="utf-8", errors="replace")
         i = text.find(self.value)
         if i < 0:
             return Verdict(False, f"{self.value!r} not in outputs/{self.path} ({len(text)} chars): \"{quote(text, 0, 0, 80)}\"")
@@ -64,10 +68,9 @@ class FileMatches(FileExists):
         return f"outputs/{self.path} matches /{self.regex.pattern}/"
 
     def check(self, run: RunView) -> Verdict:
-        path, why = output_file(run, self.path)
-        if path is None:
+        text, why = self.read_text(run)
+        if text is None:
             return Verdict(False, why)
-        text = path.read_text(encoding="utf-8", errors="replace")
         m = self.regex.search(text)
         if not m:
             return Verdict(False, f"No match for /{self.regex.pattern}/ in outputs/{self.path}: \"{quote(text, 0, 0, 80)}\"")
