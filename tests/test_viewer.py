@@ -22,7 +22,7 @@ from skillassay.charts import write_report_charts
 from skillassay.cli import app
 from skillassay.viewer.build import benchmark_payload, build_index, run_payload
 from skillassay.viewer.page import script_json
-from skillassay.viewer.server import MAX_BODY, start_server
+from skillassay.viewer.server import MAX_BODY, ViewerServer
 from skillassay.viewer.static_html import static_html
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "acme-vpn"
@@ -275,18 +275,10 @@ def test_benchmark_payload_survives_a_foreign_benchmark(tmp_path: Path) -> None:
 # --- server --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def server(workspace: dict[str, Path]):  # type: ignore[no-untyped-def]
-    it2 = workspace["it2"]
-    (it2 / "feedback.json").unlink(missing_ok=True)
-    srv, _ = start_server(it2, workspace["it1"])
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    (it2 / "feedback.json").unlink(missing_ok=True)
+# The server under test is conftest.py's viewer_server fixture (test_viewer_browser.py uses it too).
 
 
-def request(srv, method: str, path: str, body: bytes | None = None,  # type: ignore[no-untyped-def]
+def request(srv: ViewerServer, method: str, path: str, body: bytes | None = None,
             headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
     conn.request(method, path, body=body, headers=headers or {})
@@ -296,32 +288,32 @@ def request(srv, method: str, path: str, body: bytes | None = None,  # type: ign
     return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
 
 
-def post_json(srv, data: object, path: str = "/api/feedback") -> int:  # type: ignore[no-untyped-def]
+def post_json(srv: ViewerServer, data: object, path: str = "/api/feedback") -> int:
     return request(srv, "POST", path, json.dumps(data).encode(), {"Content-Type": "application/json"})[0]
 
 
-def test_server_binds_loopback_only(server) -> None:  # type: ignore[no-untyped-def]
-    assert server.server_address[0] == "127.0.0.1"
+def test_server_binds_loopback_only(viewer_server: ViewerServer) -> None:
+    assert viewer_server.server_address[0] == "127.0.0.1"
 
 
-def test_page_has_csp_header_with_nonce(server) -> None:  # type: ignore[no-untyped-def]
-    status, headers, body = request(server, "GET", "/")
+def test_page_has_csp_header_with_nonce(viewer_server: ViewerServer) -> None:
+    status, headers, body = request(viewer_server, "GET", "/")
     assert status == 200
     policy = headers["content-security-policy"]
     assert "default-src 'none'" in policy and "connect-src 'self'" in policy and "img-src data:" in policy
     nonce = re.search(r"'nonce-([^']+)'", policy).group(1)  # type: ignore[union-attr]
     assert f'<script nonce="{nonce}">' in body.decode()
-    assert request(server, "GET", "/")[1]["content-security-policy"] != policy  # fresh nonce per page
+    assert request(viewer_server, "GET", "/")[1]["content-security-policy"] != policy  # fresh nonce per page
 
 
-def test_index_then_run_api(server, workspace) -> None:  # type: ignore[no-untyped-def]
-    status, _, body = request(server, "GET", "/api/index")
+def test_index_then_run_api(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
+    status, _, body = request(viewer_server, "GET", "/api/index")
     index = json.loads(body)
     assert status == 200 and len(index["runs"]) == 16 and "files" not in index["runs"][0]
     run_id = index["runs"][0]["id"]
-    status, _, body = request(server, "GET", f"/api/run?id={quote(run_id, safe='')}")
+    status, _, body = request(viewer_server, "GET", f"/api/run?id={quote(run_id, safe='')}")
     assert status == 200 and json.loads(body)["files"][0]["name"] == "answer.md"
-    status, headers, body = request(server, "GET", f"/api/file?run={quote(run_id, safe='')}&name=data.bin")
+    status, headers, body = request(viewer_server, "GET", f"/api/file?run={quote(run_id, safe='')}&name=data.bin")
     assert status == 200 and body == b"\x00\x01\x02binary\xff\xfe"
     assert headers["content-type"] == "application/octet-stream" and headers["content-disposition"].startswith("attachment")
 
@@ -336,9 +328,10 @@ def outside_link(workspace: dict[str, Path]) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("name", ["../grading.json", "../../../benchmark.json", "/etc/passwd", "%2e%2e/grading.json", "", "link"])
-def test_file_api_refuses_paths_out_of_outputs(server, workspace, outside_link, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_file_api_refuses_paths_out_of_outputs(viewer_server: ViewerServer, workspace: dict[str, Path],
+                                               outside_link: Path, name: str) -> None:
     run_id = quote(build_index(workspace["it2"]).runs[0].run_id, safe="")
-    status, _, body = request(server, "GET", f"/api/file?run={run_id}&name={quote(name, safe='')}")
+    status, _, body = request(viewer_server, "GET", f"/api/file?run={run_id}&name={quote(name, safe='')}")
     assert status == 404, body
     assert b"root:" not in body
 
@@ -349,74 +342,75 @@ def test_symlink_out_is_listed_as_skipped(workspace, outside_link) -> None:  # t
     assert files["link"]["kind"] == "skipped" and "html" not in files["link"]
 
 
-def test_unknown_routes_and_runs_404(server) -> None:  # type: ignore[no-untyped-def]
-    assert request(server, "GET", "/api/run?id=..%2F..%2F")[0] == 404
-    assert request(server, "GET", "/benchmark.json")[0] == 404
-    assert request(server, "GET", "/../../etc/passwd")[0] == 404
+def test_unknown_routes_and_runs_404(viewer_server: ViewerServer) -> None:
+    assert request(viewer_server, "GET", "/api/run?id=..%2F..%2F")[0] == 404
+    assert request(viewer_server, "GET", "/benchmark.json")[0] == 404
+    assert request(viewer_server, "GET", "/../../etc/passwd")[0] == 404
 
 
-def test_feedback_post_writes_spec_shape_atomically(server, workspace) -> None:  # type: ignore[no-untyped-def]
+def test_feedback_post_writes_spec_shape_atomically(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
     run_id = build_index(workspace["it2"]).runs[0].run_id
-    assert post_json(server, {"run_id": run_id, "feedback": "first"}) == 200
-    assert post_json(server, {"run_id": run_id, "feedback": "second"}) == 200
-    assert post_json(server, {"status": "complete"}) == 200
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": "first"}) == 200
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": "second"}) == 200
+    assert post_json(viewer_server, {"status": "complete"}) == 200
     data = json.loads((workspace["it2"] / "feedback.json").read_text())
     assert data["status"] == "complete"
     assert [(r["run_id"], r["feedback"]) for r in data["reviews"]] == [(run_id, "second")]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z", data["reviews"][0]["timestamp"])
     assert not list(workspace["it2"].glob(".feedback.json.*"))  # no temp file left behind
-    status, _, body = request(server, "GET", "/api/index")
+    status, _, body = request(viewer_server, "GET", "/api/index")
     assert json.loads(body)["feedback"] == {run_id: "second"}
 
 
-def test_writes_other_than_feedback_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
+def test_writes_other_than_feedback_are_refused(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
     run_id = build_index(workspace["it2"]).runs[0].run_id
     before = (workspace["it2"] / "benchmark.json").read_bytes()
-    assert post_json(server, {"run_id": run_id, "feedback": "x"}, "/api/benchmark") == 404
-    assert post_json(server, {"run_id": run_id, "feedback": "x"}, "/api/feedback/../../benchmark.json") == 404
-    assert request(server, "PUT", "/api/feedback", b"{}", {"Content-Type": "application/json"})[0] == 405
-    assert request(server, "DELETE", "/api/feedback")[0] == 405
-    assert post_json(server, {"run_id": "../../evil", "feedback": "x"}) == 400
-    assert post_json(server, {"run_id": run_id, "feedback": 5}) == 400
-    assert post_json(server, {"status": "hacked"}) == 400
-    assert post_json(server, ["not", "an", "object"]) == 400
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": "x"}, "/api/benchmark") == 404
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": "x"}, "/api/feedback/../../benchmark.json") == 404
+    assert request(viewer_server, "PUT", "/api/feedback", b"{}", {"Content-Type": "application/json"})[0] == 405
+    assert request(viewer_server, "DELETE", "/api/feedback")[0] == 405
+    assert post_json(viewer_server, {"run_id": "../../evil", "feedback": "x"}) == 400
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": 5}) == 400
+    assert post_json(viewer_server, {"status": "hacked"}) == 400
+    assert post_json(viewer_server, ["not", "an", "object"]) == 400
     assert (workspace["it2"] / "benchmark.json").read_bytes() == before
     assert not (workspace["it2"] / "feedback.json").exists()
 
 
-def test_non_json_and_oversized_bodies_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
+def test_non_json_and_oversized_bodies_are_refused(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
     run_id = build_index(workspace["it2"]).runs[0].run_id
     form = f"run_id={run_id}&feedback=x".encode()
-    assert request(server, "POST", "/api/feedback", form, {"Content-Type": "application/x-www-form-urlencoded"})[0] == 415
-    assert request(server, "POST", "/api/feedback", b"{nope", {"Content-Type": "application/json"})[0] == 400
+    form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert request(viewer_server, "POST", "/api/feedback", form, form_type)[0] == 415
+    assert request(viewer_server, "POST", "/api/feedback", b"{nope", {"Content-Type": "application/json"})[0] == 400
     # Refused on the declared length, before any of the body is read.
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", viewer_server.port, timeout=10)
     conn.putrequest("POST", "/api/feedback")
     conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", str(MAX_BODY + 1))
     conn.endheaders()
     assert conn.getresponse().status == 413
     conn.close()
-    assert request(server, "POST", "/api/feedback", b"", {"Content-Type": "application/json",
-                                                          "Content-Length": "-5"})[0] == 413
+    assert request(viewer_server, "POST", "/api/feedback", b"", {"Content-Type": "application/json",
+                                                                 "Content-Length": "-5"})[0] == 413
     assert not (workspace["it2"] / "feedback.json").exists()
 
 
-def test_foreign_host_and_origin_are_refused(server, workspace) -> None:  # type: ignore[no-untyped-def]
-    assert request(server, "GET", "/api/index", headers={"Host": "evil.example"})[0] == 403
+def test_foreign_host_and_origin_are_refused(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
+    assert request(viewer_server, "GET", "/api/index", headers={"Host": "evil.example"})[0] == 403
     run_id = build_index(workspace["it2"]).runs[0].run_id
     body = json.dumps({"run_id": run_id, "feedback": "x"}).encode()
-    status = request(server, "POST", "/api/feedback", body,
+    status = request(viewer_server, "POST", "/api/feedback", body,
                      {"Content-Type": "application/json", "Origin": "http://evil.example"})[0]
     assert status == 403
     assert not (workspace["it2"] / "feedback.json").exists()
 
 
-def test_corrupt_feedback_file_is_not_overwritten(server, workspace) -> None:  # type: ignore[no-untyped-def]
+def test_corrupt_feedback_file_is_not_overwritten(viewer_server: ViewerServer, workspace: dict[str, Path]) -> None:
     path = workspace["it2"] / "feedback.json"
     path.write_text("{broken")
     run_id = build_index(workspace["it2"]).runs[0].run_id
-    assert post_json(server, {"run_id": run_id, "feedback": "x"}) == 409
+    assert post_json(viewer_server, {"run_id": run_id, "feedback": "x"}) == 409
     assert path.read_text() == "{broken"
 
 

@@ -59,17 +59,6 @@ def page(browser: Any) -> Iterator[tuple[Any, Watch]]:
     context.close()
 
 
-@pytest.fixture
-def served(workspace: dict[str, Path]) -> Iterator[ViewerServer]:  # noqa: F811
-    it2 = workspace["it2"]
-    (it2 / "feedback.json").unlink(missing_ok=True)
-    srv, _ = start_server(it2, workspace["it1"])
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    (it2 / "feedback.json").unlink(missing_ok=True)
-
-
 def open_viewer(pg: Any, url: str) -> None:
     pg.goto(url)
     pg.wait_for_selector("body[data-ready='1']", timeout=15000)
@@ -93,10 +82,10 @@ def shot(pg: Any, name: str) -> None:
     pg.screenshot(path=str(ARTIFACTS / name), full_page=True)
 
 
-def test_navigation_with_buttons_and_arrow_keys(page: tuple[Any, Watch], served: ViewerServer) -> None:
+def test_navigation_with_buttons_and_arrow_keys(page: tuple[Any, Watch], viewer_server: ViewerServer) -> None:
     pg, watch = page
-    ids = [r.run_id for r in served.index.runs]
-    open_viewer(pg, served.url)
+    ids = [r.run_id for r in viewer_server.index.runs]
+    open_viewer(pg, viewer_server.url)
     assert current_run(pg) == ids[0]
     assert pg.text_content("#counter") == f"1 / {len(ids)}"
     assert pg.is_disabled("#prev")
@@ -119,9 +108,9 @@ def test_navigation_with_buttons_and_arrow_keys(page: tuple[Any, Watch], served:
     assert not watch.errors and not watch.dialogs
 
 
-def test_each_output_kind_renders(page: tuple[Any, Watch], served: ViewerServer) -> None:
+def test_each_output_kind_renders(page: tuple[Any, Watch], viewer_server: ViewerServer) -> None:
     pg, watch = page
-    open_viewer(pg, served.url)
+    open_viewer(pg, viewer_server.url)
     assert pg.text_content(".prompt pre") == "What port does the Acme VPN server use?"
     assert pg.locator(".grades .expectation .badge").first.text_content() == "PASS"
     assert "Found '4433'" in pg.locator(".evidence").first.text_content()
@@ -147,9 +136,9 @@ def test_each_output_kind_renders(page: tuple[Any, Watch], served: ViewerServer)
     assert not watch.errors and not watch.dialogs
 
 
-def test_benchmark_tab(page: tuple[Any, Watch], served: ViewerServer) -> None:
+def test_benchmark_tab(page: tuple[Any, Watch], viewer_server: ViewerServer) -> None:
     pg, watch = page
-    open_viewer(pg, served.url)
+    open_viewer(pg, viewer_server.url)
     pg.click("#tab-benchmark")
     pg.wait_for_selector("body[data-benchmark-ready='1']")
     assert pg.is_hidden("#outputs-panel")
@@ -164,21 +153,21 @@ def test_benchmark_tab(page: tuple[Any, Watch], served: ViewerServer) -> None:
     shot(pg, "viewer-benchmark-tab.png")
     pg.keyboard.press("ArrowRight")  # arrows do nothing on the benchmark tab
     pg.click("#tab-outputs")
-    assert current_run(pg) == served.index.runs[0].run_id
+    assert current_run(pg) == viewer_server.index.runs[0].run_id
     assert not watch.errors and not watch.dialogs
 
 
-def test_feedback_is_saved_and_back_after_reload(page: tuple[Any, Watch], served: ViewerServer) -> None:
+def test_feedback_is_saved_and_back_after_reload(page: tuple[Any, Watch], viewer_server: ViewerServer) -> None:
     pg, watch = page
-    ids = [r.run_id for r in served.index.runs]
-    open_viewer(pg, served.url)
+    ids = [r.run_id for r in viewer_server.index.runs]
+    open_viewer(pg, viewer_server.url)
     posts: list[str] = []
     pg.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     text = "Answer is right but far too verbose."
     pg.locator("#feedback").press_sequentially(text, delay=5)
     wait_js(pg, "() => document.getElementById('save-state').textContent === 'saved'")
     assert 1 <= len(posts) < len(text) / 2  # debounced, not one POST per key
-    saved = json.loads((served.iteration_dir / "feedback.json").read_text())
+    saved = json.loads((viewer_server.iteration_dir / "feedback.json").read_text())
     assert saved["status"] == "in_progress"
     assert [(r["run_id"], r["feedback"]) for r in saved["reviews"]] == [(ids[0], text)]
     pg.click("#next")
@@ -197,7 +186,7 @@ def test_feedback_is_saved_and_back_after_reload(page: tuple[Any, Watch], served
     assert pg.input_value("#feedback") == "second run note"
     pg.click("#complete")
     wait_js(pg, "() => document.getElementById('save-state').textContent === 'review marked complete'")
-    saved = json.loads((served.iteration_dir / "feedback.json").read_text())
+    saved = json.loads((viewer_server.iteration_dir / "feedback.json").read_text())
     assert saved["status"] == "complete" and {r["run_id"] for r in saved["reviews"]} == {ids[0], ids[1]}
     assert not watch.errors and not watch.dialogs
 
