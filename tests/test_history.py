@@ -5,14 +5,30 @@ facts the skill holds decides which evals pass)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import time
+from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 
+import pytest
+from filelock import FileLock
 from typer.testing import CliRunner
 
 from skillassay.cli import app
 from skillassay.engine import RunRequest, run_benchmark
-from skillassay.history import EvalRate, VersionFacts, build_history, record_after_run, record_iteration
+from skillassay.errors import InputError
+from skillassay.history import (
+    LOCK_FILE,
+    EvalRate,
+    VersionFacts,
+    build_history,
+    history_lock,
+    load_history,
+    record_after_run,
+    record_iteration,
+)
 from skillassay.models.improve import History
+from skillassay.records import TrialRecord
 
 FACTS = """
 The Acme VPN server uses port 4433.
@@ -134,3 +150,74 @@ def test_clear_per_eval_regressions_lose_even_when_the_suite_test_cannot_reach_s
 def test_a_one_trial_flip_is_still_a_tie() -> None:
     h = build_history([counted(1, 3, 3, 3, 3), counted(2, 2, 3, 3, 3)])
     assert h.iterations[1].grading_result == "tie"
+
+
+# ------------------------------------------------------------------ concurrent runs
+
+WORKERS, ROUNDS = 4, 6
+
+
+def trial_records(n: int) -> list[TrialRecord]:
+    """Two evals' with-skill trials, expectation rates 0 or 1/2 by n. No trial passes whole, so
+    the per-eval exact tests short-circuit and recording stays cheap (the test times the lock)."""
+    return [TrialRecord(e, f"e{e}", "with_skill", 1, "ok", False, (n + e) % 2, 2) for e in (1, 2)]
+
+
+def hammer(workspace: str, worker: int, start: Barrier) -> None:
+    """One OS process recording its own iterations back to back, as a finishing `run` does."""
+    ws = Path(workspace)
+    start.wait()
+    for k in range(ROUNDS):
+        n = 1 + worker + k * WORKERS
+        record_iteration(ws, ws / f"iteration-{n}", records=trial_records(n))
+
+
+def read_until(workspace: str, start: Barrier, stop: Event) -> None:
+    """Parse history.json as fast as possible while the writers run: it must never be torn."""
+    path = Path(workspace) / "history.json"
+    start.wait()
+    while not stop.is_set():
+        if path.exists():
+            History.model_validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_concurrent_runs_lose_no_history_entry(tmp_path: Path) -> None:
+    """Several processes (a CI matrix on one workspace) record at once: without the lock they
+    read the same old file and the last write drops the others' entries."""
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")  # fork: no re-import, fast
+    ws = tmp_path / "acme-vpn-workspace"
+    ws.mkdir()
+    start, stop = ctx.Barrier(WORKERS + 1), ctx.Event()
+    writers = [ctx.Process(target=hammer, args=(str(ws), w, start)) for w in range(WORKERS)]
+    reader = ctx.Process(target=read_until, args=(str(ws), start, stop))
+    for p in [*writers, reader]:
+        p.start()
+    deadline = time.monotonic() + 30
+    for p in writers:
+        p.join(max(0.1, deadline - time.monotonic()))
+    stop.set()
+    reader.join(10)
+    for p in [*writers, reader]:
+        if p.is_alive():
+            p.kill()
+    assert [p.exitcode for p in writers] == [0] * WORKERS, "a writer failed or hung (traceback above)"
+    assert reader.exitcode == 0, "history.json was unreadable while being written"
+
+    history = load_history(ws)
+    assert history is not None
+    expected = list(range(1, WORKERS * ROUNDS + 1))
+    recorded = sorted(e.model_extra["iteration"] for e in history.iterations)
+    assert recorded == expected, f"lost entries for iterations {sorted(set(expected) - set(recorded))}"
+    assert [e.version for e in history.iterations] == [f"v{i}" for i in range(WORKERS * ROUNDS)]
+    # Only history.json and its lock (kept on Unix, removed on Windows): no temp file left behind.
+    assert {p.name for p in ws.iterdir()} <= {"history.json", LOCK_FILE}
+
+
+def test_a_stuck_lock_holder_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
+    """Another holder (here a second lock object: its own descriptor, so flock blocks us)."""
+    with (FileLock(str(tmp_path / LOCK_FILE)), pytest.raises(InputError, match="still locked after 0.2 s"),
+          history_lock(tmp_path, timeout=0.2)):
+        pass
+    with history_lock(tmp_path, timeout=0.2):  # released: free again
+        pass

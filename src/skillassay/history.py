@@ -9,16 +9,25 @@ best. Three lucky trials therefore never crown a new best.
 
 The per-eval rates are stored in each entry (extra fields), so the whole chain is recomputed
 from history.json alone whenever an iteration is (re-)recorded: recording is idempotent and an
-iteration recorded late still lands in its place."""
+iteration recorded late still lands in its place.
+
+That recomputation is a read-modify-write of one workspace-level file, so two `skillassay run`s
+on one workspace (a CI matrix, a second terminal) could each read the old file and the later
+write would drop the other's entry. It runs under an inter-process lock (`history.json.lock`
+beside it); the write itself stays atomic, so readers, which take no lock, never see half a file."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+
+from filelock import FileLock, Timeout
 
 from skillassay import stats
 from skillassay.errors import InputError
@@ -27,6 +36,8 @@ from skillassay.models.improve import History, HistoryEntry
 from skillassay.records import TrialRecord
 
 HISTORY_FILE = "history.json"
+LOCK_FILE = HISTORY_FILE + ".lock"  # stays after use on Unix: flock waiters must share one inode
+LOCK_TIMEOUT = 60.0  # seconds; the locked work takes well under one, so this means a stuck holder
 SCHEMA_VERSION = 1
 ALPHA = 0.05
 SKILL_CONFIGS = ("with_skill", "new_skill")
@@ -260,19 +271,39 @@ def load_history(workspace: Path) -> History | None:
     return parse_model(read_json(path), History, path)
 
 
+@contextlib.contextmanager
+def history_lock(workspace: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the workspace's history lock (blocking, across processes) for a read-modify-write
+    of history.json. An OS lock (flock on Unix): the kernel drops it when its holder dies, so a
+    killed run never leaves the workspace locked."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(workspace / LOCK_FILE), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise InputError.one(workspace / LOCK_FILE, "", f"still locked after {timeout:g} s by another skillassay "
+                             "process updating history.json; retry when it has finished") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def record_iteration(workspace: Path, iteration_dir: Path, seed: int = 0, records: list | None = None) -> History:
-    """Add (or replace) the iteration's version and rewrite workspace/history.json."""
+    """Add (or replace) the iteration's version and rewrite workspace/history.json. The
+    iteration is read before locking (it is not shared); only the history update is locked."""
     path = workspace / HISTORY_FILE
     new = read_version(iteration_dir, records)
-    existing = load_history(workspace)
-    versions = [new]
-    started_at = None
-    if existing is not None:
-        started_at = existing.started_at
-        versions += [f for f in (facts_from_entry(e, existing.skill_name, path) for e in existing.iterations)
-                     if f.iteration != new.iteration]
-    history = build_history(versions, started_at, seed)
-    write_json(path, history)
+    with history_lock(workspace):
+        existing = load_history(workspace)
+        versions = [new]
+        started_at = None
+        if existing is not None:
+            started_at = existing.started_at
+            versions += [f for f in (facts_from_entry(e, existing.skill_name, path) for e in existing.iterations)
+                         if f.iteration != new.iteration]
+        history = build_history(versions, started_at, seed)
+        write_json(path, history)
     return history
 
 
