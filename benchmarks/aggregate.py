@@ -1,11 +1,12 @@
 """How long `skillassay aggregate` takes on a big iteration, and how much memory it needs.
 
 Builds an iteration in the documented layout (eval-*/<config>/run-K/ with grading.json,
-timing.json and outputs/metrics.json shaped like schemas.md's examples), then times discovery +
-reading + build_benchmark (the aggregation proper) and, separately, writing benchmark.json/.md.
-Default 20,000 runs (50 evals x 2 arms x 200 trials); `--runs 200000` scales the trials.
+timing.json and outputs/metrics.json shaped like schemas.md's examples), then times the whole
+`skillassay aggregate` (discovery, reading, every statistic, writing benchmark.json and .md)
+and reports peak resident memory. Default 20,000 runs (50 evals x 2 arms x 200 trials);
+`--runs 200000` scales the trials.
 
-    python benchmarks/aggregate.py [--runs N] [--dir PATH] [--keep]
+    python benchmarks/aggregate.py [--runs N] [--dir PATH] [--keep] [--workers N]
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 N_EVALS, CONFIGS = 50, ("with_skill", "without_skill")
@@ -76,51 +78,47 @@ def build_iteration(root: Path, runs: int) -> Path:
     return it
 
 
-def aggregate_once(it: Path) -> tuple[int, float, float]:
-    """(runs, seconds for discovery + reading, seconds for build_benchmark)."""
-    from skillassay.aggregate import build_benchmark
-    from skillassay.aggregate_cmd import choose_arms, collect, gc_paused
-    from skillassay.models import Thresholds
-
-    t0 = time.perf_counter()
-    collected = collect(it, light=True)  # as aggregate_iteration reads
-    t1 = time.perf_counter()
-    arms = choose_arms(collected.discovery.configurations, None, it)
-    with gc_paused():  # as aggregate_iteration does
-        bench = build_benchmark(collected.records, skill_name="bench", skill_path=None, iteration=1,
-                                timestamp="2026-01-15T10:30:00Z", trials_requested=None,
-                                thresholds=Thresholds(), arms=arms, expectation_tally=collected.tally)
-    t2 = time.perf_counter()
-    assert bench._run_records is not None and len(bench._run_records) == len(collected.records)
-    return len(collected.records), t1 - t0, t2 - t1
-
-
-def measure(it: Path) -> None:
+def aggregate_once(it: Path, workers: int | None = None) -> tuple[int, float]:
+    """(runs aggregated, seconds) for the whole command: discovery, reading, every statistic,
+    writing benchmark.json and benchmark.md."""
+    import skillassay.aggregate_read as reader
     from skillassay.aggregate_cmd import aggregate_iteration
 
-    aggregate_once(it)  # warm the page cache and imports: the figure is aggregation, not disk
-    cpu = time.process_time()
-    n, read_s, build_s = aggregate_once(it)
-    cpu = time.process_time() - cpu
-    print(f"runs aggregated:        {n}")
-    print(f"discovery + reading:    {read_s:.3f} s")
-    print(f"build_benchmark:        {build_s:.3f} s")
-    print(f"aggregate total:        {read_s + build_s:.3f} s  ({(read_s + build_s) / n * 1e6:.1f} us/run; "
-          f"CPU {cpu:.3f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-    tracemalloc.start()
-    aggregate_once(it)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"peak traced memory:     {peak / 2**20:.1f} MiB  ({peak / n:.0f} B/run)")
+    reader.MAX_WORKERS = workers or reader.MAX_WORKERS
     t = time.perf_counter()
-    aggregate_iteration(it, skill_name="bench")
-    print(f"whole command (incl. writing benchmark.json/.md): {time.perf_counter() - t:.3f} s "
-          f"({os.path.getsize(it / 'benchmark.json') / 2**20:.1f} MiB json)")
-    tracemalloc.start()
-    aggregate_iteration(it, skill_name="bench")
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"peak traced memory, whole command: {peak / 2**20:.1f} MiB")
+    result = aggregate_iteration(it, skill_name="bench", timestamp="2026-01-15T10:30:00Z")
+    return result.runs_read, time.perf_counter() - t
+
+
+def peak_rss_mib(it: Path, workers: int) -> tuple[float, float]:
+    """Peak resident memory (MiB) of the command's own process and of its largest worker,
+    measured in a fresh child so earlier rounds do not count."""
+    code = (
+        f"import resource, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+        f"from aggregate import aggregate_once; from pathlib import Path; "
+        f"aggregate_once(Path({str(it)!r}), {workers}); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    own, child = (int(x) / 1024 for x in out.split())  # KiB on Linux
+    return own, child
+
+
+def measure(it: Path, workers: int) -> None:
+    aggregate_once(it, workers)  # warm the page cache and imports: the figure is aggregation, not disk
+    times = []
+    for _ in range(3):
+        cpu = time.process_time()
+        n, seconds = aggregate_once(it, workers)
+        times.append((seconds, time.process_time() - cpu))
+    best, cpu = min(times)
+    print(f"runs aggregated:        {n} (up to {workers} worker processes on {os.cpu_count()} CPUs)")
+    print(f"whole command:          best {best:.3f} s of 3 ({best / n * 1e6:.1f} us/run; main-process CPU "
+          f"{cpu:.3f} s), all: {', '.join(f'{s:.2f}' for s, _ in times)} s")
+    print(f"benchmark.json:         {os.path.getsize(it / 'benchmark.json') / 2**20:.1f} MiB")
+    own, child = peak_rss_mib(it, workers)
+    print(f"peak RSS:               {own:.0f} MiB main process, {child:.0f} MiB largest worker")
 
 
 def main() -> None:
@@ -128,6 +126,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20_000, help="total runs (rounded to 50 evals x 2 arms)")
     ap.add_argument("--dir", type=Path, help="where to build the iteration (default: a temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the generated iteration")
+    ap.add_argument("--workers", type=int, default=8, help="most worker processes (1: read in-process)")
     args = ap.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="skillassay-aggbench-"))
     it = root / "bench-skill-workspace" / "iteration-1"
@@ -136,7 +135,7 @@ def main() -> None:
             t = time.perf_counter()
             build_iteration(root, args.runs)
             print(f"built {it} in {time.perf_counter() - t:.1f} s")
-        measure(it)
+        measure(it, args.workers)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

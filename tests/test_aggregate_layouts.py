@@ -371,3 +371,75 @@ def test_viewer_renders_a_skill_creator_workspace(tmp_path: Path, layout: str) -
     out = tmp_path / "view.html"
     assert runner.invoke(app, ["view", str(it), "--static", str(out)]).exit_code == 0
     assert out.stat().st_size > 1000
+
+
+def varied_iteration(iteration: Path, n_evals: int = 6) -> Path:
+    """Evals with different trial counts, an errored run, missing tokens and an extra
+    configuration: enough variety for every figure to depend on every run."""
+    for e in range(1, n_evals + 1):
+        ev = iteration / f"eval-{e}-case"
+        write(ev / "eval_metadata.json", {"eval_id": e * 5, "eval_name": f"case {e}"})
+        build(ev, {"with_skill": GOOD[: 1 + e % 3], "without_skill": POOR, "variant": GOOD[e % 2:]})
+        write(ev / "without_skill" / "run-2" / "outputs" / "metrics.json", {"status": "error", "error": "boom"})
+        write(ev / "with_skill" / "run-1" / "timing.json", timing(None, 4.0 + e))
+    return iteration
+
+
+def test_worker_processes_write_what_one_process_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big iterations are read in worker processes, eval by eval, with runs[] spooled to disk
+    and statistics merged from per-eval counts; small ones in-process from the same code; the
+    records path (`run`, `grade`) builds from records held in memory. All three must give the
+    same benchmark.json, byte for byte, and leave no spool behind."""
+    import skillassay.aggregate_read as reader
+    from skillassay.aggregate import build_benchmark, pick_arms, write_benchmark
+    from skillassay.aggregate_cmd import collect
+    from skillassay.models import BenchmarkConfig
+
+    it = varied_iteration(tmp_path / "w-workspace" / "iteration-1")
+    one = aggregate_iteration(it, output=tmp_path / "one.json", timestamp="T")
+    monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)
+    monkeypatch.setattr(reader, "MAX_WORKERS", 3)
+    assert reader._workers(6, 100) >= 2 or (reader.os.cpu_count() or 1) == 1
+    many = aggregate_iteration(it, output=tmp_path / "many.json", timestamp="T")
+    # with_skill 2,3,1,2,3,1 runs; without_skill 3 each; variant 2,3,2,3,2,3
+    assert one.runs_read == many.runs_read == 12 + 18 + 15
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "many.json").read_bytes()
+    records = collect(it).records
+    arms = pick_arms(r.configuration for r in records)
+    bench = build_benchmark(records, skill_name="w", skill_path=None, iteration=1, timestamp="T",
+                            trials_requested=3, thresholds=BenchmarkConfig().thresholds, arms=arms)
+    write_benchmark(tmp_path / "records.json", bench)
+    from_records, streamed = load(tmp_path / "records.json"), load(tmp_path / "one.json")
+    for key in ("runs", "run_summary", "summary", "per_eval", "statistics", "notes"):
+        assert from_records[key] == streamed[key], key
+    assert [(r["eval_id"], r["configuration"], r["run_number"]) for r in streamed["runs"]][:4] == [
+        (5, "variant", 1), (5, "variant", 2), (5, "with_skill", 1), (5, "with_skill", 2)]
+    assert not [p for p in tmp_path.rglob(".skillassay-spool-*")]
+
+
+def test_one_eval_split_over_legacy_and_current_roots_keeps_run_order(tmp_path: Path) -> None:
+    """The same eval id in runs/ (runs 1 and 3) and at the top (run 2): runs[] in run order."""
+    it = tmp_path / "iteration-1"
+    for root, k in (("runs", 1), ("", 2), ("runs", 3)):
+        ev = it / root / "eval-1-a" if root else it / "eval-1-a"
+        write_run(ev / "with_skill" / f"run-{k}", [True], 100 * k, 1.0)
+        write_run(ev / "without_skill" / f"run-{k}", [False], 10 * k, 1.0)
+    bench = load(aggregate_iteration(it).json_path)
+    assert [(r["configuration"], r["run_number"], r["result"]["tokens"]) for r in bench["runs"]] == [
+        ("with_skill", 1, 100), ("with_skill", 2, 200), ("with_skill", 3, 300),
+        ("without_skill", 1, 10), ("without_skill", 2, 20), ("without_skill", 3, 30)]
+    assert bench["run_summary"]["with_skill"]["tokens"]["mean"] == 200
+
+
+@pytest.mark.parametrize("where", ["one-folder", "two-folders"])
+def test_two_folders_claiming_one_run_exit_2(tmp_path: Path, where: str) -> None:
+    it = tmp_path / "iteration-1"
+    write_run(it / "eval-1-a" / "with_skill" / "run-1", [True], 1, 1.0)
+    second = it / ("eval-1-a" if where == "one-folder" else "runs/eval-1-b") / "with_skill" / "run-01"
+    write_run(second, [False], 2, 1.0)
+    result = runner.invoke(app, ["aggregate", str(it)])
+    assert result.exit_code == 2, result.output
+    out = " ".join(result.output.split())
+    assert "eval 1 with_skill run 1 is also at" in out and "Traceback" not in out
+    assert not (it / "benchmark.json").exists()
+    assert not [p for p in tmp_path.rglob(".skillassay-spool-*")]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from skillassay.aggregate import Arms, build_benchmark
 from skillassay.models import ExpectationResult, Thresholds
-from skillassay.notes import analyst_notes, cost_notes
-from skillassay.records import TrialRecord
+from skillassay.notes import analyst_notes, cell_notes, cost_notes
+from skillassay.records import ExpectationTally, TrialRecord
+from skillassay.statistics import group_records
 
 ARMS = Arms("with_skill", "without_skill")
 
@@ -67,7 +68,7 @@ def test_clean_benchmark_only_gets_the_cost_line() -> None:
 def test_cost_line_when_the_skill_saves_and_loses() -> None:
     records = [rec(1, "with_skill", 1, {"A": False}, seconds=3, tokens=50),
                rec(1, "without_skill", 1, {"A": True}, seconds=9, tokens=80)]
-    assert cost_notes(records, ARMS) == ["Skill saves 6.0s average execution time and 30 tokens per run and "
+    assert cost_notes(group_records(records, (ARMS.skill, ARMS.baseline)), ARMS) == ["Skill saves 6.0s average execution time and 30 tokens per run and "
                                          "lowers pass rate by 100%"]
 
 
@@ -78,14 +79,11 @@ def test_notes_reach_benchmark_json() -> None:
     assert any(n.startswith("Skill adds 13s") for n in bench.notes)
 
 
-def test_tally_of_light_records_gives_the_same_notes() -> None:
-    """`skillassay aggregate` reads light records (no expectations) and counts their verdicts in
-    an ExpectationTally while reading, in any order: the notes must not change."""
-    import dataclasses
+def test_tally_counted_while_reading_gives_the_same_notes() -> None:
+    """`skillassay aggregate` keeps no runs: it counts verdicts into ExpectationTallies while
+    reading, eval by eval in worker processes (any order), and merges them. The counts and the
+    notes must be those of the records held in memory."""
     import random
-
-    from skillassay.notes import expectation_counts
-    from skillassay.records import ExpectationTally
 
     records = patterned()
     records.append(rec(4, "old_skill", 1, {"Only elsewhere": True}))
@@ -97,7 +95,11 @@ def test_tally_of_light_records_gives_the_same_notes() -> None:
             halves[i % 2].add(r.eval_id, r.configuration, r.run_number, r.expectations)
     tally = halves[0]
     tally.merge(halves[1])
-    light = [dataclasses.replace(r, expectations=(), details_dir="/nowhere") for r in records]
     configs = (ARMS.skill, ARMS.baseline)
-    assert list(tally.counts(configs).items()) == list(expectation_counts(records, configs).items())
-    assert analyst_notes(light, ARMS, tally) == analyst_notes(records, ARMS)
+    counts = tally.counts(configs)
+    # Texts in the order the records first show them; errored runs (eval 3 run 1) not counted.
+    assert list(counts) == ["Output is text", "Cites RFC 9999", "Mentions port 4433", "Names the host"]
+    assert counts["Mentions port 4433"] == {"with_skill": (2, 1), "without_skill": (0, 3)}
+    assert counts["Names the host"] == {"with_skill": (3, 0), "without_skill": (2, 0)}
+    assert list(counts.items()) == list(ExpectationTally.of(records).counts(configs).items())
+    assert cell_notes(group_records(records, configs), ARMS, tally) == analyst_notes(records, ARMS)

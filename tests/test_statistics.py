@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillassay.records import TrialRecord
-from skillassay.statistics import build_statistics, compare_iterations
+from skillassay.statistics import build_statistics, compare_iterations, group_records
 
 SKILL, BASE = "with_skill", "without_skill"
 
@@ -47,7 +47,7 @@ def test_per_eval_figures() -> None:
     recs = (counts(0, SKILL, 3, 3) + counts(0, BASE, 1, 3)
             + counts(1, SKILL, 1, 2) + [trial(1, SKILL, 3, None, status="timeout")]
             + counts(1, BASE, 0, 3, tokens=None))
-    out = _json_roundtrip(build_statistics(recs, SKILL, BASE, 3))
+    out = _json_roundtrip(build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3))
     assert out["schema_version"] == 1
     e0, e1 = out["per_eval"]
     s0 = e0["configurations"][SKILL]
@@ -68,7 +68,7 @@ def test_per_eval_figures() -> None:
 def test_single_completed_trial_is_unreliable() -> None:
     recs = (counts(0, SKILL, 1, 1) + [trial(0, SKILL, 2, None, status="error")]
             + counts(0, BASE, 1, 2))
-    out = build_statistics(recs, SKILL, BASE, 2)
+    out = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 2)
     s = out["per_eval"][0]["configurations"][SKILL]
     assert s["reliability"] == "unreliable" and s["variance"] is None
 
@@ -82,7 +82,7 @@ def test_configuration_clustered_reference() -> None:
     recs = []
     for e, outcomes in enumerate(REF_TRIALS):
         recs += arm(e, SKILL, [bool(x) for x in outcomes]) + counts(e, BASE, 0, 3)
-    cfg = build_statistics(recs, SKILL, BASE, 3)["configurations"][SKILL]
+    cfg = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["configurations"][SKILL]
     assert cfg["pass_rate"] == pytest.approx(0.466667, abs=1e-6)
     assert cfg["pass_rate_se"] == pytest.approx(0.169967, abs=1e-6)
     assert cfg["n_evals"] == 5
@@ -96,7 +96,7 @@ def test_suite_figures_are_means_of_per_eval_figures(cs: list[tuple[int, int]], 
     recs = []
     for e, (a, b) in enumerate(cs):
         recs += counts(e, SKILL, a, 4) + counts(e, BASE, b, 4)
-    out = build_statistics(recs, SKILL, BASE, 4, seed=seed)
+    out = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 4, seed=seed)
     ps = [pe["configurations"][SKILL]["pass_rate"] for pe in out["per_eval"]]
     assert out["configurations"][SKILL]["pass_rate"] == pytest.approx(np.mean(ps), abs=1e-6)
     diffs = [pe["difference"] for pe in out["per_eval"]]
@@ -116,7 +116,7 @@ def test_paired_reference_example() -> None:
     recs = []
     for e, (a, b) in enumerate(zip(skill_c, base_c, strict=True)):
         recs += counts(e, SKILL, a, 3) + counts(e, BASE, b, 3)
-    paired = build_statistics(recs, SKILL, BASE, 3)["paired"]
+    paired = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["paired"]
     d = paired["pass_rate_difference"]
     assert d["mean"] == pytest.approx(0.375)
     assert d["se"] == pytest.approx(0.146892, abs=1e-6)
@@ -132,7 +132,7 @@ def test_token_and_duration_ratios() -> None:
         recs += counts(e, SKILL, 2, 3, tokens=500, secs=5.0)
         recs += counts(e, BASE, 1, 3, tokens=1000, secs=20.0)
     recs += counts(9, SKILL, 1, 3, tokens=None, secs=None) + counts(9, BASE, 1, 3)
-    p = build_statistics(recs, SKILL, BASE, 3)["paired"]
+    p = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["paired"]
     assert p["token_ratio"]["ratio"] == pytest.approx(0.5)
     assert p["token_ratio"]["n_evals_used"] == 4 and p["token_ratio"]["n_evals_skipped"] == 1
     assert p["duration_ratio"]["ratio"] == pytest.approx(0.25)
@@ -141,7 +141,7 @@ def test_token_and_duration_ratios() -> None:
 def test_eval_without_completed_arm_is_excluded_and_listed() -> None:
     recs = (counts(0, SKILL, 3, 3) + counts(0, BASE, 0, 3)
             + counts(1, SKILL, 2, 3) + arm(1, BASE, [False] * 3, status="error"))
-    out = build_statistics(recs, SKILL, BASE, 3)
+    out = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)
     assert out["paired"]["n_evals"] == 1
     assert [x["eval_id"] for x in out["paired"]["excluded_evals"]] == [1]
     assert out["per_eval"][1]["difference"] is None
@@ -156,7 +156,7 @@ def test_all_baseline_errored_is_invalid_not_zero() -> None:
     for e in range(3):
         recs += counts(e, SKILL, 2, 3)
         recs += arm(e, BASE, [False] * 3, status="error")
-    out = _json_roundtrip(build_statistics(recs, SKILL, BASE, 3,
+    out = _json_roundtrip(build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3,
                                            {"min_improvement_ratio": 1.0, "min_pass_rate": 0.5}))
     assert "measurement invalid: all baseline trials errored" in out["validity"]
     imp = out["paired"]["improvement_ratio"]
@@ -175,7 +175,7 @@ def test_tool_and_trigger_flags() -> None:
     for e in range(2):
         recs += counts(e, SKILL, 2, 3, tool_calls=2, triggered=False)
         recs += counts(e, BASE, 1, 3, tool_calls=0)
-    flags = build_statistics(recs, SKILL, BASE, 3)["validity"]
+    flags = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["validity"]
     assert "baseline never ran a tool while with_skill did" in flags
     assert "skill never triggered in any with_skill trial" in flags
 
@@ -184,11 +184,11 @@ def test_no_trigger_flag_when_not_recorded() -> None:
     recs = []
     for e in range(2):
         recs += counts(e, SKILL, 2, 3, triggered=None) + counts(e, BASE, 1, 3)
-    flags = build_statistics(recs, SKILL, BASE, 3)["validity"]
+    flags = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["validity"]
     assert not any("triggered" in f for f in flags)
     assert not any("tool" in f for f in flags)  # tool_calls not recorded: no claim
     recs2 = counts(0, SKILL, 2, 3, triggered=True) + counts(0, BASE, 1, 3)
-    out = build_statistics(recs2, SKILL, BASE, 3)
+    out = build_statistics(group_records(recs2, (SKILL, BASE)), SKILL, BASE, 3)
     assert out["per_eval"][0]["configurations"][SKILL]["skill_triggered_rate"] == 1.0
     assert not any("triggered" in f for f in out["validity"])
 
@@ -200,7 +200,7 @@ def test_gate_value_exactly_at_threshold() -> None:
     recs = []
     for e in range(5):
         recs += counts(e, SKILL, 4, 5) + counts(e, BASE, 2, 5)
-    gates = build_statistics(recs, SKILL, BASE, 5, {"min_pass_rate": 0.8})["gates"]
+    gates = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 5, {"min_pass_rate": 0.8})["gates"]
     g = gates["min_pass_rate"]
     assert g["value"] == pytest.approx(0.8)
     assert g["plain"] is True
@@ -218,7 +218,7 @@ def test_gates_decisions_and_responsible_evals() -> None:
     thresholds = {"min_pass_rate": 0.9, "max_avg_tokens": 5000.0,
                   "max_avg_duration_seconds": 5.0, "min_improvement_ratio": 1.0,
                   "unknown_key": 3.0, "max_cost": None}
-    gates = build_statistics(recs, SKILL, BASE, 5, thresholds)["gates"]
+    gates = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 5, thresholds)["gates"]
     assert set(gates) == {"min_pass_rate", "max_avg_tokens", "max_avg_duration_seconds",
                           "min_improvement_ratio"}
     pr = gates["min_pass_rate"]
@@ -244,14 +244,14 @@ def test_power_section() -> None:
     recs = []
     for e, (a, b) in enumerate([(3, 1), (2, 2), (3, 0), (2, 1), (3, 2)]):
         recs += counts(e, SKILL, a, 3) + counts(e, BASE, b, 3)
-    power = build_statistics(recs, SKILL, BASE, 3)["power"]
+    power = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 3)["power"]
     assert power["observed_difference"] == pytest.approx(7 / 15, abs=1e-6)
     assert power["trials_per_arm"] >= 2
     assert power["evals_needed"] >= 2
     same = []
     for e in range(3):
         same += counts(e, SKILL, 2, 3) + counts(e, BASE, 2, 3)
-    p2 = build_statistics(same, SKILL, BASE, 3)["power"]
+    p2 = build_statistics(group_records(same, (SKILL, BASE)), SKILL, BASE, 3)["power"]
     assert p2["trials_per_arm"] is None and p2["trials_per_arm_reason"]
     assert p2["evals_needed"] is None and p2["evals_needed_reason"]
 
@@ -271,8 +271,8 @@ def _many_evals(n_evals: int, k: int, seed: int) -> list[TrialRecord]:
 
 def test_seeded_monte_carlo_is_deterministic() -> None:
     recs = _many_evals(30, 5, seed=1)
-    a = build_statistics(recs, SKILL, BASE, 5, seed=11)
-    b = build_statistics(recs, SKILL, BASE, 5, seed=11)
+    a = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 5, seed=11)
+    b = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 5, seed=11)
     assert a == b
     assert "monte-carlo" in a["paired"]["pass_rate_difference"]["p_value_method"]
 
@@ -282,9 +282,9 @@ def test_twenty_thousand_records_fast() -> None:
     assert len(recs) == 20_000
     thresholds = {"min_pass_rate": 0.6, "max_avg_tokens": 3000.0,
                   "max_avg_duration_seconds": 30.0, "min_improvement_ratio": 1.0}
-    build_statistics(recs, SKILL, BASE, 200, thresholds)
+    build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 200, thresholds)
     t0 = time.perf_counter()
-    out = build_statistics(recs, SKILL, BASE, 200, thresholds)
+    out = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 200, thresholds)
     elapsed = time.perf_counter() - t0
     assert elapsed < 1.0, elapsed  # typically ~0.15 s
     assert out["configurations"][SKILL]["n_evals"] == 50

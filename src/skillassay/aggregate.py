@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import json
 import statistics as pystats
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+import orjson
 from pydantic_core import to_json
 
 from skillassay.jsonio import atomic_open
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
-from skillassay.notes import analyst_notes
+from skillassay.notes import cell_notes, config_values
 from skillassay.records import ExpectationTally, Outcome, TrialRecord
-from skillassay.records_io import read_details
-from skillassay.statistics import build_statistics
+from skillassay.statistics import Arm, EvalCell, build_statistics, group_records
 
 SKILL_CONFIGS = ("with_skill", "new_skill")
 BASELINE_CONFIGS = ("without_skill", "old_skill", "baseline", "no_skill")
@@ -68,41 +67,14 @@ def _signed(x: float | None, fmt: str) -> str:
     return "n/a" if x is None else format(x, "+" + fmt)
 
 
-@dataclass
-class EvalArm:
-    """Per eval and configuration: the completed trials' figures."""
-
-    requested: int
-    completed: list[TrialRecord]
-    errored: int
-
-    @property
-    def pass_rate(self) -> float | None:
-        n = len(self.completed)
-        return sum(1 for r in self.completed if r.passed) / n if n else None
-
-    def avg(self, attr: str) -> float | None:
-        return _mean([getattr(r, attr) for r in self.completed if getattr(r, attr) is not None])
+def _avg(values: Iterable[float]) -> float | None:
+    return _mean(list(values))
 
 
-def group(records: list[TrialRecord], trials_requested: int | None) -> dict[tuple, dict[str, EvalArm]]:
-    """(eval_id, eval_name) -> configuration -> EvalArm."""
-    cells: dict[tuple, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        cells[(r.eval_id, r.eval_name)][r.configuration].append(r)
-    out: dict[tuple, dict[str, EvalArm]] = {}
-    for key, by_config in cells.items():
-        out[key] = {}
-        for config, rs in by_config.items():
-            done = [r for r in rs if r.completed]
-            out[key][config] = EvalArm(max(trials_requested or 0, len(rs)), done, len(rs) - len(done))
-    return out
-
-
-def arm_summary(per_eval: list[EvalArm]) -> dict[str, float | None]:
+def arm_summary(per_eval: list[Arm]) -> dict[str, float | None]:
     rates = [a.pass_rate for a in per_eval if a.pass_rate is not None]
-    tokens = [r.tokens for a in per_eval for r in a.completed if r.tokens is not None]
-    secs = [r.duration_seconds for a in per_eval for r in a.completed if r.duration_seconds is not None]
+    tokens = [t for a in per_eval for t in a.tokens]
+    secs = [d for a in per_eval for d in a.durations]
     return {"pass_rate": _r(_mean(rates)), "pass_rate_std": _r(_std(rates)),
             "avg_tokens": _r(_mean(tokens), 1), "avg_duration_seconds": _r(_mean(secs), 3)}
 
@@ -129,26 +101,40 @@ def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
     return met
 
 
+# Writes benchmark.json's runs[] entries, already serialised (see write_benchmark).
+RunsWriter = Callable[[IO[str]], None]
+
+
 def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: str | None,
                     iteration: int | None, timestamp: str, trials_requested: int | None,
                     thresholds: Thresholds, arms: Arms | None = None, executor_model: str | None = None,
-                    notes: list[str] | None = None, seed: int = 0,
-                    expectation_tally: ExpectationTally | None = None) -> Benchmark:
-    """`expectation_tally`: required when records are light (details_dir), for the notes."""
+                    notes: list[str] | None = None, seed: int = 0) -> Benchmark:
+    """summarize() for graded records held in memory (`run`, `grade`)."""
     arms = arms or pick_arms(r.configuration for r in records)
-    cells = group(records, trials_requested)
     configs = list(dict.fromkeys([arms.skill, arms.baseline] + [r.configuration for r in records]))
-    empty = EvalArm(trials_requested or 0, [], 0)
+    bench = summarize(group_records(records, configs), configs, ExpectationTally.of(records), skill_name=skill_name,
+                      skill_path=skill_path, iteration=iteration, timestamp=timestamp,
+                      trials_requested=trials_requested, thresholds=thresholds, arms=arms,
+                      executor_model=executor_model, notes=notes, seed=seed)
+    bench._write_runs = lambda fh: write_run_texts(fh, (run_json(r) for r in records))
+    return bench
 
+
+def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally, *, skill_name: str,
+              skill_path: str | None, iteration: int | None, timestamp: str, trials_requested: int | None,
+              thresholds: Thresholds, arms: Arms, executor_model: str | None = None,
+              notes: list[str] | None = None, seed: int = 0) -> Benchmark:
+    """benchmark.json without runs[] from per-eval cells (an Arm per configuration in `configs`)
+    and the expectations' verdicts: all that aggregation needs, so no run is kept in memory."""
     per_eval, skill_arms, base_arms = [], [], []
-    for (eval_id, eval_name), by_config in cells.items():
-        s, b = by_config.get(arms.skill, empty), by_config.get(arms.baseline, empty)
+    for cell in cells:
+        s, b = cell.arms[arms.skill], cell.arms[arms.baseline]
         skill_arms.append(s)
         base_arms.append(b)
         per_eval.append({
-            "eval_id": eval_id, "eval_name": eval_name,
-            "with_skill": _per_eval_arm(s), "baseline": _per_eval_arm(b),
-            "trials": trials_requested or max(s.requested, b.requested),
+            "eval_id": cell.eval_id, "eval_name": cell.eval_name,
+            "with_skill": _per_eval_arm(s, trials_requested), "baseline": _per_eval_arm(b, trials_requested),
+            "trials": trials_requested or max(s.recorded, b.recorded),
         })
 
     ws, bs = arm_summary(skill_arms), arm_summary(base_arms)
@@ -161,17 +147,17 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
         "token_savings_ratio": _ratio(ws["avg_tokens"], bs["avg_tokens"]),
         "time_savings_ratio": _ratio(ws["avg_duration_seconds"], bs["avg_duration_seconds"]),
     }
-    run_summary = _run_summary(records, configs, arms)
-    statistics = build_statistics(records, arms.skill, arms.baseline, trials_requested or 0,
-                                  thresholds.model_dump(), seed=seed)
-    all_notes = list(notes or []) + _error_notes(cells, arms, baseline_failed) + analyst_notes(records, arms, expectation_tally)
-    bench = Benchmark.model_validate({
+    statistics = build_statistics(cells, arms.skill, arms.baseline, trials_requested or 0,
+                                 thresholds.model_dump(), seed=seed)
+    all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
+                 + cell_notes(cells, arms, tally))
+    return Benchmark.model_validate({
         "metadata": {
             "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
-            "timestamp": timestamp, "evals_run": [k[0] for k in cells],
+            "timestamp": timestamp, "evals_run": [c.eval_id for c in cells],
             "runs_per_configuration": trials_requested,
         },
-        "run_summary": run_summary,
+        "run_summary": _run_summary(cells, configs, arms),
         "notes": all_notes,
         "skill_name": skill_name,
         "iteration": iteration,
@@ -181,58 +167,72 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
         "thresholds_met": thresholds_met(summary, thresholds),
         "statistics": statistics,
     })
-    bench._run_records = records
-    return bench
 
 
-def run_entries(bench: Benchmark) -> Iterator[dict]:
-    """runs[] of benchmark.json, one dict at a time."""
-    if bench._run_records is not None:  # light records' details are re-read from disk
-        return (_run_entry(r, *read_details(r)) for r in bench._run_records)
-    return (r.to_json_dict() for r in bench.runs or [])
-
-
-def _indented(value: Any, prefix: str) -> str:
+def indented_json(value: Any, prefix: str) -> str:
     text = to_json(value, indent=2).decode("utf-8")
     return text.replace("\n", "\n" + prefix)
 
 
 def write_benchmark(path: Path, bench: Benchmark) -> None:
-    """benchmark.json, pretty-printed like write_json, with runs[] streamed to the file one run
-    at a time (flat memory on huge iterations). Key order: skill-creator's shape first
+    """benchmark.json, pretty-printed like write_json, with runs[] written by the benchmark's
+    runs writer (streamed one run at a time, or copied from where aggregation spooled them), so
+    huge iterations never exist as one model or string. Key order: skill-creator's shape first
     (metadata, runs, run_summary, notes), then the benchmark process's, then ours."""
     data = bench.to_json_dict()
-    data.pop("runs", None)
+    runs = data.pop("runs", None)
     keys = list(data)
     keys.insert(1 if "metadata" in data else 0, "runs")
     with atomic_open(path) as fh:
         fh.write("{\n")
         for i, key in enumerate(keys):
             fh.write(f"  {json.dumps(key)}: ")
-            if key == "runs":
-                _write_runs(fh, run_entries(bench))
+            if key != "runs":
+                fh.write(indented_json(data[key], "  "))
+            elif bench._write_runs is not None:
+                bench._write_runs(fh)
             else:
-                fh.write(_indented(data[key], "  "))
+                write_run_texts(fh, (indented_json(r, RUN_INDENT).encode() for r in runs or []))
             fh.write(",\n" if i < len(keys) - 1 else "\n")
         fh.write("}\n")
 
 
-def _write_runs(fh: Any, entries: Iterator[dict]) -> None:
+RUN_INDENT = "    "
+RUN_SEPARATOR = ",\n" + RUN_INDENT
+
+
+_RUN_NEWLINE = ("\n" + RUN_INDENT).encode()
+
+
+def run_json(r: TrialRecord) -> bytes:
+    """One runs[] entry as it sits in benchmark.json (indented for its place in the array), in
+    UTF-8. orjson writes the same bytes as pydantic-core's encoder in half the time, which
+    counts at 200,000 runs."""
+    entry = run_entry(r)
+    try:
+        raw = orjson.dumps(entry, option=orjson.OPT_INDENT_2)
+    except TypeError:  # an integer beyond 64 bits, which pydantic-core still writes
+        raw = to_json(entry, indent=2)
+    return raw.replace(b"\n", _RUN_NEWLINE)
+
+
+def write_run_texts(fh: IO[str], texts: Iterable[bytes]) -> None:
+    """runs[] from serialised entries; a text may hold several entries joined by RUN_SEPARATOR."""
     first = True
-    for entry in entries:
-        fh.write("[\n    " if first else ",\n    ")
-        fh.write(_indented(entry, "    "))
+    for text in texts:
+        fh.write("[\n    " if first else RUN_SEPARATOR)
+        fh.write(text.decode("utf-8"))
         first = False
     fh.write("[]" if first else "\n  ]")
 
 
-def _per_eval_arm(a: EvalArm) -> dict:
-    return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(a.avg("tokens"), 1),
-            "avg_duration_seconds": _r(a.avg("duration_seconds"), 3),
-            "trials_completed": len(a.completed), "trials_requested": a.requested}
+def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:
+    return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(_avg(a.tokens), 1),
+            "avg_duration_seconds": _r(_avg(a.durations), 3),
+            "trials_completed": a.completed, "trials_requested": max(trials_requested or 0, a.recorded)}
 
 
-def _run_entry(r: TrialRecord, expectations: tuple[Any, ...], notes: tuple[str, ...]) -> dict:
+def run_entry(r: TrialRecord) -> dict:
     failed = r.total_count - r.passed_count if r.completed else r.total_count
     return {
         "eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
@@ -240,8 +240,8 @@ def _run_entry(r: TrialRecord, expectations: tuple[Any, ...], notes: tuple[str, 
         "result": {"pass_rate": _r(r.expectation_pass_rate or 0.0), "passed": r.passed_count,
                    "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
                    "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
-        "expectations": [_expectation_json(e) for e in expectations],
-        "notes": list(notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
+        "expectations": [_expectation_json(e) for e in r.expectations],
+        "notes": list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
     }
 
 
@@ -254,15 +254,11 @@ def _expectation_json(e: ExpectationResult | Outcome) -> dict:
     return {"text": e.text, "passed": e.passed, "evidence": e.evidence}
 
 
-def _run_summary(records: list[TrialRecord], configs: list[str], arms: Arms) -> dict:
+def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
     out: dict = {}
     for config in configs:
-        done = [r for r in records if r.configuration == config and r.completed]
-        out[config] = {
-            "pass_rate": _stat([r.expectation_pass_rate or 0.0 for r in done]),
-            "time_seconds": _stat([r.duration_seconds for r in done if r.duration_seconds is not None]),
-            "tokens": _stat([r.tokens for r in done if r.tokens is not None]),
-        }
+        rates, durations, tokens = config_values(cells, config)
+        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens)}
     s, b = out.get(arms.skill), out.get(arms.baseline)
     if s and b:
         def d(metric: str) -> float | None:
@@ -274,16 +270,21 @@ def _run_summary(records: list[TrialRecord], configs: list[str], arms: Arms) -> 
     return out
 
 
-def _error_notes(cells: dict[tuple, dict[str, EvalArm]], arms: Arms, baseline_failed: bool) -> list[str]:
+def _error_notes(cells: list[EvalCell], configs: list[str], arms: Arms, trials_requested: int | None,
+                 baseline_failed: bool) -> list[str]:
     notes = []
     if baseline_failed:
         notes.append(f"All {arms.baseline} trials failed: with-skill results only, no improvement ratio")
-    for (eval_id, name), by_config in cells.items():
-        for config, arm in by_config.items():
+    for cell in cells:
+        for config in sorted(configs):  # name order, as configuration folders are listed
+            arm = cell.arms[config]
+            if not arm.recorded:
+                continue
             if arm.errored:
-                notes.append(f"Eval {eval_id} ({name}) {config}: {arm.errored} of {arm.requested} trials "
-                             f"errored or timed out (excluded; {len(arm.completed)} completed)")
-            if len(arm.completed) < 2:
-                notes.append(f"Eval {eval_id} ({name}) {config}: fewer than 2 completed trials, "
+                notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: {arm.errored} of "
+                             f"{max(trials_requested or 0, arm.recorded)} trials "
+                             f"errored or timed out (excluded; {arm.completed} completed)")
+            if arm.completed < 2:
+                notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: fewer than 2 completed trials, "
                              "variance unreliable")
     return notes

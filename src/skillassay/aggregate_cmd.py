@@ -19,14 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillassay.aggregate import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, build_benchmark, pick_arms, write_benchmark
+from skillassay.aggregate import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_arms, summarize, write_benchmark
+from skillassay.aggregate_read import read_iteration, with_arms, write_spooled_runs
 from skillassay.benchmark_md import render_benchmark_md
-from skillassay.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, RunDir, discover
+from skillassay.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
 from skillassay.errors import InputError, Problem
 from skillassay.gate import evaluate
 from skillassay.jsonio import atomic_write_text, load_model
 from skillassay.models import Benchmark, BenchmarkConfig
-from skillassay.records import ExpectationTally, TrialRecord, record_order
+from skillassay.records import TrialRecord, record_order
 from skillassay.records_io import RunIssue, read_trial
 
 _ITERATION = re.compile(r"iteration-(\d+)")
@@ -41,9 +42,6 @@ class Collected:
     records: list[TrialRecord] = field(default_factory=list)
     skipped: list[RunIssue] = field(default_factory=list)  # runs left out (no usable grading.json)
     warnings: list[str] = field(default_factory=list)  # runs kept, a side file was unusable
-    # Light reading: records without expectations/notes (re-read when runs[] is written), and
-    # their verdicts counted here for the analyst notes.
-    tally: ExpectationTally | None = None
 
 
 @dataclass
@@ -51,8 +49,11 @@ class AggregateResult:
     benchmark: Benchmark
     json_path: Path
     md_path: Path
-    collected: Collected
     arms: Arms
+    runs_read: int
+    configurations: list[str]
+    skipped: list[RunIssue]
+    warnings: list[str]
 
 
 def sort_key(r: TrialRecord) -> tuple[str, str, int]:
@@ -74,40 +75,40 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def collect(iteration: Path, *, light: bool = False) -> Collected:
-    """Discover and read every run. Raises InputError when nothing in it can be aggregated.
-    `light`: records keep counts only (flat memory on huge iterations), see Collected.tally."""
+def collect(iteration: Path) -> Collected:
+    """Discover and read every run into records (`compare`, `history`; `aggregate` streams
+    instead, see aggregate_read). Raises InputError when nothing in it can be aggregated."""
     with gc_paused():
-        return _collect(iteration, light)
+        return _collect(iteration)
 
 
-def _collect(iteration: Path, light: bool) -> Collected:
+def _collect(iteration: Path) -> Collected:
     found = discover(iteration)
-    out = Collected(found, warnings=list(found.warnings), tally=ExpectationTally() if light else None)
+    out = Collected(found, warnings=list(found.warnings))
     for run in found.runs:
         record, issues = read_trial(run.path, run.eval.eval_id, run.eval.eval_name, run.configuration,
-                                    run.run_number, out.tally)
+                                    run.run_number)
         if record is None:
             out.skipped.extend(issues)
         else:
             out.records.append(record)
             out.warnings.extend(str(i) for i in issues)
     if not out.records:
-        raise nothing_to_aggregate(iteration, found, out.skipped)
+        raise nothing_to_aggregate(iteration, len(found.evals), len(found.runs), out.skipped)
     out.records.sort(key=sort_key)
     return out
 
 
-def nothing_to_aggregate(iteration: Path, found: Discovery, skipped: list[RunIssue]) -> InputError:
+def nothing_to_aggregate(iteration: Path, n_evals: int, n_runs: int, skipped: list[RunIssue]) -> InputError:
     """Say what was looked for where, and, when run folders exist, why each was unusable."""
     where = f"{iteration} and {iteration / LEGACY_ROOT}"
-    if not found.evals:
+    if not n_evals:
         msg = f"no eval folder found in {where} (looked for eval-*/ or folders holding eval_metadata.json)"
-    elif not found.runs:
-        msg = (f"no run folder found in {len(found.evals)} eval folder(s) under {iteration} "
+    elif not n_runs:
+        msg = (f"no run folder found in {n_evals} eval folder(s) under {iteration} "
                f"(looked for {LOOKED_FOR})")
     else:
-        msg = (f"none of the {len(found.runs)} run folder(s) has a usable grading.json "
+        msg = (f"none of the {n_runs} run folder(s) has a usable grading.json "
                f"(looked for {LOOKED_FOR})")
     problems = [Problem(str(iteration), "", msg)]
     problems += [Problem(i.path, "", i.message) for i in skipped[:MAX_LISTED_IN_ERROR]]
@@ -154,22 +155,11 @@ def default_skill_name(iteration: Path, record: dict[str, Any]) -> str:
     return parent.removesuffix("-workspace") if parent.endswith("-workspace") else parent or "unknown"
 
 
-def trials_requested(runs: list[RunDir]) -> int:
-    """Without a config: the most run folders any eval/configuration has, ungraded ones included
-    (folders are created when a run is planned, so they show what was asked for)."""
-    counts: dict[tuple, int] = {}
-    for r in runs:
-        key = (r.eval.eval_id, r.configuration)
-        counts[key] = counts.get(key, 0) + 1
-    return max(counts.values(), default=0)
-
-
-def run_notes(collected: Collected, arms: Arms) -> list[str]:
-    notes = [f"Run not aggregated: {issue}" for issue in collected.skipped]
-    notes += [f"Partly read: {w}" for w in collected.warnings]
-    configs = collected.discovery.configurations
-    if arms.baseline not in configs:
-        notes.append(f"No baseline configuration folder found (configurations: {', '.join(configs)})")
+def run_notes(skipped: list[RunIssue], warnings: list[str], configurations: list[str], arms: Arms) -> list[str]:
+    notes = [f"Run not aggregated: {issue}" for issue in skipped]
+    notes += [f"Partly read: {w}" for w in warnings]
+    if arms.baseline not in configurations:
+        notes.append(f"No baseline configuration folder found (configurations: {', '.join(configurations)})")
     return notes
 
 
@@ -181,32 +171,36 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
     benchmark.md shows it when the config has thresholds."""
     config = load_model(config_path, BenchmarkConfig) if config_path else None
     record = read_iteration_record(iteration_dir)
-    collected = collect(iteration_dir, light=True)
-    baseline_type = config.baseline_type if config else record.get("baseline_type")
-    arms = choose_arms(collected.discovery.configurations, baseline_type, iteration_dir)
-    trials = config.trials_per_eval if config else record.get("trials_per_eval")
-    if not (isinstance(trials, int) and trials > 0):
-        trials = trials_requested(collected.discovery.runs)
-    executor = record.get("executor") if isinstance(record.get("executor"), dict) else {}
-    thresholds = config.thresholds if config else BenchmarkConfig().thresholds
-    with gc_paused():
-        bench = build_benchmark(
-            collected.records,
+    json_path = output or iteration_dir / "benchmark.json"
+    md_path = json_path.with_suffix(".md")
+    if json_path.exists() and json_path.is_dir():
+        raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    with gc_paused(), read_iteration(iteration_dir, json_path.parent) as read:
+        if not read.runs_read:
+            raise nothing_to_aggregate(iteration_dir, len(read.evals), read.run_folders, read.skipped)
+        baseline_type = config.baseline_type if config else record.get("baseline_type")
+        arms = choose_arms(read.configurations, baseline_type, iteration_dir)
+        trials = config.trials_per_eval if config else record.get("trials_per_eval")
+        if not (isinstance(trials, int) and trials > 0):
+            trials = read.trials_found
+        executor = record.get("executor") if isinstance(record.get("executor"), dict) else {}
+        thresholds = config.thresholds if config else BenchmarkConfig().thresholds
+        configs = list(dict.fromkeys([arms.skill, arms.baseline, *read.graded_configurations]))
+        bench = summarize(
+            with_arms(read.cells, configs), configs, read.tally,
             skill_name=skill_name or (config.skill_name if config else None)
             or default_skill_name(iteration_dir, record),
             skill_path=skill_path or (config.skill_path if config else None) or record.get("skill_path"),
             iteration=iteration_number(iteration_dir, record),
             timestamp=timestamp or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             trials_requested=trials, thresholds=thresholds, arms=arms,
-            executor_model=executor.get("model"), notes=run_notes(collected, arms),
-            expectation_tally=collected.tally)
-    json_path = output or iteration_dir / "benchmark.json"
-    md_path = json_path.with_suffix(".md")
-    if json_path.exists() and json_path.is_dir():
-        raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
-    write_benchmark(json_path, bench)
+            executor_model=executor.get("model"),
+            notes=run_notes(read.skipped, read.warnings, read.configurations, arms))
+        bench._write_runs = lambda fh: write_spooled_runs(fh, read.spooled)
+        write_benchmark(json_path, bench)
     has_thresholds = any(v is not None for v in thresholds.model_dump().values())
     gate = evaluate(bench, thresholds) if has_thresholds else None
     atomic_write_text(md_path, render_benchmark_md(bench, gate))
-    return AggregateResult(bench, json_path, md_path, collected, arms)
-
+    return AggregateResult(bench, json_path, md_path, arms, read.runs_read, read.configurations,
+                           read.skipped, read.warnings)

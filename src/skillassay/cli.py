@@ -210,13 +210,12 @@ def aggregate(
 
     result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
                                  config_path=config, output=output)
-    c = result.collected
-    for issue in c.skipped:
+    for issue in result.skipped:
         err.print(f"[yellow]skipped[/yellow] {escape(str(issue))}", markup=True, highlight=False, soft_wrap=True)
-    for warning in c.warnings:
+    for warning in result.warnings:
         err.print(f"[yellow]warning[/yellow] {escape(warning)}", markup=True, highlight=False, soft_wrap=True)
     s = result.benchmark.summary
-    err.print(f"{len(c.records)} runs aggregated ({len(c.skipped)} skipped), skill {result.arms.skill} vs "
+    err.print(f"{result.runs_read} runs aggregated ({len(result.skipped)} skipped), skill {result.arms.skill} vs "
               f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)
     if s is not None:
         delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,32 +174,45 @@ def _eval_roots(iteration: Path) -> list[str]:
     return roots
 
 
-def discover(iteration: Path) -> Discovery:
-    """Every run folder under an iteration, in eval / configuration / run order. Raises
-    InputError when the folder is missing or holds no eval folder at all."""
+def find_evals(iteration: Path) -> tuple[list[EvalDir], list[str]]:
+    """The eval folders of an iteration (both roots) and warnings about their metadata.
+    Raises InputError when the iteration folder does not exist."""
     if not iteration.is_dir():
         raise InputError.one(iteration, "", "not a folder: expected an iteration folder (iteration-N)")
-    found = Discovery(root=iteration)
+    evals: list[EvalDir] = []
+    warnings: list[str] = []
     for root in _eval_roots(iteration):
         for entry in _subdirs(root):
             if entry.name == LEGACY_ROOT or not _is_eval_dir(entry):
                 continue
-            eval_id, name = read_identity(entry.path, entry.name, found.warnings)
-            ev = EvalDir(entry.path, eval_id, name)
-            found.evals.append(ev)
-            for config in _subdirs(entry.path):
-                if config.name not in NOT_CONFIGS:
-                    found.runs.extend(_config_runs(ev, config))
-    check_unique(found)
+            eval_id, name = read_identity(entry.path, entry.name, warnings)
+            evals.append(EvalDir(entry.path, eval_id, name))
+    return evals, warnings
+
+
+def eval_runs(ev: EvalDir) -> list[RunDir]:
+    """An eval folder's run folders, in configuration / run order."""
+    return [run for config in _subdirs(ev.path) if config.name not in NOT_CONFIGS
+            for run in _config_runs(ev, config)]
+
+
+def discover(iteration: Path) -> Discovery:
+    """Every run folder under an iteration, in eval / configuration / run order. Raises
+    InputError when the folder is missing or two folders claim the same run."""
+    evals, warnings = find_evals(iteration)
+    found = Discovery(root=iteration, evals=evals, warnings=warnings)
+    for ev in evals:
+        found.runs.extend(eval_runs(ev))
+    check_unique(found.runs)
     return found
 
 
-def check_unique(found: Discovery) -> None:
+def check_unique(runs: Iterable[RunDir]) -> None:
     """Two folders claiming the same eval, configuration and run would be silently merged:
     that is ambiguous input (usually a copied eval_metadata.json), so it is refused."""
     seen: dict[tuple, str] = {}
     problems = []
-    for r in found.runs:
+    for r in runs:
         key = (r.eval.eval_id, r.configuration, r.run_number)
         if key in seen:
             problems.append((r.path, seen[key], key))

@@ -14,7 +14,7 @@ from skillassay.errors import InputError
 from skillassay.gate import LABELS, REGRESSION_KEY, GateResult, evaluate
 from skillassay.jsonio import parse_model, read_json
 from skillassay.models import Benchmark, Thresholds
-from skillassay.statistics import build_statistics
+from skillassay.statistics import build_statistics, group_records
 
 
 @dataclass
@@ -69,8 +69,9 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
         return bench
     try:
         records = load_iteration_records(iteration_dir)
-        st["gates"] = build_statistics(records, st.get("skill_configuration", "with_skill"),
-                                       st.get("baseline_configuration", "without_skill"),
+        skill = st.get("skill_configuration", "with_skill")
+        baseline = st.get("baseline_configuration", "without_skill")
+        st["gates"] = build_statistics(group_records(records, (skill, baseline)), skill, baseline,
                                        st.get("trials_requested") or 0, thresholds.model_dump())["gates"]
     except InputError:
         st["gates"] = {}

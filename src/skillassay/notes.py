@@ -8,11 +8,10 @@ reproducible and cannot hallucinate. The wording follows the spec's notes exampl
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from skillassay.records import ExpectationTally, TrialRecord, VerdictCounts
+from skillassay.statistics import EvalCell, group_records
 from skillassay.stats import within_eval_variance
 
 if TYPE_CHECKING:  # aggregate imports this module; only the type is needed here
@@ -37,42 +36,11 @@ def _quoted(texts: list[str]) -> str:
     return shown + (f" and {len(texts) - MAX_LISTED} more" if len(texts) > MAX_LISTED else "")
 
 
-def expectation_verdicts(records: Iterable[TrialRecord], configs: tuple[str, ...]) -> dict[str, dict[str, list[bool]]]:
-    """Assertion text -> configuration -> graded verdicts of completed runs. Ungraded (None)
-    verdicts are left out: they are neither a pass nor a fail."""
-    out: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        if not r.completed or r.configuration not in configs:
-            continue
-        for e in r.expectations:
-            if e.passed is not None:
-                out[e.text][r.configuration].append(bool(e.passed))
-    return out
-
-
-def expectation_counts(records: Iterable[TrialRecord], configs: tuple[str, ...]) -> VerdictCounts:
-    """Assertion text -> configuration -> (passes, fails) of completed runs, texts in the order
-    the records first show them: expectation_verdicts counted (what ExpectationTally gives for
-    light records)."""
-    return {text: {c: (sum(vs), len(vs) - sum(vs)) for c, vs in by_config.items()}
-            for text, by_config in expectation_verdicts(records, configs).items()}
-
-
-def _counts(records: list[TrialRecord], arms: Arms, tally: ExpectationTally | None) -> VerdictCounts:
-    configs = (arms.skill, arms.baseline)
-    if tally is not None:
-        return tally.counts(configs)
-    if any(r.details_dir is not None for r in records):
-        raise ValueError("light records (details_dir) need the ExpectationTally they were read with")
-    return expectation_counts(records, configs)
-
-
-def non_discriminating_notes(records: list[TrialRecord], arms: Arms,
-                             tally: ExpectationTally | None = None) -> list[str]:
+def non_discriminating_notes(counts: VerdictCounts, arms: Arms) -> list[str]:
     """Assertions with the same verdict in every run of both arms cannot show what the skill
     changes: either they test something both arms get right, or something nobody can pass."""
     always, never = [], []
-    for text, by_config in _counts(records, arms, tally).items():
+    for text, by_config in counts.items():
         s, b = by_config.get(arms.skill), by_config.get(arms.baseline)
         if not s or not b:
             continue
@@ -92,11 +60,9 @@ def non_discriminating_notes(records: list[TrialRecord], arms: Arms,
     return notes
 
 
-def one_sided_failure_notes(records: list[TrialRecord], arms: Arms,
-                            tally: ExpectationTally | None = None) -> list[str]:
+def one_sided_failure_notes(counts: VerdictCounts, arms: Arms) -> list[str]:
     """An arm that fails an assertion in every run while the other arm passes it sometimes:
     the spec's "Without-skill runs consistently fail on ..." observation."""
-    counts = _counts(records, arms, tally)
     notes = []
     for failing, other in ((arms.baseline, arms.skill), (arms.skill, arms.baseline)):
         texts = [t for t, by in counts.items()
@@ -107,40 +73,32 @@ def one_sided_failure_notes(records: list[TrialRecord], arms: Arms,
     return notes
 
 
-def _by_eval(records: list[TrialRecord]) -> dict[tuple[int | str, str], dict[str, list[TrialRecord]]]:
-    cells: dict[tuple[int | str, str], dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        cells[(r.eval_id, r.eval_name)][r.configuration].append(r)
-    return cells
-
-
-def variance_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def variance_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     """Any 0 < c < K is a non-deterministic eval (stats-notes): the spread shown is the
     per-trial standard deviation sqrt(c(K-c)/(K(K-1))), so "67% ± 58%" reads like the spec's
     "50% ± 40%"."""
     notes = []
-    for (eval_id, name), by_config in _by_eval(records).items():
+    for cell in cells:
         for config in (arms.skill, arms.baseline):
-            done = [r for r in by_config.get(config, []) if r.completed]
-            k, c = len(done), sum(1 for r in done if r.passed)
+            k, c = cell.arms[config].completed, cell.arms[config].passes
             var = within_eval_variance(c, k)
             if var is None or var == 0:
                 continue
-            notes.append(f"{_eval(eval_id, name)} shows high variance in {config} ({c} of {k} trials passed, "
+            notes.append(f"{_eval(cell.eval_id, cell.eval_name)} shows high variance in {config} ({c} of {k} trials passed, "
                          f"{c / k:.0%} ± {math.sqrt(var):.0%}) - may be flaky or model-dependent")
     return notes
 
 
-def one_arm_error_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def one_arm_error_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     """Errors in one arm only make the eval's comparison uneven, and often mean the skill (or
     its absence) breaks the agent rather than changing its answer."""
     notes = []
-    for (eval_id, name), by_config in _by_eval(records).items():
-        errored = {c: sum(1 for r in by_config.get(c, []) if not r.completed) for c in (arms.skill, arms.baseline)}
+    for cell in cells:
+        by_config = cell.arms
         for bad, good in ((arms.skill, arms.baseline), (arms.baseline, arms.skill)):
-            if errored[bad] and not errored[good] and by_config.get(good):
-                notes.append(f"{_eval(eval_id, name)}: only {bad} errored ({errored[bad]} of "
-                             f"{len(by_config[bad])} trials) - the comparison on this eval is uneven")
+            if by_config[bad].errored and not by_config[good].errored and by_config[good].recorded:
+                notes.append(f"{_eval(cell.eval_id, cell.eval_name)}: only {bad} errored ({by_config[bad].errored} of "
+                             f"{by_config[bad].recorded} trials) - the comparison on this eval is uneven")
     return notes
 
 
@@ -148,13 +106,18 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def _arm_means(records: list[TrialRecord], config: str) -> tuple[float | None, float | None, float | None]:
-    """Mean per-run expectation pass rate, duration and tokens of completed runs: the same
-    figures as run_summary, so the note agrees with the `delta` beside it."""
-    done = [r for r in records if r.configuration == config and r.completed]
-    return (_mean([r.expectation_pass_rate or 0.0 for r in done]),
-            _mean([r.duration_seconds for r in done if r.duration_seconds is not None]),
-            _mean([float(r.tokens) for r in done if r.tokens is not None]))
+def config_values(cells: list[EvalCell], config: str) -> tuple[list[float], list[float], list[float]]:
+    """Per completed run of a configuration, in run order: expectation pass rate (0 without
+    expectations, as skill-creator counts it), duration and tokens (each where recorded)."""
+    arms = [c.arms[config] for c in cells if config in c.arms]
+    return ([x for a in arms for x in a.run_rates], [x for a in arms for x in a.durations],
+            [x for a in arms for x in a.tokens])
+
+
+def _arm_means(cells: list[EvalCell], config: str) -> tuple[float | None, float | None, float | None]:
+    """The same figures as run_summary, so the note agrees with the `delta` beside it."""
+    rates, durations, tokens = config_values(cells, config)
+    return _mean(rates), _mean(durations), _mean(tokens)
 
 
 def _seconds(x: float) -> str:
@@ -169,10 +132,10 @@ def _cost_phrase(parts: list[tuple[float, str]]) -> str:
     return " and ".join(f"{v} {text}" for v, (_, text) in zip(verbs, parts, strict=True))
 
 
-def cost_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+def cost_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     """What the skill costs in time and tokens against its pass-rate gain, in one sentence."""
-    ps, ts, ks = _arm_means(records, arms.skill)
-    pb, tb, kb = _arm_means(records, arms.baseline)
+    ps, ts, ks = _arm_means(cells, arms.skill)
+    pb, tb, kb = _arm_means(cells, arms.baseline)
     if ps is None or pb is None:
         return []
     parts: list[tuple[float, str]] = []
@@ -193,14 +156,21 @@ def cost_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
     return [f"Skill {_cost_phrase(parts)} {joiner} {effect}"]
 
 
-def analyst_notes(records: list[TrialRecord], arms: Arms, tally: ExpectationTally | None = None) -> list[str]:
+def analyst_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
+    """cell_notes for records held in memory."""
+    configs = (arms.skill, arms.baseline)
+    return cell_notes(group_records(records, configs), arms, ExpectationTally.of(records, configs))
+
+
+def cell_notes(cells: list[EvalCell], arms: Arms, tally: ExpectationTally) -> list[str]:
     """All observations, most actionable first: assertions that cannot discriminate, flaky
-    evals, one-sided errors, then the cost/benefit line. `tally`: the verdicts of light records
-    (see records.ExpectationTally)."""
+    evals, one-sided errors, then the cost/benefit line. `tally`: the expectations' verdicts,
+    counted while the runs were read (see records.ExpectationTally)."""
+    counts = tally.counts((arms.skill, arms.baseline))
     return [
-        *non_discriminating_notes(records, arms, tally),
-        *variance_notes(records, arms),
-        *one_arm_error_notes(records, arms),
-        *one_sided_failure_notes(records, arms, tally),
-        *cost_notes(records, arms),
+        *non_discriminating_notes(counts, arms),
+        *variance_notes(cells, arms),
+        *one_arm_error_notes(cells, arms),
+        *one_sided_failure_notes(counts, arms),
+        *cost_notes(cells, arms),
     ]

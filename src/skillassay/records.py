@@ -47,11 +47,6 @@ class TrialRecord:
     run_dir: Path | None = None
     errors: int = 0
     error: str | None = field(default=None)
-    # Set on a light record (`skillassay aggregate`): the run folder, whose grading.json holds the
-    # expectations and notes left out of it to keep memory flat; they are re-read when
-    # benchmark.json's runs[] is written (records_io.read_details). A str shared with discovery,
-    # and run_dir is None: a Path per run costs ~700 bytes at 200,000 runs.
-    details_dir: str | None = None
 
     @property
     def completed(self) -> bool:
@@ -98,6 +93,15 @@ class ExpectationTally:
                 cell[2], cell[3] = order, i
             cell[0 if e.passed else 1] += 1
 
+    @classmethod
+    def of(cls, records: Iterable[TrialRecord], configs: tuple[str, ...] | None = None) -> ExpectationTally:
+        """The tally of records held in memory (completed ones; only `configs` when given)."""
+        tally = cls()
+        for r in records:
+            if r.completed and (configs is None or r.configuration in configs):
+                tally.add(r.eval_id, r.configuration, r.run_number, r.expectations)
+        return tally
+
     def merge(self, other: ExpectationTally) -> None:
         """Add another tally's counts (runs read elsewhere, e.g. by a worker process)."""
         for key, (p, f, order, i) in other._cells.items():
@@ -111,8 +115,8 @@ class ExpectationTally:
                 cell[2], cell[3] = order, i
 
     def counts(self, configs: tuple[str, ...]) -> VerdictCounts:
-        """As notes.expectation_counts gives from full records: texts in the order records
-        sorted by record_order first show them (in these configurations)."""
+        """Assertion text -> configuration -> (passes, fails), texts in the order records sorted
+        by record_order first show them (in these configurations)."""
         first: dict[str, tuple] = {}
         for (text, config), (_, _, order, i) in self._cells.items():
             if config in configs and (text not in first or (order, i) < first[text]):

@@ -9,6 +9,7 @@ JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi]
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,20 +37,31 @@ GATE_DIRECTIONS: dict[str, stats.Direction] = {
 # Grouping
 
 
+def _values() -> array[float]:
+    return array("d")
+
+
 @dataclass
 class Arm:
-    """One eval under one configuration: the counts and the completed trials' measurements."""
+    """One eval under one configuration: the counts and the completed trials' measurements,
+    accumulated one trial at a time (`skillassay aggregate` streams 200,000 runs through these
+    without keeping the runs). Per-trial values sit in array('d'), 8 bytes each where a list of
+    floats costs ~32, because medians and variances need every value."""
 
     passes: int = 0
     completed: int = 0
     errored: int = 0
     timed_out: int = 0
     recorded: int = 0
-    tokens: list[float] = field(default_factory=list)
-    durations: list[float] = field(default_factory=list)
-    tool_calls: list[int] = field(default_factory=list)
-    triggered: list[bool] = field(default_factory=list)
-    expectation_rates: list[float] = field(default_factory=list)
+    tokens: array[float] = field(default_factory=_values)
+    durations: array[float] = field(default_factory=_values)
+    # Expectation pass rate of each completed trial, NaN for a trial with no expectations: one
+    # array in trial order serves both the per-arm mean (NaN left out) and run_summary (NaN as 0).
+    rates: array[float] = field(default_factory=_values)
+    tool_calls_seen: int = 0
+    tool_calls_total: int = 0
+    triggered_seen: int = 0
+    triggered_yes: int = 0
 
     def add(self, r: TrialRecord) -> None:
         self.recorded += 1
@@ -61,20 +73,39 @@ class Arm:
         self.completed += 1
         self.passes += bool(r.passed)
         if r.tokens is not None:
-            self.tokens.append(float(r.tokens))
+            self.tokens.append(r.tokens)
         if r.duration_seconds is not None:
-            self.durations.append(float(r.duration_seconds))
+            self.durations.append(r.duration_seconds)
         if r.tool_calls is not None:
-            self.tool_calls.append(r.tool_calls)
+            self.tool_calls_seen += 1
+            self.tool_calls_total += r.tool_calls
         if r.skill_triggered is not None:
-            self.triggered.append(r.skill_triggered)
-        epr = r.expectation_pass_rate
-        if epr is not None:
-            self.expectation_rates.append(epr)
+            self.triggered_seen += 1
+            self.triggered_yes += r.skill_triggered
+        self.rates.append(r.passed_count / r.total_count if r.total_count else math.nan)
+
+    def merge(self, other: Arm) -> None:
+        """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
+        for name in ("passes", "completed", "errored", "timed_out", "recorded", "tool_calls_seen",
+                     "tool_calls_total", "triggered_seen", "triggered_yes"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.tokens.extend(other.tokens)
+        self.durations.extend(other.durations)
+        self.rates.extend(other.rates)
 
     @property
     def pass_rate(self) -> float | None:
         return self.passes / self.completed if self.completed else None
+
+    @property
+    def expectation_rates(self) -> list[float]:
+        """Completed trials' expectation pass rates, trials without expectations left out."""
+        return [x for x in self.rates if x == x]
+
+    @property
+    def run_rates(self) -> list[float]:
+        """As skill-creator's run_summary counts them: a trial without expectations is 0."""
+        return [x if x == x else 0.0 for x in self.rates]
 
 
 @dataclass
@@ -153,16 +184,15 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
         "missing": max(0, trials_requested - arm.recorded),
         "pass_rate": _f(arm.pass_rate),
         "wilson": _iv(stats.wilson_interval(c, n)),
-        "expectation_pass_rate": _f(float(np.mean(arm.expectation_rates)))
-        if arm.expectation_rates else None,
+        "expectation_pass_rate": _f(float(np.mean(rates))) if (rates := arm.expectation_rates) else None,
         "pass_at_k": {str(k): (_f(stats.pass_at_k(n, c, k)) if k <= n else None) for k in ks},
         "pass_hat_k": {str(k): (_f(stats.pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
         "variance": _f(variance),
         "reliability": stats.reliability_label(c, n),
         "tokens": _center(arm.tokens),
         "duration_seconds": _center(arm.durations),
-        "skill_triggered_rate": _f(sum(arm.triggered) / len(arm.triggered))
-        if arm.triggered else None,
+        "skill_triggered_rate": _f(arm.triggered_yes / arm.triggered_seen)
+        if arm.triggered_seen else None,
     }
 
 
@@ -350,12 +380,11 @@ def validity_flags(cells: list[EvalCell], skill: str, baseline: str,
             if errored:
                 flags.append(f"{errored} of {recorded} {role} trials did not complete "
                              "(excluded from rates and variance)")
-    base_tools = [t for c in cells for t in c.arms[baseline].tool_calls]
-    skill_tools = [t for c in cells for t in c.arms[skill].tool_calls]
-    if base_tools and skill_tools and sum(base_tools) == 0 and sum(skill_tools) > 0:
+    base, skill_arms = [c.arms[baseline] for c in cells], [c.arms[skill] for c in cells]
+    if (any(a.tool_calls_seen for a in base) and any(a.tool_calls_seen for a in skill_arms)
+            and not any(a.tool_calls_total for a in base) and sum(a.tool_calls_total for a in skill_arms) > 0):
         flags.append("baseline never ran a tool while with_skill did")
-    triggered = [t for c in cells for t in c.arms[skill].triggered]
-    if triggered and not any(triggered):
+    if any(a.triggered_seen for a in skill_arms) and not any(a.triggered_yes for a in skill_arms):
         flags.append("skill never triggered in any with_skill trial")
     if excluded and len(excluded) < len(cells):
         flags.append(f"{len(excluded)} eval(s) excluded from paired figures: an arm had no "
@@ -500,7 +529,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
 
 
 def build_statistics(
-    records: list[TrialRecord],
+    cells: list[EvalCell],
     skill_config: str,
     baseline_config: str,
     trials_requested: int,
@@ -509,8 +538,8 @@ def build_statistics(
 ) -> dict[str, Any]:
     """The benchmark's `statistics` section: per-eval intervals and reliability, suite means
     clustered by eval, the paired skill-minus-baseline comparison, validity flags, power and
-    three-state gates. Deterministic for a given seed (only Monte-Carlo p-values use it)."""
-    cells = group_records(records, (skill_config, baseline_config))
+    three-state gates. Deterministic for a given seed (only Monte-Carlo p-values use it).
+    Built from per-eval cells (group_records), each holding an Arm for both configurations."""
     used, excluded = _paired_cells(cells, skill_config, baseline_config)
     per_eval = []
     for cell in cells:

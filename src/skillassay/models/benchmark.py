@@ -6,7 +6,8 @@ and every part is optional on load (a file of either shape validates). Our stati
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -118,10 +119,10 @@ class Benchmark(SpecModel):
     thresholds_met: dict[str, bool] | None = None
     # ours
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
-    # Set by aggregation instead of `runs`: the per-run entries are streamed from the records
-    # when the file is written (aggregate.write_benchmark), so 200,000 runs never exist as
-    # models or one giant string at once.
-    _run_records: list[Any] | None = PrivateAttr(default=None)
+    # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
+    # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
+    # runs never exist as models or one giant string at once.
+    _write_runs: Callable[[IO[str]], None] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _one_shape_at_least(self) -> Benchmark:

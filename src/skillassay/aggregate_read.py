@@ -1,0 +1,268 @@
+"""Reading a whole iteration for `skillassay aggregate` in one pass and in flat memory.
+
+Each run is read once (records_io.read_trial), counted into its eval's statistics.Arm and the
+ExpectationTally, and its benchmark.json runs[] entry is serialised straight into a spool file;
+then the run is dropped. What stays in memory is per eval and configuration (counts, and one
+8-byte value per trial where medians need them), never an object per run. Big iterations are
+read in worker processes, one eval at a time (parsing JSON is CPU-bound, so threads would share
+one GIL), and the spooled entries are copied into benchmark.json in record order at the end.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+from array import array
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import attrgetter
+from pathlib import Path
+from typing import IO
+
+from skillassay.aggregate import RUN_SEPARATOR, run_json, write_run_texts
+from skillassay.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
+from skillassay.records import ExpectationTally, record_order
+from skillassay.records_io import RunIssue, read_trial
+from skillassay.statistics import Arm, EvalCell
+
+SEPARATOR = RUN_SEPARATOR.encode()
+# Below this many run folders the pool costs more than it saves (fork + result transfer).
+PARALLEL_FROM_RUNS = 4000
+MAX_WORKERS = 8
+
+
+@dataclass
+class SpooledRuns:
+    """One configuration folder's runs[] entries, in a spool file: where they are and which
+    runs they are (so entries of one eval split over two folders can still be put in order)."""
+
+    eval_id: int | str
+    configuration: str
+    spool: str
+    offset: int
+    run_numbers: array[int] = field(default_factory=lambda: array("q"))
+    sizes: array[int] = field(default_factory=lambda: array("q"))  # bytes of each entry
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes) + len(SEPARATOR) * (len(self.sizes) - 1)
+
+
+@dataclass
+class EvalRead:
+    """What reading one eval folder gave."""
+
+    eval: EvalDir
+    arms: dict[str, Arm] = field(default_factory=dict)  # configuration -> its trials' figures
+    folders: dict[str, int] = field(default_factory=dict)  # configuration -> run folders, graded or not
+    tally: ExpectationTally = field(default_factory=ExpectationTally)
+    spooled: list[SpooledRuns] = field(default_factory=list)
+    skipped: list[RunIssue] = field(default_factory=list)  # runs left out (no usable grading.json)
+    warnings: list[str] = field(default_factory=list)  # runs kept, a side file was unusable
+    runs: list[RunDir] | None = None  # kept only when needed to report a clash
+
+
+@dataclass
+class IterationRead:
+    """Everything aggregation needs from an iteration's files, in record order."""
+
+    evals: list[EvalDir]
+    cells: list[EvalCell]
+    tally: ExpectationTally
+    spooled: list[SpooledRuns]
+    configurations: list[str]  # every configuration folder name, in discovery order
+    graded_configurations: list[str]  # those with a usable run, in record order
+    run_folders: int
+    trials_found: int  # the most run folders any eval / configuration has
+    skipped: list[RunIssue]
+    warnings: list[str]
+    spool_dir: Path
+
+    @property
+    def runs_read(self) -> int:
+        return sum(len(s.sizes) for s in self.spooled)
+
+
+def read_eval(ev: EvalDir, spool: IO[bytes], spool_path: str) -> EvalRead:
+    """Read one eval folder's runs, appending their runs[] entries to `spool`."""
+    out = EvalRead(ev)
+    runs = eval_runs(ev)
+    for config, group in groupby(runs, key=attrgetter("configuration")):
+        arm = out.arms.setdefault(config, Arm())
+        spooled = SpooledRuns(ev.eval_id, config, spool_path, spool.tell())
+        for run in group:
+            out.folders[config] = out.folders.get(config, 0) + 1
+            record, issues = read_trial(run.path, ev.eval_id, ev.eval_name, config, run.run_number)
+            if record is None:
+                out.skipped.extend(issues)
+                continue
+            out.warnings.extend(str(i) for i in issues)
+            arm.add(record)
+            if record.completed:
+                out.tally.add(ev.eval_id, config, run.run_number, record.expectations)
+            entry = run_json(record)
+            if spooled.sizes:
+                spool.write(SEPARATOR)
+            spool.write(entry)
+            spooled.run_numbers.append(run.run_number)
+            spooled.sizes.append(len(entry))
+        if spooled.sizes:
+            out.spooled.append(spooled)
+    if len({(r.configuration, r.run_number) for r in runs}) != len(runs):
+        out.runs = runs  # two folders claim one run (run-1 and run-01): reported by _combine
+    return out
+
+
+# --- worker processes ---------------------------------------------------------------------------
+
+_spool: IO[bytes] | None = None
+_spool_path = ""
+
+
+def _worker_start(spool_dir: str) -> None:
+    """Each worker appends to its own spool file for its whole life: one open per process."""
+    global _spool, _spool_path
+    _spool_path = os.path.join(spool_dir, f"runs-{os.getpid()}.jsonl")
+    _spool = open(_spool_path, "wb")  # noqa: SIM115 - flushed after each eval, closed at exit
+
+
+def _worker_read(ev: EvalDir) -> EvalRead:
+    assert _spool is not None
+    out = read_eval(ev, _spool, _spool_path)
+    _spool.flush()  # the parent reads the spool once every eval is back
+    return out
+
+
+def _workers(n_evals: int, n_runs_guess: int) -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    if n_runs_guess < PARALLEL_FROM_RUNS:
+        return 1
+    return max(1, min(cpus, n_evals, MAX_WORKERS))
+
+
+def _read_all(evals: list[EvalDir], spool_dir: Path) -> list[EvalRead]:
+    """Read every eval, in worker processes when there is enough to share."""
+    guess = len(eval_runs(evals[0])) * len(evals) if evals else 0
+    workers = _workers(len(evals), guess)
+    if workers == 1:
+        path = str(spool_dir / "runs.jsonl")
+        with open(path, "wb") as spool:
+            return [read_eval(ev, spool, path) for ev in evals]
+    # fork: workers inherit the imported modules (spawn would re-import numpy and scipy).
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                             initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
+        return list(pool.map(_worker_read, evals))
+
+
+# --- putting the evals together --------------------------------------------------------------------
+
+
+@contextmanager
+def read_iteration(iteration: Path, spool_parent: Path) -> Iterator[IterationRead]:
+    """Read every run of an iteration; the spool (a hidden folder in `spool_parent`, removed on
+    exit) holds the runs[] entries until benchmark.json is written (write_spooled_runs)."""
+    evals, warnings = find_evals(iteration)
+    _check_shared_ids(evals)
+    spool_dir = Path(tempfile.mkdtemp(prefix=".skillassay-spool-", dir=spool_parent))
+    try:
+        reads = _read_all(evals, spool_dir)
+        yield _combine(evals, reads, warnings, spool_dir)
+    finally:
+        shutil.rmtree(spool_dir, ignore_errors=True)
+
+
+def _check_shared_ids(evals: list[EvalDir]) -> None:
+    """Two eval folders may share an eval id (one holds a configuration the other lacks), but
+    never a run: refuse before reading anything, as discover() does."""
+    ids = [ev.eval_id for ev in evals]
+    shared = {i for i in ids if ids.count(i) > 1}
+    if shared:
+        check_unique(r for ev in evals if ev.eval_id in shared for r in eval_runs(ev))
+
+
+def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str], spool_dir: Path) -> IterationRead:
+    for r in reads:
+        if r.runs is not None:
+            check_unique(r.runs)
+    order = sorted(range(len(reads)), key=lambda i: record_order(reads[i].eval.eval_id, "", 0))
+    cells: dict[int | str, EvalCell] = {}
+    graded: dict[str, None] = {}
+    tally = ExpectationTally()
+    trials: dict[tuple[int | str, str], int] = {}
+    for i in order:
+        r = reads[i]
+        cell = cells.get(r.eval.eval_id)
+        for config in sorted(r.arms):
+            if r.arms[config].recorded:
+                if cell is None:
+                    cell = cells[r.eval.eval_id] = EvalCell(r.eval.eval_id, r.eval.eval_name, {})
+                graded[config] = None
+                if config in cell.arms:
+                    cell.arms[config].merge(r.arms[config])
+                else:
+                    cell.arms[config] = r.arms[config]
+        tally.merge(r.tally)
+        for config, n in r.folders.items():
+            trials[(r.eval.eval_id, config)] = trials.get((r.eval.eval_id, config), 0) + n
+    return IterationRead(
+        evals=evals, cells=list(cells.values()), tally=tally,
+        spooled=[s for r in reads for s in r.spooled],
+        configurations=list(dict.fromkeys(c for r in reads for c in r.folders)),
+        graded_configurations=list(graded),
+        run_folders=sum(sum(r.folders.values()) for r in reads),
+        trials_found=max(trials.values(), default=0),
+        skipped=[i for r in reads for i in r.skipped],
+        warnings=warnings + [w for r in reads for w in r.warnings],
+        spool_dir=spool_dir,
+    )
+
+
+def with_arms(cells: list[EvalCell], configs: list[str]) -> list[EvalCell]:
+    """Every cell with an Arm for every configuration (an empty one where it ran none), as
+    statistics.group_records gives, so a missing arm shows rather than breaks a lookup."""
+    for cell in cells:
+        for config in configs:
+            cell.arms.setdefault(config, Arm())
+    return cells
+
+
+def write_spooled_runs(fh: IO[str], spooled: list[SpooledRuns]) -> None:
+    """benchmark.json's runs[] from the spool, in record order (eval, configuration, run)."""
+    groups: dict[tuple, list[SpooledRuns]] = {}
+    for s in spooled:
+        groups.setdefault(record_order(s.eval_id, s.configuration, 0), []).append(s)
+    with ExitStack() as files:
+        spools: dict[str, IO[bytes]] = {}
+
+        def copied(path: str, offset: int, size: int) -> bytes:
+            if path not in spools:
+                spools[path] = files.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
+            spools[path].seek(offset)
+            return spools[path].read(size)
+
+        write_run_texts(fh, (copied(*piece) for key in sorted(groups) for piece in _pieces(groups[key])))
+
+
+def _pieces(group: list[SpooledRuns]) -> Iterator[tuple[str, int, int]]:
+    """(spool, offset, size) to copy: a folder's entries in one piece, or entry by entry in run
+    order when one eval's configuration is split over several folders (legacy + current root)."""
+    if len(group) == 1:
+        yield group[0].spool, group[0].offset, group[0].size
+        return
+    entries = []
+    for s in group:
+        offset = s.offset
+        for run_number, size in zip(s.run_numbers, s.sizes, strict=True):
+            entries.append((run_number, s.spool, offset, size))
+            offset += size + len(SEPARATOR)
+    for _, path, offset, size in sorted(entries):
+        yield path, offset, size
