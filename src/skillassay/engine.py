@@ -35,7 +35,7 @@ from skillassay.plan import (
     plan_trials,
 )
 from skillassay.records import TrialRecord
-from skillassay.records_io import make_record, read_run
+from skillassay.records_io import make_record, read_trial
 from skillassay.redact import make_redactor
 from skillassay.report import write_report
 from skillassay.reuse import reuse_baseline
@@ -288,7 +288,8 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     done: list[TrialRecord] = []
     todo: list[Trial] = []
     for t in planned:
-        rec = read_run(t.run_dir, t.eval.id, names[t.eval.id], t.configuration)  # None: not graded yet
+        rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
+        # None: not graded yet (or its grading.json is unusable), so it runs again
         (done.append(rec) if rec else todo.append(t))
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 

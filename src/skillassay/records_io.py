@@ -1,10 +1,10 @@
-"""Reading graded runs from a workspace into TrialRecords."""
+"""Reading graded runs from a workspace into TrialRecords: one reader (read_trial) for every
+command, whoever wrote the files; load_* give the pydantic models where a command needs them."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,8 +18,6 @@ from skillassay.grade import trial_passed
 from skillassay.jsonio import json_path
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
 from skillassay.records import Outcome, TrialRecord, compact
-
-_RUN = re.compile(r"run-(\d+)")
 
 
 def _read(path: Path) -> Any | None:
@@ -103,15 +101,6 @@ def make_record(eval_id: int | str, eval_name: str, configuration: str, run_numb
         expectations=compact(grading.expectations), notes=tuple(notes), run_dir=run_dir,
         errors=metrics.errors_encountered, error=metrics.error,
     )
-
-
-def read_run(run_dir: Path, eval_id: int | str, eval_name: str, configuration: str) -> TrialRecord | None:
-    grading = load_grading(run_dir)
-    if grading is None:
-        return None
-    m = _RUN.fullmatch(run_dir.name)
-    return make_record(eval_id, eval_name, configuration, int(m.group(1)) if m else 1, grading,
-                       load_metrics(run_dir), load_timing(run_dir), run_dir)
 
 
 # --- Lenient, fast reading of any skill-creator workspace (`skillassay aggregate`) ---------------

@@ -21,7 +21,7 @@ from skillassay.grade import CompiledExpectation, Grader, compile_expectations, 
 from skillassay.jsonio import atomic_write_text, load_model, read_json, write_json
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
 from skillassay.records import TrialRecord
-from skillassay.records_io import load_metrics, load_timing, read_run
+from skillassay.records_io import load_metrics, load_timing, read_trial
 from skillassay.workspace import existing_iterations, iteration_dir
 
 _RUN = re.compile(r"run-(\d+)")
@@ -143,8 +143,8 @@ def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: st
     for ref in refs:
         regrade_run(ref, compiled[ref.eval.id], grader, eval_dir)
 
-    records = [rec for ref in refs
-               if (rec := read_run(ref.run_dir, ref.eval.id, ref.eval.name or ref.eval.slug, ref.configuration))]
+    records = [rec for ref in refs if (rec := read_trial(str(ref.run_dir), ref.eval.id, ref.eval.name or ref.eval.slug,
+                                                         ref.configuration, ref.run_number)[0])]
     records.sort(key=lambda r: (str(r.eval_id).zfill(12), r.configuration, r.run_number))
     bench, gate_result = rebuild_benchmark(it_dir, records, record, load_thresholds(it_dir, path, record))
     return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
