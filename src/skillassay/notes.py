@@ -8,10 +8,12 @@ reproducible and cannot hallucinate. The wording follows the spec's notes exampl
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillassay.records import ExpectationTally, TrialRecord, VerdictCounts
-from skillassay.statistics import EvalCell, group_records
+from skillassay.statistics import EvalCell, group_records, joined
 from skillassay.stats import within_eval_variance
 
 if TYPE_CHECKING:  # aggregate imports this module; only the type is needed here
@@ -102,16 +104,15 @@ def one_arm_error_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     return notes
 
 
-def _mean(xs: list[float]) -> float | None:
+def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def config_values(cells: list[EvalCell], config: str) -> tuple[list[float], list[float], list[float]]:
+def config_values(cells: list[EvalCell], config: str) -> tuple[array[float], array[float], array[float]]:
     """Per completed run of a configuration, in run order: expectation pass rate (0 without
     expectations, as skill-creator counts it), duration and tokens (each where recorded)."""
     arms = [c.arms[config] for c in cells if config in c.arms]
-    return ([x for a in arms for x in a.run_rates], [x for a in arms for x in a.durations],
-            [x for a in arms for x in a.tokens])
+    return (joined(a.run_rates for a in arms), joined(a.durations for a in arms), joined(a.tokens for a in arms))
 
 
 def _arm_means(cells: list[EvalCell], config: str) -> tuple[float | None, float | None, float | None]:
