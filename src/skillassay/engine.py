@@ -41,6 +41,7 @@ from skillassay.report import write_report
 from skillassay.reuse import reuse_baseline
 from skillassay.skill import Skill, load_skill
 from skillassay.workspace import default_workspace, inside, iteration_dir
+from skillassay.workspace_lock import WorkspaceLock
 
 SNAPSHOT = "skill-snapshot"
 
@@ -268,8 +269,24 @@ def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error:
 
 def run_benchmark(req: RunRequest, progress: Progress | None = None,
                   on_choice: Callable[[IterationChoice], None] | None = None) -> RunOutcome:
-    progress = progress or Progress()
+    """Everything from choosing the iteration to the report runs under the workspace lock: a
+    second run on the same workspace fails at once (exit 2) instead of executing the same trials
+    into the same run folders. Taken once per command, so the per-trial path is unchanged."""
     p = prepare(req)
+    lock = WorkspaceLock(p.workspace, "run")
+    try:
+        lock.acquire()
+    except BaseException:
+        p.executor.close()  # prepare built it (an HTTP client, say) and nothing else will close it
+        raise
+    try:
+        return run_locked(req, p, progress or Progress(), on_choice)
+    finally:
+        lock.release()
+
+
+def run_locked(req: RunRequest, p: Prepared, progress: Progress,
+               on_choice: Callable[[IterationChoice], None] | None) -> RunOutcome:
     compiled = {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
     choice = choose_iteration(p.workspace, p.fingerprint, req.iteration)
     if on_choice:

@@ -23,6 +23,7 @@ from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, Ev
 from skillassay.records import TrialRecord
 from skillassay.records_io import load_metrics, load_timing, read_trial
 from skillassay.workspace import existing_iterations, iteration_dir
+from skillassay.workspace_lock import WorkspaceLock
 
 _RUN = re.compile(r"run-(\d+)")
 SNAPSHOT = "skill-snapshot"
@@ -126,7 +127,16 @@ def update_metadata(it_dir: Path, ev: Eval) -> None:
 def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: str | None = None,
                       judge_model: str | None = None, judge_samples: int = 1, use_cache: bool = True,
                       grader: Grader | None = None) -> RegradeOutcome:
-    it_dir = resolve_iteration(target)
+    """Rewrites gradings and benchmark.json, so it holds the workspace lock (the iteration's
+    parent) like `run` does: re-grading runs that a live `run` is still writing is refused."""
+    with WorkspaceLock(resolve_iteration(target).parent, "grade"):
+        # again under the lock: the latest iteration may have changed while it was held
+        return regrade_locked(resolve_iteration(target), evals_path, judge, judge_model, judge_samples,
+                              use_cache, grader)
+
+
+def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
+                   judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
     record = read_json(it_dir / "iteration.json")
     if not isinstance(record, dict):
         raise InputError.one(it_dir / "iteration.json", "$", "expected a JSON object")
