@@ -21,5 +21,5 @@ if command -v npm >/dev/null 2>&1 && { ! command -v claude >/dev/null 2>&1 || ! 
   npm install -g --silent @anthropic-ai/claude-code @openai/codex >/dev/null
 fi
 
-ruff check src tests benchmarks
+ruff check src tests benchmarks scripts
 python3 -m pytest -q -p no:cacheprovider

@@ -45,18 +45,10 @@ def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def not_built(command: str) -> None:
-    err.print(f"skillassay {command}: not built yet")
-    raise typer.Exit(EXIT_BAD_INPUT)
-
-
-PathArg = Annotated[Path, typer.Argument(help="Path.")]
-
-
 @app.command()
 @handles_input_errors
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="JSON files or skill folders to validate.")],
+    paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
     kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
 ) -> None:
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
@@ -72,7 +64,7 @@ def validate(
 
 @app.command()
 @handles_input_errors
-def schema(name: Annotated[str | None, typer.Argument(help="One kind; all when omitted.")] = None) -> None:
+def schema(name: Annotated[str | None, typer.Argument(metavar="NAME", help="One kind; all when omitted.")] = None) -> None:
     """Print the JSON Schema of our files, for editors and other tools."""
     from skillassay.validate import json_schemas
 
@@ -81,7 +73,7 @@ def schema(name: Annotated[str | None, typer.Argument(help="One kind; all when o
 
 @app.command()
 @handles_input_errors
-def init(skill_dir: Annotated[Path, typer.Argument(help="An existing skill folder.")]) -> None:
+def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An existing skill folder.")]) -> None:
     """Scaffold evals/evals.json and a benchmark config next to an existing skill."""
     from skillassay.scaffold import init_skill
 
@@ -102,7 +94,7 @@ def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
 @app.command()
 @handles_input_errors
 def run(
-    skill_dir: Annotated[Path, typer.Argument(help="The skill folder (with SKILL.md).")],
+    skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
     evals: Annotated[Path | None, typer.Option(help="Eval set (default SKILL_DIR/evals/evals.json).")] = None,
     config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (trials, baseline, thresholds).")] = None,
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per eval and configuration.")] = None,
@@ -173,7 +165,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 @app.command()
 @handles_input_errors
 def grade(
-    target: Annotated[Path, typer.Argument(help="A workspace (its latest iteration) or an iteration folder.")],
+    target: Annotated[Path, typer.Argument(metavar="TARGET", help="A workspace (its latest iteration) or an iteration folder.")],
     evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model for the openai/anthropic judge.")] = None,
@@ -196,7 +188,7 @@ def grade(
 @app.command()
 @handles_input_errors
 def aggregate(
-    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
     skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
     skill_path: Annotated[str | None, typer.Option(help="Path of the skill, recorded in metadata.")] = None,
     config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (baseline_type, trials, thresholds).")] = None,
@@ -226,8 +218,8 @@ def aggregate(
 @app.command()
 @handles_input_errors
 def compare(
-    current: Annotated[Path, typer.Argument(help="The iteration folder to compare (e.g. WORKSPACE/iteration-2).")],
-    previous: Annotated[Path | None, typer.Argument(help="Iteration folder or benchmark.json to compare with (default: iteration-(N-1) beside CURRENT, else the config's previous_benchmark).")] = None,
+    current: Annotated[Path, typer.Argument(metavar="CURRENT", help="The iteration folder to compare (e.g. WORKSPACE/iteration-2).")],
+    previous: Annotated[Path | None, typer.Argument(metavar="PREVIOUS", help="Iteration folder or benchmark.json to compare with (default: iteration-(N-1) beside CURRENT, else the config's previous_benchmark).")] = None,
     config: Annotated[Path | None, typer.Option(help="Benchmark config (for previous_benchmark; default: the iteration's).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON on stdout.")] = False,
 ) -> None:
@@ -254,7 +246,7 @@ def compare(
 @app.command()
 @handles_input_errors
 def report(
-    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
@@ -280,7 +272,7 @@ def _write_ci_outputs(bench: Any, gate_result: GateResult, junit: Path | None,
 @app.command()
 @handles_input_errors
 def gate(
-    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's skill snapshot).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
@@ -307,7 +299,7 @@ def gate(
 @app.command()
 @handles_input_errors
 def view(
-    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
     previous: Annotated[Path | None, typer.Option(help="The previous iteration folder: its outputs and feedback shown beside each run.")] = None,
     static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,

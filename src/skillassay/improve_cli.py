@@ -67,7 +67,7 @@ def best_reason(history: Any) -> str:
 
 
 @history_app.command("show")
-def history_show(workspace: Annotated[Path, typer.Argument(help="A workspace folder (holding iteration-N/).")]) -> None:
+def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", help="A workspace folder (holding iteration-N/).")]) -> None:
     """Show the progression and which version is the current best, and why."""
     from skillassay.errors import InputError
     from skillassay.history import HISTORY_FILE, load_history
@@ -82,7 +82,7 @@ def history_show(workspace: Annotated[Path, typer.Argument(help="A workspace fol
 
 @history_app.command("record")
 def history_record(
-    iteration_dir: Annotated[Path, typer.Argument(help="An iteration folder, e.g. WORKSPACE/iteration-3.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-3.")],
     seed: Annotated[int, typer.Option(help="Seed for Monte-Carlo p-values (more than 14 differing evals).")] = 0,
 ) -> None:
     """Add (or replace) an iteration in its workspace's history.json."""
@@ -101,8 +101,8 @@ ModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Judge model
 
 
 def compare_blind(
-    iter_a: Annotated[Path, typer.Argument(help="The first iteration folder (label A).")],
-    iter_b: Annotated[Path, typer.Argument(help="The second iteration folder (label B); results are written in it.")],
+    iter_a: Annotated[Path, typer.Argument(metavar="ITER_A", help="The first iteration folder (label A).")],
+    iter_b: Annotated[Path, typer.Argument(metavar="ITER_B", help="The second iteration folder (label B); results are written in it.")],
     eval_id: Annotated[str | None, typer.Option("--eval", help="Only this eval id.")] = None,
     judge: JudgeOpt = "local",
     judge_model: ModelOpt = None,
@@ -137,7 +137,7 @@ def compare_blind(
 
 
 def analyze(
-    comparisons: Annotated[list[Path], typer.Argument(help="comparison-N.json files written by compare-blind.")],
+    comparisons: Annotated[list[Path], typer.Argument(metavar="COMPARISONS", help="comparison-N.json files written by compare-blind.")],
     judge: JudgeOpt = "local",
     judge_model: ModelOpt = None,
 ) -> None:
