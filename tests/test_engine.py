@@ -290,3 +290,22 @@ def test_changing_the_judge_starts_a_new_iteration(example_skill: Path, tmp_path
     assert "resuming" in out, out  # "none" is no judge: same fingerprint
     code, out = run_echo(example_skill, ws, "--trials", "1", "--judge", "local")
     assert "settings changed since iteration 1" in out, out
+
+
+def test_a_hosted_judges_model_is_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --judge-model` (or SKILLASSAY_JUDGE_MODEL) picks what grades the runs, so another
+    model must start another iteration; the embedded judge's identity stays what workspaces
+    already recorded. The OpenAI client is built offline (no request is made here)."""
+    from skillassay.engine import judge_identity
+    from skillassay.grade import make_grader
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.delenv("SKILLASSAY_JUDGE_MODEL", raising=False)
+    assert judge_identity(make_grader("openai", "judge-a"), 1) == {
+        "judge": "openai", "judge_samples": 1, "judge_model": "judge-a"}
+    assert judge_identity(make_grader("openai", "judge-b"), 1)["judge_model"] == "judge-b"
+    monkeypatch.setenv("SKILLASSAY_JUDGE_MODEL", "judge-from-env")
+    assert judge_identity(make_grader("openai", None), 3) == {
+        "judge": "openai", "judge_samples": 3, "judge_model": "judge-from-env"}
+    assert judge_identity(make_grader("local", None), 1) == {"judge": "local", "judge_samples": 1}
+    assert judge_identity(make_grader(None, None), 1) == {}

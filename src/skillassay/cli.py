@@ -113,6 +113,7 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here (one testcase per eval and threshold).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model for the openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL).")] = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
 ) -> None:
@@ -129,7 +130,7 @@ def run(
                      temperature=temperature, max_tokens=max_tokens, seed=seed,
                      executor_options=parse_options(option or []), strict=strict,
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
-                     baseline_from=baseline_from)
+                     judge_model=judge_model, baseline_from=baseline_from)
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary

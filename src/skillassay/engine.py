@@ -67,6 +67,7 @@ class RunRequest:
     point_estimate: bool = False
     judge: str | None = None  # none/local/openai/anthropic: grades plain-string expectations
     judge_samples: int = 1
+    judge_model: str | None = None  # openai/anthropic judge model (default: SKILLASSAY_JUDGE_MODEL, then the SDK's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
 
 
@@ -101,6 +102,7 @@ class Prepared:
     workspace: Path
     input_files: dict[int, list[Path]]
     fingerprint: dict[str, str]
+    grader: Grader
     config_path: Path | None = None
 
 
@@ -164,6 +166,7 @@ def prepare(req: RunRequest) -> Prepared:
         options=dict(req.executor_options),
     )
     executor = load_executor_class(name)(settings)
+    grader = make_grader(req.judge, req.judge_model, req.judge_samples)
     input_files = resolve_input_files(evals, evals_path, req.skill_dir)
     files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
     seed = req.seed if req.seed is not None else (config.seed or 0)
@@ -171,20 +174,25 @@ def prepare(req: RunRequest) -> Prepared:
         "skill": hash_tree(skill.path),
         "evals": hash_value(evals.model_dump(mode="json")) + ":" + files_hash[:16],
         "settings": hash_value({**executor.identity(), "seed": seed,
-                                "baseline_type": config.baseline_type, **judge_identity(req)}),
+                                "baseline_type": config.baseline_type, **judge_identity(grader, req.judge_samples)}),
     }
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     cfg = config_path(req)
-    return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint,
+    return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     cfg.resolve() if cfg else None)
 
 
-def judge_identity(req: RunRequest) -> dict[str, object]:
-    """A judge grades results, so changing it starts a new iteration; without one the
-    fingerprint is what it always was (existing workspaces keep resuming)."""
-    if not req.judge or req.judge == "none":
+def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
+    """A judge grades results, so changing it (or a hosted judge's model) starts a new
+    iteration; without one the fingerprint is what it always was (existing workspaces keep
+    resuming). The embedded judge's model is fixed, so it is left out, as it always was."""
+    if grader.judge is None:
         return {}
-    return {"judge": req.judge, "judge_samples": req.judge_samples}
+    identity = grader.judge.identity()
+    out: dict[str, object] = {"judge": identity["judge"], "judge_samples": samples}
+    if identity["judge"] != "local":
+        out["judge_model"] = identity.get("model")
+    return out
 
 
 def baseline_skill(p: Prepared, it_dir: Path, choice: IterationChoice) -> tuple[str, Skill | None]:
@@ -311,7 +319,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
-                         make_grader(req.judge, None, req.judge_samples))
+                         p.grader)
     progress.start(len(todo), len(done), choice.reason)
     executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress)
     progress.finish()
