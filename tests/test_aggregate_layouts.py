@@ -385,36 +385,98 @@ def varied_iteration(iteration: Path, n_evals: int = 6) -> Path:
     return iteration
 
 
-def test_worker_processes_write_what_one_process_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Big iterations are read in worker processes, eval by eval, with runs[] spooled to disk
-    and statistics merged from per-eval counts; small ones in-process from the same code; the
-    records path (`run`, `grade`) builds from records held in memory. All three must give the
-    same benchmark.json, byte for byte, and leave no spool behind."""
+def streamed_equals_records(it: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Aggregate `it` in-process and in worker processes, and build benchmark.json from records
+    held in memory (the `run` / `grade` path): all three must agree, byte for byte where they
+    write the same file. Returns the streamed benchmark."""
     import skillassay.aggregate_read as reader
     from skillassay.aggregate import build_benchmark, pick_arms, write_benchmark
     from skillassay.aggregate_cmd import collect
     from skillassay.models import BenchmarkConfig
 
-    it = varied_iteration(tmp_path / "w-workspace" / "iteration-1")
-    one = aggregate_iteration(it, output=tmp_path / "one.json", timestamp="T")
-    monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)
-    monkeypatch.setattr(reader, "MAX_WORKERS", 3)
-    assert reader._workers(6, 100) >= 2 or (reader.os.cpu_count() or 1) == 1
-    many = aggregate_iteration(it, output=tmp_path / "many.json", timestamp="T")
-    # with_skill 2,3,1,2,3,1 runs; without_skill 3 each; variant 2,3,2,3,2,3
-    assert one.runs_read == many.runs_read == 12 + 18 + 15
-    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "many.json").read_bytes()
+    one = aggregate_iteration(it, output=out / "one.json", timestamp="T")
+    with monkeypatch.context() as m:
+        m.setattr(reader, "PARALLEL_FROM_RUNS", 1)
+        m.setattr(reader, "MAX_WORKERS", 3)
+        assert reader._workers(6, 100) >= 2 or (reader.os.cpu_count() or 1) == 1
+        many = aggregate_iteration(it, output=out / "many.json", timestamp="T")
+    assert one.runs_read == many.runs_read
+    assert (out / "one.json").read_bytes() == (out / "many.json").read_bytes()
     records = collect(it).records
-    arms = pick_arms(r.configuration for r in records)
     bench = build_benchmark(records, skill_name="w", skill_path=None, iteration=1, timestamp="T",
-                            trials_requested=3, thresholds=BenchmarkConfig().thresholds, arms=arms)
-    write_benchmark(tmp_path / "records.json", bench)
-    from_records, streamed = load(tmp_path / "records.json"), load(tmp_path / "one.json")
-    for key in ("runs", "run_summary", "summary", "per_eval", "statistics", "notes"):
+                            trials_requested=one.benchmark.metadata.runs_per_configuration,
+                            thresholds=BenchmarkConfig().thresholds,
+                            arms=pick_arms(r.configuration for r in records))
+    write_benchmark(out / "records.json", bench)
+    from_records, streamed = load(out / "records.json"), load(out / "one.json")
+    for key in ("runs", "run_summary", "summary", "per_eval", "statistics"):
         assert from_records[key] == streamed[key], key
+    assert [n for n in streamed["notes"] if n in from_records["notes"]] == from_records["notes"]
+    assert not list(out.rglob(".skillassay-spool-*"))
+    return streamed
+
+
+def test_worker_processes_write_what_one_process_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big iterations are read in worker processes, eval by eval, with runs[] spooled to disk
+    and statistics merged from per-eval counts; small ones in-process from the same code; the
+    records path (`run`, `grade`) builds from records held in memory."""
+    it = varied_iteration(tmp_path / "w-workspace" / "iteration-1")
+    streamed = streamed_equals_records(it, tmp_path, monkeypatch)
+    # with_skill 2,3,1,2,3,1 runs; without_skill 3 each; variant 2,3,2,3,2,3
+    assert len(streamed["runs"]) == 12 + 18 + 15
     assert [(r["eval_id"], r["configuration"], r["run_number"]) for r in streamed["runs"]][:4] == [
         (5, "variant", 1), (5, "variant", 2), (5, "with_skill", 1), (5, "with_skill", 2)]
-    assert not [p for p in tmp_path.rglob(".skillassay-spool-*")]
+
+
+def test_folders_sharing_an_eval_id_aggregate_as_records_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two folders, one eval id, different names and configurations (and ids 3 and "3", which
+    sort alike): the eval's name, the configurations' order and runs[] follow record order."""
+    it = tmp_path / "iteration-1"
+    build(it / "eval-1-a", {"with_skill": GOOD[:1], "without_skill": POOR[:1], "zz": GOOD[:1]})
+    build(it / "runs" / "eval-1-b", {"aa": POOR[:2]})
+    build(it / "eval-3-x", {"with_skill": GOOD[:2], "without_skill": POOR[:2]})
+    build(it / "runs" / "three", {"with_skill": GOOD[2:], "without_skill": POOR[2:]})
+    write(it / "runs" / "three" / "eval_metadata.json", {"eval_id": "3", "eval_name": "text id"})
+    streamed = streamed_equals_records(it, tmp_path, monkeypatch)
+    assert [k for k in streamed["run_summary"] if k != "delta"] == ["with_skill", "without_skill", "aa", "zz"]
+    assert streamed["per_eval"][0]["eval_name"] == "b"  # eval 1's first record: aa/run-1, in folder b
+    assert [(r["eval_id"], r["run_number"]) for r in streamed["runs"] if r["configuration"] == "with_skill"] == [
+        (1, 1), (3, 1), ("3", 1), (3, 2)]
+
+
+def test_mistyped_iteration_is_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "ws" / "iteration-1"
+    with pytest.raises(InputError, match="not a folder"):
+        aggregate_iteration(missing)
+    assert not (tmp_path / "ws").exists()
+    it = tmp_path / "iteration-2"
+    (it / "eval-1" / "with_skill" / "run-1").mkdir(parents=True)  # nothing graded
+    with pytest.raises(InputError, match="usable grading.json"):
+        aggregate_iteration(it, output=tmp_path / "new-folder" / "b.json")
+    assert not (tmp_path / "new-folder").exists()
+
+
+def test_huge_integers_nan_and_lone_surrogates_are_read_as_written(tmp_path: Path) -> None:
+    """Untrusted files: a 20-digit token count stays an exact integer (orjson would make it a
+    float), a NaN duration is reported as missing (no crash in the statistics), and a lone
+    surrogate in evidence still gives valid JSON."""
+    it = documented(tmp_path / "iteration-1")
+    run = it / "eval-1-alpha" / "with_skill" / "run-1"
+    write(run / "timing.json", '{"total_tokens": 18446744073709551616, "total_duration_seconds": NaN}')
+    g = grading([True, True])
+    g["expectations"][0]["evidence"] = "\ud800"  # json.dumps writes it escaped
+    g["expectations"][1]["ref"] = 123456789012345678901234567890
+    del g["timing"]  # else its executor_duration_seconds stands in for the missing duration
+    write(run / "grading.json", g)
+    result = aggregate_iteration(it)
+    bench = load(result.json_path)
+    entry = next(r for r in bench["runs"] if r["configuration"] == "with_skill" and r["run_number"] == 1)
+    assert entry["result"]["tokens"] == 18446744073709551616
+    assert entry["result"]["time_seconds"] is None
+    assert entry["expectations"][1]["ref"] == 123456789012345678901234567890
+    assert entry["expectations"][0]["evidence"] == "\ud800"
+    assert any("total_duration_seconds: unexpected value nan" in w for w in result.warnings), result.warnings
+    assert bench["run_summary"]["with_skill"]["time_seconds"]["mean"] == 25  # (20 + 30) / 2
 
 
 def test_one_eval_split_over_legacy_and_current_roots_keeps_run_order(tmp_path: Path) -> None:

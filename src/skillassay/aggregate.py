@@ -112,7 +112,7 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
                       skill_path=skill_path, iteration=iteration, timestamp=timestamp,
                       trials_requested=trials_requested, thresholds=thresholds, arms=arms,
                       executor_model=executor_model, notes=notes, seed=seed)
-    bench._write_runs = lambda fh: write_run_texts(fh, (run_json(r) for r in records))
+    bench._write_runs = lambda fh: write_run_texts(fh, ((run_json(r),) for r in records))
     return bench
 
 
@@ -188,7 +188,7 @@ def write_benchmark(path: Path, bench: Benchmark) -> None:
             elif bench._write_runs is not None:
                 bench._write_runs(fh)
             else:
-                write_run_texts(fh, (indented_json(r, RUN_INDENT).encode() for r in runs or []))
+                write_run_texts(fh, ((indented_json(r, RUN_INDENT).encode(),) for r in runs or []))
             fh.write(",\n" if i < len(keys) - 1 else "\n")
         fh.write("}\n")
 
@@ -198,6 +198,7 @@ RUN_SEPARATOR = ",\n" + RUN_INDENT
 
 
 _RUN_NEWLINE = ("\n" + RUN_INDENT).encode()
+_SEPARATOR_BYTES = RUN_SEPARATOR.encode()
 
 
 def run_json(r: TrialRecord) -> bytes:
@@ -207,19 +208,24 @@ def run_json(r: TrialRecord) -> bytes:
     entry = run_entry(r)
     try:
         raw = orjson.dumps(entry, option=orjson.OPT_INDENT_2)
-    except TypeError:  # an integer beyond 64 bits, which pydantic-core still writes
-        raw = to_json(entry, indent=2)
+    except TypeError:  # an integer beyond 64 bits, or a lone surrogate in untrusted text
+        raw = json.dumps(entry, indent=2).encode()  # ASCII with \u escapes: valid JSON either way
     return raw.replace(b"\n", _RUN_NEWLINE)
 
 
-def write_run_texts(fh: IO[str], texts: Iterable[bytes]) -> None:
-    """runs[] from serialised entries; a text may hold several entries joined by RUN_SEPARATOR."""
+def write_run_texts(fh: IO[str], texts: Iterable[Iterable[bytes]]) -> None:
+    """runs[] from serialised entries, each given as UTF-8 blocks (a text may hold several
+    entries joined by RUN_SEPARATOR). Bytes go straight to the file under the text layer, so
+    nothing is decoded and re-encoded."""
+    out = fh.buffer  # type: ignore[attr-defined]  # atomic_open gives a TextIOWrapper
+    fh.flush()
     first = True
-    for text in texts:
-        fh.write("[\n    " if first else RUN_SEPARATOR)
-        fh.write(text.decode("utf-8"))
+    for blocks in texts:
+        out.write(b"[\n    " if first else _SEPARATOR_BYTES)
+        for block in blocks:
+            out.write(block)
         first = False
-    fh.write("[]" if first else "\n  ]")
+    out.write(b"[]" if first else b"\n  ]")
 
 
 def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,11 @@ def run_notes(skipped: list[RunIssue], warnings: list[str], configurations: list
     return notes
 
 
+def _spool_gone(written: Path, fh: object) -> None:
+    """The returned Benchmark's runs[] lived in a spool that is gone once the file is written."""
+    raise RuntimeError(f"runs[] of this aggregation are in {written}; read it from there (nothing keeps them in memory)")
+
+
 def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, skill_path: str | None = None,
                         config_path: Path | None = None, output: Path | None = None,
                         timestamp: str | None = None) -> AggregateResult:
@@ -175,7 +181,6 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
     md_path = json_path.with_suffix(".md")
     if json_path.exists() and json_path.is_dir():
         raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
-    json_path.parent.mkdir(parents=True, exist_ok=True)
     with gc_paused(), read_iteration(iteration_dir, json_path.parent) as read:
         if not read.runs_read:
             raise nothing_to_aggregate(iteration_dir, len(read.evals), read.run_folders, read.skipped)
@@ -199,6 +204,7 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
             notes=run_notes(read.skipped, read.warnings, read.configurations, arms))
         bench._write_runs = lambda fh: write_spooled_runs(fh, read.spooled)
         write_benchmark(json_path, bench)
+    bench._write_runs = partial(_spool_gone, json_path)
     has_thresholds = any(v is not None for v in thresholds.model_dump().values())
     gate = evaluate(bench, thresholds) if has_thresholds else None
     atomic_write_text(md_path, render_benchmark_md(bench, gate))

@@ -13,13 +13,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
+import warnings
 from array import array
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import groupby
+from multiprocessing.context import BaseContext
 from operator import attrgetter
 from pathlib import Path
 from typing import IO
@@ -45,6 +49,7 @@ class SpooledRuns:
     configuration: str
     spool: str
     offset: int
+    eval_index: int = 0  # the eval folder's place in discovery order: breaks ties as records sorted stably did
     run_numbers: array[int] = field(default_factory=lambda: array("q"))
     sizes: array[int] = field(default_factory=lambda: array("q"))  # bytes of each entry
 
@@ -156,11 +161,24 @@ def _read_all(evals: list[EvalDir], spool_dir: Path) -> list[EvalRead]:
         path = str(spool_dir / "runs.jsonl")
         with open(path, "wb") as spool:
             return [read_eval(ev, spool, path) for ev in evals]
-    # fork: workers inherit the imported modules (spawn would re-import numpy and scipy).
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                             initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
+    with _pool_context() as context, ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
         return list(pool.map(_worker_read, evals))
+
+
+@contextmanager
+def _pool_context() -> Iterator[BaseContext]:
+    """fork on Linux: workers inherit the imported modules, where spawn would import numpy and
+    scipy again in each (seconds). Python 3.12+ warns that forking a process with threads may
+    deadlock; numpy's BLAS threads are the only ones here and the workers only read files and
+    never call BLAS, so the warning is silenced for this fork alone. Elsewhere (macOS, where fork
+    is unsafe with system frameworks, and Windows) the platform's default start method."""
+    if not sys.platform.startswith("linux"):
+        yield multiprocessing.get_context()
+        return
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+        yield multiprocessing.get_context("fork")
 
 
 # --- putting the evals together --------------------------------------------------------------------
@@ -172,52 +190,68 @@ def read_iteration(iteration: Path, spool_parent: Path) -> Iterator[IterationRea
     exit) holds the runs[] entries until benchmark.json is written (write_spooled_runs)."""
     evals, warnings = find_evals(iteration)
     _check_shared_ids(evals)
+    created = not spool_parent.exists()
+    spool_parent.mkdir(parents=True, exist_ok=True)
     spool_dir = Path(tempfile.mkdtemp(prefix=".skillassay-spool-", dir=spool_parent))
+    failed = True
     try:
         reads = _read_all(evals, spool_dir)
         yield _combine(evals, reads, warnings, spool_dir)
+        failed = False
     finally:
         shutil.rmtree(spool_dir, ignore_errors=True)
+        if failed and created:  # an -o folder made for an aggregation that failed goes too
+            with suppress(OSError):
+                spool_parent.rmdir()
 
 
 def _check_shared_ids(evals: list[EvalDir]) -> None:
     """Two eval folders may share an eval id (one holds a configuration the other lacks), but
     never a run: refuse before reading anything, as discover() does."""
-    ids = [ev.eval_id for ev in evals]
-    shared = {i for i in ids if ids.count(i) > 1}
+    shared = {i for i, n in Counter(ev.eval_id for ev in evals).items() if n > 1}
     if shared:
         check_unique(r for ev in evals if ev.eval_id in shared for r in eval_runs(ev))
 
 
 def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str], spool_dir: Path) -> IterationRead:
+    """Per-eval reads -> one IterationRead in record order (eval id, configuration, run), as
+    records sorted by records.record_order would give, even when folders share an eval id."""
     for r in reads:
         if r.runs is not None:
             check_unique(r.runs)
+    for i, r in enumerate(reads):
+        for s in r.spooled:
+            s.eval_index = i
     order = sorted(range(len(reads)), key=lambda i: record_order(reads[i].eval.eval_id, "", 0))
     cells: dict[int | str, EvalCell] = {}
-    graded: dict[str, None] = {}
+    first_run: dict[int | str, tuple] = {}  # eval id -> (configuration, run) of its first record
     tally = ExpectationTally()
     trials: dict[tuple[int | str, str], int] = {}
     for i in order:
         r = reads[i]
-        cell = cells.get(r.eval.eval_id)
         for config in sorted(r.arms):
-            if r.arms[config].recorded:
-                if cell is None:
-                    cell = cells[r.eval.eval_id] = EvalCell(r.eval.eval_id, r.eval.eval_name, {})
-                graded[config] = None
-                if config in cell.arms:
-                    cell.arms[config].merge(r.arms[config])
-                else:
-                    cell.arms[config] = r.arms[config]
+            if not r.arms[config].recorded:
+                continue
+            cell = cells.get(r.eval.eval_id) or cells.setdefault(
+                r.eval.eval_id, EvalCell(r.eval.eval_id, r.eval.eval_name, {}))
+            if config in cell.arms:
+                cell.arms[config].merge(r.arms[config])
+            else:
+                cell.arms[config] = r.arms[config]
+        firsts = [(s.configuration, s.run_numbers[0]) for s in r.spooled]
+        if firsts and (r.eval.eval_id not in first_run or min(firsts) < first_run[r.eval.eval_id]):
+            first_run[r.eval.eval_id] = min(firsts)
+            cells[r.eval.eval_id].eval_name = r.eval.eval_name  # the name its first record carries
         tally.merge(r.tally)
         for config, n in r.folders.items():
             trials[(r.eval.eval_id, config)] = trials.get((r.eval.eval_id, config), 0) + n
+    graded = sorted({(record_order(s.eval_id, s.configuration, 0), s.configuration)
+                     for r in reads for s in r.spooled})
     return IterationRead(
         evals=evals, cells=list(cells.values()), tally=tally,
         spooled=[s for r in reads for s in r.spooled],
         configurations=list(dict.fromkeys(c for r in reads for c in r.folders)),
-        graded_configurations=list(graded),
+        graded_configurations=list(dict.fromkeys(config for _, config in graded)),
         run_folders=sum(sum(r.folders.values()) for r in reads),
         trials_found=max(trials.values(), default=0),
         skipped=[i for r in reads for i in r.skipped],
@@ -235,26 +269,37 @@ def with_arms(cells: list[EvalCell], configs: list[str]) -> list[EvalCell]:
     return cells
 
 
+COPY_BLOCK = 1 << 20
+
+
 def write_spooled_runs(fh: IO[str], spooled: list[SpooledRuns]) -> None:
-    """benchmark.json's runs[] from the spool, in record order (eval, configuration, run)."""
+    """benchmark.json's runs[] from the spool, in record order (eval, configuration, run),
+    copied a block at a time: one eval's 200,000 trials never sit in memory at once."""
     groups: dict[tuple, list[SpooledRuns]] = {}
     for s in spooled:
         groups.setdefault(record_order(s.eval_id, s.configuration, 0), []).append(s)
     with ExitStack() as files:
         spools: dict[str, IO[bytes]] = {}
 
-        def copied(path: str, offset: int, size: int) -> bytes:
+        def blocks(path: str, offset: int, size: int) -> Iterator[bytes]:
             if path not in spools:
                 spools[path] = files.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
-            spools[path].seek(offset)
-            return spools[path].read(size)
+            spool = spools[path]
+            spool.seek(offset)
+            while size > 0:
+                block = spool.read(min(size, COPY_BLOCK))
+                if not block:
+                    raise OSError(f"{path}: spool ended {size} bytes early")
+                size -= len(block)
+                yield block
 
-        write_run_texts(fh, (copied(*piece) for key in sorted(groups) for piece in _pieces(groups[key])))
+        write_run_texts(fh, (blocks(*piece) for key in sorted(groups) for piece in _pieces(groups[key])))
 
 
 def _pieces(group: list[SpooledRuns]) -> Iterator[tuple[str, int, int]]:
     """(spool, offset, size) to copy: a folder's entries in one piece, or entry by entry in run
-    order when one eval's configuration is split over several folders (legacy + current root)."""
+    order when one eval's configuration is split over several folders (legacy + current root,
+    or two eval ids that print alike, 3 and "3"; ties keep discovery order)."""
     if len(group) == 1:
         yield group[0].spool, group[0].offset, group[0].size
         return
@@ -262,7 +307,7 @@ def _pieces(group: list[SpooledRuns]) -> Iterator[tuple[str, int, int]]:
     for s in group:
         offset = s.offset
         for run_number, size in zip(s.run_numbers, s.sizes, strict=True):
-            entries.append((run_number, s.spool, offset, size))
+            entries.append((run_number, s.eval_index, offset, s.spool, size))
             offset += size + len(SEPARATOR)
-    for _, path, offset, size in sorted(entries):
+    for _, _, offset, path, size in sorted(entries):
         yield path, offset, size
