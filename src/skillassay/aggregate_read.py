@@ -28,6 +28,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO
 
+from skillassay import stats
 from skillassay.aggregate import RUN_SEPARATOR, run_json, write_run_texts
 from skillassay.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.records import ExpectationTally, record_order
@@ -163,7 +164,9 @@ def _read_all(evals: list[EvalDir], spool_dir: Path) -> list[EvalRead]:
             return [read_eval(ev, spool, path) for ev in evals]
     with _pool_context() as context, ProcessPoolExecutor(
             workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
-        return list(pool.map(_worker_read, evals))
+        reads = pool.map(_worker_read, evals)  # submitted (and the workers forked) here
+        stats.preload()  # the statistics' imports, while the workers read instead of after
+        return list(reads)
 
 
 @contextmanager

@@ -16,10 +16,17 @@ from fractions import Fraction
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
-from scipy.special import comb
-from statsmodels.stats.power import TTestPower
-from statsmodels.stats.proportion import proportion_confint
+
+# scipy.stats and statsmodels are imported where they are used: together they take about a
+# second to import (statsmodels pulls in pandas), which every command would otherwise pay at
+# start-up, including those that never compute an interval.
+
+
+def preload() -> None:
+    """Import them now: for a caller that is otherwise idle (waiting on worker processes)."""
+    import scipy.stats  # noqa: F401
+    import statsmodels.stats.power  # noqa: F401
+    import statsmodels.stats.proportion  # noqa: F401
 
 Interval = tuple[float, float]
 Direction = Literal["min", "max"]
@@ -53,6 +60,8 @@ def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
     Wilson rather than Wald because at K = 3 the Wald interval collapses to a point at 0/3 and
     3/3, which would claim certainty the data cannot give. None when nothing completed.
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     if n <= 0:
         return None
     lo, hi = proportion_confint(c, n, alpha=1 - conf, method="wilson")
@@ -85,7 +94,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     _check_counts(n, c, k)
     if c < k:
         return 0.0
-    return float(comb(c, k, exact=True) / comb(n, k, exact=True))
+    return math.comb(c, k) / math.comb(n, k)
 
 
 def within_eval_variance(c: int, k: int) -> float | None:
@@ -126,6 +135,8 @@ def _as_float_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _t_interval(mean: float, se: float, df: int, conf: float) -> Interval:
+    from scipy import stats as sps
+
     if se == 0:
         return (mean, mean)
     lo, hi = sps.t.interval(conf, df, loc=mean, scale=se)
@@ -224,6 +235,8 @@ def sign_flip_p_value(
     the mean over all evals is the sum of the non-zero ones over a constant, so the p-value is
     identical while the enumeration shrinks from 2**E to 2**m.
     """
+    from scipy import stats as sps
+
     d = _on_integer_grid(_as_float_array(diffs))
     nz = d[d != 0]
     if nz.size == 0:
@@ -311,6 +324,8 @@ def ratio_of_means(
     since rates cannot be negative. The paired bootstrap resamples evals (seeded) and uses
     percentiles, which copes with resamples whose baseline mean is 0 (ratio = inf).
     """
+    from scipy import stats as sps
+
     x, y = _as_float_array(a), _as_float_array(b)
     if x.shape != y.shape:
         raise ValueError("ratio_of_means needs equally long inputs")
@@ -407,6 +422,8 @@ def one_sided_exact_p(
     it could not reject anyway, a larger p only makes Benjamini-Hochberg more conservative,
     and Boschloo costs ~0.1 s per call at K = 200.
     """
+    from scipy import stats as sps
+
     if n_before <= 0 or n_after <= 0:
         return None, None
     total = c_before + c_after
@@ -424,6 +441,8 @@ def one_sided_exact_p(
 
 def bh_adjust(p_values: Sequence[float | None]) -> list[float | None]:
     """Benjamini-Hochberg adjusted p-values; None entries are not tests and stay None."""
+    from scipy import stats as sps
+
     idx = [i for i, p in enumerate(p_values) if p is not None]
     out: list[float | None] = [None] * len(p_values)
     if not idx:
@@ -445,6 +464,8 @@ def trials_per_arm(
 
     None when p1 == p2: no finite sample detects a difference of zero.
     """
+    from scipy import stats as sps
+
     if math.isclose(p1, p2, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):
         return None
     za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
@@ -473,6 +494,9 @@ def evals_needed(
     under-counts); falls back to 2 when the effect is so large the solver cannot go lower.
     None when delta is 0 or sd_d is 0 or not finite (nothing to size against).
     """
+    from scipy import stats as sps
+    from statsmodels.stats.power import TTestPower
+
     if delta == 0 or not np.isfinite(sd_d) or sd_d <= 0 or not np.isfinite(delta):
         return None
     es = abs(delta) / sd_d
@@ -541,6 +565,8 @@ def evals_to_decide(
 ) -> int | None:
     """Smallest E with t_{E-1} * sd / sqrt(E) <= gap: evals needed for the interval to clear
     the threshold, assuming the current mean and spread hold. None when it cannot (gap 0)."""
+    from scipy import stats as sps
+
     if gap <= 0 or not np.isfinite(sd):
         return None
     if sd <= 0:
@@ -563,6 +589,8 @@ def trials_per_eval_to_decide(
     None when even infinitely many trials cannot get there because the between-eval spread
     (omega^2) alone keeps the interval too wide: then only more evals help.
     """
+    from scipy import stats as sps
+
     if gap <= 0 or n_evals < 2:
         return None
     tq = sps.t.ppf((1 + conf) / 2, n_evals - 1)
