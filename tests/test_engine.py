@@ -309,3 +309,20 @@ def test_a_hosted_judges_model_is_part_of_the_fingerprint(monkeypatch: pytest.Mo
         "judge": "openai", "judge_samples": 3, "judge_model": "judge-from-env"}
     assert judge_identity(make_grader("local", None), 1) == {"judge": "local", "judge_samples": 1}
     assert judge_identity(make_grader(None, None), 1) == {}
+
+
+def test_explicit_iteration_resumes_only_the_same_version(example_skill: Path, tmp_path: Path) -> None:
+    """--iteration N on an iteration run with another skill would mix two versions' trials in
+    one set of figures: refused (exit 2, saying what changed); the same version resumes."""
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--iteration", "1")
+    assert "iteration 1 requested: resuming it" in out and "0 trials run" in out, out
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nOne more fact.\n")
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--iteration", "1")
+    assert code == 2, out
+    flat = " ".join(out.split())
+    assert "iteration 1 was run with another skill" in flat and "starts iteration 2" in flat, out
+    assert "Traceback" not in out
+    code, out = run_echo(example_skill, ws, "--trials", "1", "--iteration", "5")
+    assert code in (0, 1, 3) and (ws / "iteration-5" / "benchmark.json").is_file(), out

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from skillassay.errors import EXIT_BAD_INPUT, InputError
 from skillassay.gate import GateResult
+from skillassay.models import MODELS
 
 app = typer.Typer(
     name="skillassay",
@@ -64,7 +65,9 @@ def validate(
 
 @app.command()
 @handles_input_errors
-def schema(name: Annotated[str | None, typer.Argument(metavar="NAME", help="One kind; all when omitted.")] = None) -> None:
+def schema(
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help=f"The kind to print: {', '.join(MODELS)}. All kinds, keyed by kind, when omitted.")] = None,
+) -> None:
     """Print the JSON Schema of our files, for editors and other tools."""
     from skillassay.validate import json_schemas
 
@@ -79,6 +82,11 @@ def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An
 
     for path in init_skill(skill_dir):
         out.print(f"wrote {path}")
+
+
+# --judge-model of run and grade (compare-blind and analyze: improve_cli.py).
+JudgeModelOpt = Annotated[str | None, typer.Option(
+    help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
 
 
 def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
@@ -96,11 +104,11 @@ def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
 def run(
     skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
     evals: Annotated[Path | None, typer.Option(help="Eval set (default SKILL_DIR/evals/evals.json).")] = None,
-    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (trials, baseline, thresholds).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (default: evals/benchmark_config.json in SKILL_DIR, if present): trials_per_eval, baseline_type, thresholds, eval_set_path, previous_benchmark, executor settings; options override it.")] = None,
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per eval and configuration.")] = None,
-    executor: Annotated[str | None, typer.Option(help="Executor plugin (default: local embedded model).")] = None,
+    executor: Annotated[str | None, typer.Option(help="Executor plugin; `skillassay executors` lists them (default: the config's executor, else local, the embedded model).")] = None,
     workspace: Annotated[Path | None, typer.Option(help="Workspace (default <skill>-workspace beside it).")] = None,
-    iteration: Annotated[int | None, typer.Option(min=1, help="Use this iteration number.")] = None,
+    iteration: Annotated[int | None, typer.Option(min=1, help="Use iteration N instead of choosing one: start it, or resume it if it was run with the same skill, evals and settings (otherwise exit 2: its trials would mix two versions).")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials run at once.")] = None,
     timeout: Annotated[float | None, typer.Option(help="Per-trial timeout in seconds.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name for the executor.")] = None,
@@ -112,8 +120,8 @@ def run(
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here (one testcase per eval and threshold).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
-    judge_model: Annotated[str | None, typer.Option(help="Model for the openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded).")] = None,
+    judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
 ) -> None:
@@ -168,8 +176,8 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 def grade(
     target: Annotated[Path, typer.Argument(metavar="TARGET", help="A workspace (its latest iteration) or an iteration folder.")],
     evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local, openai, anthropic.")] = None,
-    judge_model: Annotated[str | None, typer.Option(help="Model for the openai/anthropic judge.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded, even if the run used a judge).")] = None,
+    judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for unchanged pairs.")] = False,
 ) -> None:
@@ -191,8 +199,8 @@ def grade(
 def aggregate(
     iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
     skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
-    skill_path: Annotated[str | None, typer.Option(help="Path of the skill, recorded in metadata.")] = None,
-    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (baseline_type, trials, thresholds).")] = None,
+    skill_path: Annotated[str | None, typer.Option(help="Path of the skill, recorded as given in the metadata (default: config, else iteration.json).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON: trials_per_eval, baseline_type, thresholds, skill_name, skill_path; options override it. Without it: iteration.json's values, no thresholds.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="benchmark.json to write (default ITERATION_DIR/benchmark.json); benchmark.md goes beside it.")] = None,
 ) -> None:
     """Aggregate graded runs into benchmark.json and benchmark.md.
@@ -252,8 +260,11 @@ def report(
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
 ) -> None:
-    """Write report.md for an iteration: summary, regressions, improvements, per-eval
-    breakdown, variance analysis, recommendations, and what the figures can and cannot show."""
+    """Write report.md for an iteration: findings, recommendations and caveats.
+
+    Sections: summary, regressions, improvements, per-eval breakdown, variance analysis,
+    recommendations, and what the figures can and cannot show. Compares with the previous
+    iteration first when comparison_previous.json is missing."""
     from skillassay.report import report_iteration
 
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
@@ -280,7 +291,7 @@ def gate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
 ) -> None:
-    """Check thresholds (and regressions vs the previous iteration); exit 0 pass, 1 fail, 3 inconclusive.
+    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive.
 
     Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
     or the one next to its skill; comparison_previous.json, when present, fails the gate on a

@@ -67,7 +67,7 @@ class RunRequest:
     point_estimate: bool = False
     judge: str | None = None  # none/local/openai/anthropic: grades plain-string expectations
     judge_samples: int = 1
-    judge_model: str | None = None  # openai/anthropic judge model (default: SKILLASSAY_JUDGE_MODEL, then the SDK's)
+    judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
 
 

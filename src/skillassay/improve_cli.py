@@ -27,7 +27,8 @@ class _DefaultToShow(TyperGroup):
 
 
 history_app = typer.Typer(cls=_DefaultToShow, no_args_is_help=True, add_completion=False,
-                          help="The version progression of an improved skill (WORKSPACE/history.json).")
+                          help="The version progression of an improved skill (WORKSPACE/history.json).\n\n"
+                               "`skillassay history WORKSPACE` is short for `skillassay history show WORKSPACE`.")
 
 
 def _consoles() -> tuple[Any, Any]:
@@ -96,8 +97,9 @@ def history_record(
     out.print(best_reason(history), highlight=False)
 
 
-JudgeOpt = Annotated[str, typer.Option(help="Judge backend: local (embedded model), openai or anthropic.")]
-ModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Judge model name (hosted judges).")]
+# The default, local, is in the help text (show_default off) so it reads like run's and grade's --judge.
+JudgeOpt = Annotated[str, typer.Option(show_default=False, help="Judge: local (embedded model), openai or anthropic (default: local).")]
+ModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
 
 
 def compare_blind(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillassay.errors import InputError
 from skillassay.models import Eval
 from skillassay.workspace import existing_iterations, iteration_dir, run_dir
 
@@ -80,15 +81,33 @@ def choose_iteration(workspace: Path, fingerprint: dict[str, str], explicit: int
     and say what changed."""
     existing = existing_iterations(workspace)
     if explicit is not None:
-        return IterationChoice(explicit, explicit in existing, f"iteration {explicit} requested")
+        return _requested(workspace, fingerprint, explicit, existing)
     if not existing:
         return IterationChoice(1, False, "first iteration")
     latest = existing[-1]
     previous = read_fingerprint(iteration_dir(workspace, latest))
     if previous == fingerprint:
         return IterationChoice(latest, True, f"nothing changed since iteration {latest}: resuming it")
-    changed = sorted(k for k in fingerprint if previous.get(k) != fingerprint[k]) or ["unknown (no record)"]
-    return IterationChoice(latest + 1, False, f"{', '.join(changed)} changed since iteration {latest}")
+    return IterationChoice(latest + 1, False, f"{', '.join(_changed(previous, fingerprint))} changed since iteration {latest}")
+
+
+def _changed(previous: dict[str, str], fingerprint: dict[str, str]) -> list[str]:
+    return sorted(k for k in fingerprint if previous.get(k) != fingerprint[k]) or ["unknown (no record)"]
+
+
+def _requested(workspace: Path, fingerprint: dict[str, str], n: int, existing: list[int]) -> IterationChoice:
+    """--iteration N resumes N only when it was run with this skill, eval set and settings:
+    resuming it otherwise would mix two versions' trials in one set of figures."""
+    if n not in existing:
+        return IterationChoice(n, False, f"iteration {n} requested")
+    previous = read_fingerprint(iteration_dir(workspace, n))
+    if previous and previous != fingerprint:
+        nxt = (existing[-1] if existing else 0) + 1
+        raise InputError.one(iteration_dir(workspace, n) / "iteration.json", "fingerprint",
+                             f"iteration {n} was run with another {', '.join(_changed(previous, fingerprint))}: "
+                             f"resuming it would mix two versions' trials; omit --iteration (starts iteration "
+                             f"{nxt}) or give a new number")
+    return IterationChoice(n, True, f"iteration {n} requested: resuming it")
 
 
 def read_fingerprint(iteration: Path) -> dict[str, str]:
