@@ -1,16 +1,17 @@
 """Shared fixtures: a copy of the bundled example skill in tmp, an empty trial work dir, and the
-viewer's test server."""
+viewer's sample workspaces (built once per session) and test servers."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:  # imported in the fixture: the viewer pulls in matplotlib, which most tests never need
+if TYPE_CHECKING:  # imported in the fixtures: the viewer pulls in matplotlib, which most tests never need
     from skillassay.viewer.server import ViewerServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,17 +34,51 @@ def work(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def viewer_server(workspace: dict[str, Path]) -> Iterator[ViewerServer]:
-    """The viewer serving iteration 2 of test_viewer.py's `workspace` (a module must define or import
-    that fixture to use this one), with iteration 1 as previous. The workspace is session-scoped and
-    shared, so feedback.json is removed before and after: every test starts with no feedback saved."""
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """viewer_samples.build_workspace, once per session for every viewer test module: two
+    iterations of the example skill, extra output kinds, feedback left on iteration 1. Tests that
+    change it must undo the change."""
+    from viewer_samples import build_workspace
+
+    return build_workspace(tmp_path_factory.mktemp("viewer"))
+
+
+@pytest.fixture(scope="session")
+def evil_workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """viewer_samples.build_evil_workspace, once per session: the injection payloads everywhere
+    the viewer shows text."""
+    from viewer_samples import build_evil_workspace
+
+    return build_evil_workspace(tmp_path_factory.mktemp("evil"))
+
+
+@contextmanager
+def serving(iteration: Path, previous: Path | None) -> Iterator[ViewerServer]:
+    """The viewer on an ephemeral loopback port, stopped and closed on exit."""
     from skillassay.viewer.server import start_server
 
-    it2 = workspace["it2"]
-    (it2 / "feedback.json").unlink(missing_ok=True)
-    srv, _ = start_server(it2, workspace["it1"])
+    srv, _ = start_server(iteration, previous)
     yield srv
     srv.shutdown()
     srv.server_close()
+
+
+@pytest.fixture
+def viewer_server(workspace: dict[str, Path]) -> Iterator[ViewerServer]:
+    """The viewer serving iteration 2 of `workspace`, with iteration 1 as previous. The workspace
+    is session-scoped and shared, so feedback.json is removed before and after: every test starts
+    with no feedback saved."""
+    it2 = workspace["it2"]
     (it2 / "feedback.json").unlink(missing_ok=True)
+    with serving(it2, workspace["it1"]) as srv:
+        yield srv
+    (it2 / "feedback.json").unlink(missing_ok=True)
+
+
+@pytest.fixture
+def evil_viewer_server(evil_workspace: dict[str, Path]) -> Iterator[ViewerServer]:
+    """The viewer serving iteration 2 of `evil_workspace`, with iteration 1 (whose feedback holds
+    the payloads) as previous."""
+    with serving(evil_workspace["it2"], evil_workspace["it1"]) as srv:
+        yield srv

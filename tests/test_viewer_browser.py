@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_viewer import EVIL_NAMES, PAYLOADS, SENTINEL, evil_workspace, run_cli, workspace  # noqa: F401
+from viewer_samples import EVIL_NAMES, PAYLOADS, SENTINEL, run_cli
 
 from skillassay.viewer.build import build_index
-from skillassay.viewer.server import ViewerServer, start_server
+from skillassay.viewer.server import ViewerServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -191,7 +191,7 @@ def test_feedback_is_saved_and_back_after_reload(page: tuple[Any, Watch], viewer
     assert not watch.errors and not watch.dialogs
 
 
-def test_static_file_works_from_file_url(page: tuple[Any, Watch], workspace: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_static_file_works_from_file_url(page: tuple[Any, Watch], workspace: dict[str, Path], tmp_path: Path) -> None:
     pg, watch = page
     out = tmp_path / "review.html"
     assert run_cli("view", str(workspace["it2"]), "--previous", str(workspace["it1"]), "--static", str(out)) == 0
@@ -244,16 +244,14 @@ def assert_inert(pg: Any, watch: Watch) -> None:
 
 @pytest.mark.parametrize("csp", ["enforced", "bypassed"])
 @pytest.mark.parametrize("mode", ["served", "static"])
-def test_injection_corpus_never_executes(browser: Any, evil_workspace: dict[str, Path],  # noqa: F811
+def test_injection_corpus_never_executes(browser: Any, evil_workspace: dict[str, Path], request: pytest.FixtureRequest,
                                          tmp_path: Path, mode: str, csp: str) -> None:
     """With the CSP bypassed too: escaping alone must hold, the CSP is the second wall."""
     context, pg, watch = new_page(browser, bypass_csp=csp == "bypassed")
     it2, it1 = evil_workspace["it2"], evil_workspace["it1"]
     n_runs = len(build_index(it2).runs)
-    srv = None
-    if mode == "served":
-        srv, _ = start_server(it2, it1)
-        url = srv.url
+    if mode == "served":  # conftest.py's server on it2 with it1 as previous, stopped after the test
+        url = request.getfixturevalue("evil_viewer_server").url
     else:
         out = tmp_path / "evil.html"
         assert run_cli("view", str(it2), "--previous", str(it1), "--static", str(out)) == 0
@@ -279,6 +277,3 @@ def test_injection_corpus_never_executes(browser: Any, evil_workspace: dict[str,
         assert not watch.errors, watch.errors
     finally:
         context.close()
-        if srv is not None:
-            srv.shutdown()
-            srv.server_close()
