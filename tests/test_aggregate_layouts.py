@@ -505,3 +505,17 @@ def test_two_folders_claiming_one_run_exit_2(tmp_path: Path, where: str) -> None
     assert "eval 1 with_skill run 1 is also at" in out and "Traceback" not in out
     assert not (it / "benchmark.json").exists()
     assert not [p for p in tmp_path.rglob(".skillassay-spool-*")]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_progress_is_reported_once_per_eval_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     workers: int) -> None:
+    """`skillassay aggregate` draws a bar from these calls: one per eval, counting up to all."""
+    import skillassay.aggregate_read as reader
+
+    it = varied_iteration(tmp_path / "iteration-1", n_evals=5)
+    monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)
+    monkeypatch.setattr(reader, "MAX_WORKERS", workers)
+    calls: list[tuple[int, int]] = []
+    aggregate_iteration(it, on_eval=lambda done, total: calls.append((done, total)))
+    assert calls == [(k, 5) for k in range(1, 6)]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.aggregate import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_arms, summarize, write_benchmark
-from skillassay.aggregate_read import read_iteration, with_arms, write_spooled_runs
+from skillassay.aggregate_read import EvalsRead, read_iteration, with_arms, write_spooled_runs
 from skillassay.benchmark_md import render_benchmark_md
 from skillassay.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
 from skillassay.errors import InputError, Problem
@@ -171,7 +171,7 @@ def _spool_gone(written: Path, fh: object) -> None:
 
 def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, skill_path: str | None = None,
                         config_path: Path | None = None, output: Path | None = None,
-                        timestamp: str | None = None) -> AggregateResult:
+                        timestamp: str | None = None, on_eval: EvalsRead | None = None) -> AggregateResult:
     """Read an iteration in any supported layout and write benchmark.json (both spec shapes)
     and benchmark.md atomically. The gate is not applied here (that is `skillassay gate`);
     benchmark.md shows it when the config has thresholds."""
@@ -181,7 +181,7 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
     md_path = json_path.with_suffix(".md")
     if json_path.exists() and json_path.is_dir():
         raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
-    with gc_paused(), read_iteration(iteration_dir, json_path.parent) as read:
+    with gc_paused(), read_iteration(iteration_dir, json_path.parent, on_eval) as read:
         if not read.runs_read:
             raise nothing_to_aggregate(iteration_dir, len(read.evals), read.run_folders, read.skipped)
         baseline_type = config.baseline_type if config else record.get("baseline_type")

@@ -18,7 +18,7 @@ import tempfile
 import warnings
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -154,19 +154,31 @@ def _workers(n_evals: int, n_runs_guess: int) -> int:
     return max(1, min(cpus, n_evals, MAX_WORKERS))
 
 
-def _read_all(evals: list[EvalDir], spool_dir: Path) -> list[EvalRead]:
+EvalsRead = Callable[[int, int], None]  # (evals read so far, evals in all): progress
+
+
+def _read_all(evals: list[EvalDir], spool_dir: Path, on_eval: EvalsRead | None = None) -> list[EvalRead]:
     """Read every eval, in worker processes when there is enough to share."""
     guess = len(eval_runs(evals[0])) * len(evals) if evals else 0
     workers = _workers(len(evals), guess)
+    done: list[EvalRead] = []
     if workers == 1:
         path = str(spool_dir / "runs.jsonl")
         with open(path, "wb") as spool:
-            return [read_eval(ev, spool, path) for ev in evals]
+            for ev in evals:
+                done.append(read_eval(ev, spool, path))
+                if on_eval:
+                    on_eval(len(done), len(evals))
+        return done
     with _pool_context() as context, ProcessPoolExecutor(
             workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
         reads = pool.map(_worker_read, evals)  # submitted (and the workers forked) here
         stats.preload()  # the statistics' imports, while the workers read instead of after
-        return list(reads)
+        for read in reads:  # in eval order, each as soon as it and those before it are done
+            done.append(read)
+            if on_eval:
+                on_eval(len(done), len(evals))
+    return done
 
 
 @contextmanager
@@ -188,7 +200,7 @@ def _pool_context() -> Iterator[BaseContext]:
 
 
 @contextmanager
-def read_iteration(iteration: Path, spool_parent: Path) -> Iterator[IterationRead]:
+def read_iteration(iteration: Path, spool_parent: Path, on_eval: EvalsRead | None = None) -> Iterator[IterationRead]:
     """Read every run of an iteration; the spool (a hidden folder in `spool_parent`, removed on
     exit) holds the runs[] entries until benchmark.json is written (write_spooled_runs)."""
     evals, warnings = find_evals(iteration)
@@ -198,7 +210,7 @@ def read_iteration(iteration: Path, spool_parent: Path) -> Iterator[IterationRea
     spool_dir = Path(tempfile.mkdtemp(prefix=".skillassay-spool-", dir=spool_parent))
     failed = True
     try:
-        reads = _read_all(evals, spool_dir)
+        reads = _read_all(evals, spool_dir, on_eval)
         yield _combine(evals, reads, warnings, spool_dir)
         failed = False
     finally:

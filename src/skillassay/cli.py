@@ -208,9 +208,11 @@ def aggregate(
     Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
     every run it could not read. Exit 2 when nothing in the folder can be aggregated."""
     from skillassay.aggregate_cmd import aggregate_iteration
+    from skillassay.progress import count_bar
 
-    result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
-                                 config_path=config, output=output)
+    with count_bar(err, "evals read") as on_eval:
+        result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
+                                     config_path=config, output=output, on_eval=on_eval)
     for issue in result.skipped:
         err.print(f"[yellow]skipped[/yellow] {escape(str(issue))}", markup=True, highlight=False, soft_wrap=True)
     for warning in result.warnings:
