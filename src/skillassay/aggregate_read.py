@@ -5,7 +5,8 @@ ExpectationTally, and its benchmark.json runs[] entry is serialised straight int
 then the run is dropped. What stays in memory is per eval and configuration (counts, and one
 8-byte value per trial where medians need them), never an object per run. Big iterations are
 read in worker processes, one eval at a time (parsing JSON is CPU-bound, so threads would share
-one GIL), and the spooled entries are copied into benchmark.json in record order at the end.
+one GIL; twice as many workers as cores, because with a cold page cache they wait on the disk),
+and the spooled entries are copied into benchmark.json in record order at the end.
 """
 
 from __future__ import annotations
