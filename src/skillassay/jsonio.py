@@ -28,12 +28,14 @@ def atomic_open(path: Path | str) -> Iterator[TextIO]:
     # name that is unique without mkstemp's cost.
     folder, name = os.path.split(os.fspath(path))
     tmp = f"{folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    # newline="\n": the same bytes on every OS, and aggregate writes runs[] as bytes beneath the
+    # text layer, which would otherwise mix LF into a CRLF file on Windows.
     try:
         try:
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            fh = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             os.makedirs(folder, exist_ok=True)
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+            fh = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
         with fh:
             yield fh
         os.replace(tmp, path)
