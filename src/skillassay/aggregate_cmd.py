@@ -28,7 +28,7 @@ from skillassay.errors import InputError, Problem
 from skillassay.gate import evaluate
 from skillassay.jsonio import atomic_write_text, load_model
 from skillassay.models import Benchmark, BenchmarkConfig
-from skillassay.records import TrialRecord, record_order
+from skillassay.records import TrialRecord, sort_records
 from skillassay.records_io import RunIssue, read_trial
 
 _ITERATION = re.compile(r"iteration-(\d+)")
@@ -55,11 +55,6 @@ class AggregateResult:
     configurations: list[str]
     skipped: list[RunIssue]
     warnings: list[str]
-
-
-def sort_key(r: TrialRecord) -> tuple[str, str, int]:
-    """The engine's record order (numeric ids sort numerically), so both commands agree."""
-    return record_order(r.eval_id, r.configuration, r.run_number)
 
 
 @contextmanager
@@ -96,7 +91,7 @@ def _collect(iteration: Path) -> Collected:
             out.warnings.extend(str(i) for i in issues)
     if not out.records:
         raise nothing_to_aggregate(iteration, len(found.evals), len(found.runs), out.skipped)
-    out.records.sort(key=sort_key)
+    out.records = sort_records(out.records)
     return out
 
 

@@ -20,8 +20,8 @@ from skillassay.errors import InputError
 from skillassay.jsonio import load_model, write_json
 from skillassay.judge import Judge, _array, _object, _string, cap, read_optional, templates
 from skillassay.models.improve import Analysis, Comparison
+from skillassay.workspace import SNAPSHOT_DIR
 
-SNAPSHOT = "skill-snapshot"
 CATEGORIES = ("instructions", "tools", "examples", "error_handling", "structure", "references")
 TRANSCRIPT_FILE = "transcript.md"
 
@@ -103,7 +103,7 @@ def contest_from(comparison: Comparison, where: Path) -> Contest:
 
 
 def skill_text(iteration: Path) -> str:
-    return read_optional(iteration / SNAPSHOT / "SKILL.md")
+    return read_optional(iteration / SNAPSHOT_DIR / "SKILL.md")
 
 
 def render_prompts(judge: Judge, contest: Contest) -> tuple[str, str]:
@@ -112,8 +112,8 @@ def render_prompts(judge: Judge, contest: Contest) -> tuple[str, str]:
     system = env.get_template("analysis_system.j2").render(bounded=judge.bounded)
     user = env.get_template("analysis_user.j2").render(
         winner_label=contest.winner_label, reasoning=cap(contest.reasoning, caps.notes),
-        winner_skill_path=str(contest.winner_iteration / SNAPSHOT), winner_skill=cap(skill_text(contest.winner_iteration), skill_cap),
-        loser_skill_path=str(contest.loser_iteration / SNAPSHOT), loser_skill=cap(skill_text(contest.loser_iteration), skill_cap),
+        winner_skill_path=str(contest.winner_iteration / SNAPSHOT_DIR), winner_skill=cap(skill_text(contest.winner_iteration), skill_cap),
+        loser_skill_path=str(contest.loser_iteration / SNAPSHOT_DIR), loser_skill=cap(skill_text(contest.loser_iteration), skill_cap),
         winner_transcript=cap(read_optional(contest.winner_run / TRANSCRIPT_FILE), caps.transcript),
         loser_transcript=cap(read_optional(contest.loser_run / TRANSCRIPT_FILE), caps.transcript))
     return system, user
@@ -127,8 +127,8 @@ def analyze(comparison: Comparison, where: Path, judge: Judge, attempts: int = 3
     return Analysis.model_validate({
         "comparison_summary": {
             "winner": contest.winner_label,
-            "winner_skill": str(contest.winner_iteration / SNAPSHOT),
-            "loser_skill": str(contest.loser_iteration / SNAPSHOT),
+            "winner_skill": str(contest.winner_iteration / SNAPSHOT_DIR),
+            "loser_skill": str(contest.loser_iteration / SNAPSHOT_DIR),
             "comparator_reasoning": contest.reasoning,
         },
         **reply.model_dump(),

@@ -28,6 +28,7 @@ from skillassay.jsonio import load_model, read_json, write_json
 from skillassay.models import BenchmarkConfig
 from skillassay.records import TrialRecord
 from skillassay.statistics import compare_iterations, group_records
+from skillassay.workspace import SNAPSHOT_DIR
 
 SCHEMA_VERSION = 1
 FILENAME = "comparison_previous.json"
@@ -58,7 +59,7 @@ def find_config(iteration_dir: Path, explicit: Path | None = None) -> Path | Non
     candidates = []
     if isinstance(record.get("config_path"), str):
         candidates.append(Path(record["config_path"]))
-    candidates.append(iteration_dir / "skill-snapshot" / "evals" / "benchmark_config.json")
+    candidates.append(iteration_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json")
     if isinstance(record.get("skill_path"), str):
         candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
     return next((c for c in candidates if c.is_file()), None)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay.errors import InputError
+from skillassay.workspace import RUN_DIR
 
-RUN_DIR = re.compile(r"run-(\d+)")
 EVAL_DIR = re.compile(r"eval-(\d+)(?:-(.+))?")
 METADATA = "eval_metadata.json"
 GRADING = "grading.json"

@@ -34,16 +34,14 @@ from skillassay.plan import (
     hash_value,
     plan_trials,
 )
-from skillassay.records import TrialRecord
+from skillassay.records import TrialRecord, sort_records
 from skillassay.records_io import make_record, read_trial
 from skillassay.redact import make_redactor
 from skillassay.report import write_report
 from skillassay.reuse import reuse_baseline
 from skillassay.skill import Skill, load_skill
-from skillassay.workspace import default_workspace, inside, iteration_dir
+from skillassay.workspace import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
 from skillassay.workspace_lock import WorkspaceLock
-
-SNAPSHOT = "skill-snapshot"
 
 
 @dataclass
@@ -198,7 +196,7 @@ def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
 def baseline_skill(p: Prepared, it_dir: Path, choice: IterationChoice) -> tuple[str, Skill | None]:
     if p.config.baseline_type == "no_skill":
         return "without_skill", None
-    prev = it_dir.parent / f"iteration-{choice.number - 1}" / SNAPSHOT
+    prev = it_dir.parent / f"iteration-{choice.number - 1}" / SNAPSHOT_DIR
     if not (prev / "SKILL.md").is_file():
         raise InputError.one("baseline_type", "previous_version",
                              f"no previous skill snapshot at {prev}: run a no_skill iteration first")
@@ -222,7 +220,7 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
     })
-    snap = it_dir / SNAPSHOT
+    snap = it_dir / SNAPSHOT_DIR
     if not snap.exists():
         shutil.copytree(p.skill.path, snap, ignore=shutil.ignore_patterns("*-workspace", ".git", "__pycache__"))
 
@@ -357,10 +355,6 @@ def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progre
                 results.append(rec)
             progress.trial_done(rec)
     return results
-
-
-def sort_records(records: list[TrialRecord]) -> list[TrialRecord]:
-    return sorted(records, key=lambda r: (str(r.eval_id).zfill(12), r.configuration, r.run_number))
 
 
 def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, iteration: int,

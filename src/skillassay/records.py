@@ -62,6 +62,11 @@ def record_order(eval_id: int | str, configuration: str, run_number: int) -> tup
     return str(eval_id).zfill(12), configuration, run_number
 
 
+def sort_records(records: Iterable[TrialRecord]) -> list[TrialRecord]:
+    """Records in record_order: the order of benchmark.json's runs[] whichever command wrote it."""
+    return sorted(records, key=lambda r: record_order(r.eval_id, r.configuration, r.run_number))
+
+
 VerdictCounts = dict[str, dict[str, tuple[int, int]]]  # text -> configuration -> (passes, fails)
 
 

@@ -8,7 +8,6 @@ from the run's cache, and benchmark.json/benchmark.md are rebuilt from the new g
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,10 @@ from skillassay.gate import GateResult, evaluate
 from skillassay.grade import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.jsonio import atomic_write_text, load_model, read_json, write_json
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
-from skillassay.records import TrialRecord
+from skillassay.records import TrialRecord, sort_records
 from skillassay.records_io import load_metrics, load_timing, read_trial
-from skillassay.workspace import existing_iterations, iteration_dir
+from skillassay.workspace import RUN_DIR, SNAPSHOT_DIR, existing_iterations, iteration_dir
 from skillassay.workspace_lock import WorkspaceLock
-
-_RUN = re.compile(r"run-(\d+)")
-SNAPSHOT = "skill-snapshot"
 
 
 @dataclass
@@ -61,7 +57,7 @@ def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | No
 def load_thresholds(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> Thresholds:
     """The thresholds the run was gated with: the config beside the eval set, else the one in
     the iteration's skill snapshot, else the skill's own; none found -> no thresholds."""
-    candidates = [evals_path.parent / "benchmark_config.json", it_dir / SNAPSHOT / "evals" / "benchmark_config.json"]
+    candidates = [evals_path.parent / "benchmark_config.json", it_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json"]
     if record.get("skill_path"):
         candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
     for path in candidates:
@@ -89,7 +85,7 @@ def find_runs(it_dir: Path, evals: dict[int, Eval]) -> list[RunRef]:
             unknown.append(str(meta.eval_id))
             continue
         for run_dir in sorted(meta_path.parent.glob("*/run-*")):
-            m = _RUN.fullmatch(run_dir.name)
+            m = RUN_DIR.fullmatch(run_dir.name)
             if m and (run_dir / "outputs").is_dir():
                 refs.append(RunRef(ev, run_dir.parent.name, int(m.group(1)), run_dir))
     if unknown:
@@ -155,7 +151,7 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
 
     records = [rec for ref in refs if (rec := read_trial(str(ref.run_dir), ref.eval.id, ref.eval.name or ref.eval.slug,
                                                          ref.configuration, ref.run_number)[0])]
-    records.sort(key=lambda r: (str(r.eval_id).zfill(12), r.configuration, r.run_number))
+    records = sort_records(records)
     bench, gate_result = rebuild_benchmark(it_dir, records, record, load_thresholds(it_dir, path, record))
     return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
 

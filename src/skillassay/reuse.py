@@ -19,7 +19,7 @@ from pathlib import Path
 from skillassay.errors import InputError
 from skillassay.jsonio import write_json
 from skillassay.plan import hash_tree
-from skillassay.workspace import iteration_dir
+from skillassay.workspace import SNAPSHOT_DIR, iteration_dir
 
 PROVENANCE = "baseline_reuse.json"
 MUST_MATCH = {"settings": "the model or executor settings (seed, temperature, options, baseline type)",
@@ -63,7 +63,7 @@ def previous_snapshot_hash(it: Path) -> str | None:
     n = it.name.removeprefix("iteration-")
     if not n.isdigit():
         return None
-    snap = it.parent / f"iteration-{int(n) - 1}" / "skill-snapshot"
+    snap = it.parent / f"iteration-{int(n) - 1}" / SNAPSHOT_DIR
     return hash_tree(snap) if snap.is_dir() else None
 
 

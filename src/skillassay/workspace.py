@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 _SLUG = re.compile(r"[^a-z0-9]+")
+RUN_DIR = re.compile(r"run-(\d+)")  # a run folder's name, run-K (run_dir writes it)
+SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
 
 
 def slugify(text: str) -> str:

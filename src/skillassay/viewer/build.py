@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,12 @@ from skillassay.charts import (
     trend_chart,
     trend_points,
 )
-from skillassay.discover import discover
+from skillassay.discover import EVAL_DIR, discover
 from skillassay.errors import InputError
 from skillassay.gate import GateResult
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 from skillassay.workspace import inside
 
-_EVAL_DIR = re.compile(r"eval-(\d+)(?:-.*)?")
-_RUN_DIR = re.compile(r"run-(\d+)")
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
 
 
@@ -204,7 +201,7 @@ def _prompt(iteration_dir: Path, ref: RunRef) -> dict[str, Any]:
 def previous_run_dir(previous: Path, ref: RunRef) -> Path | None:
     """The same eval (matched by id, since names may change), configuration and run number."""
     for ev in _subdirs(previous):
-        m = _EVAL_DIR.fullmatch(ev.name)
+        m = EVAL_DIR.fullmatch(ev.name)
         if m and int(m.group(1)) == ref.eval_id:
             cand = safe_child(previous, f"{ev.name}/{ref.configuration}/run-{ref.run_number}")
             return cand if cand is not None and cand.is_dir() else None
