@@ -18,7 +18,7 @@ from skillassay.jsonio import atomic_open
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.notes import cell_notes, config_values
 from skillassay.records import ExpectationTally, Outcome, TrialRecord
-from skillassay.statistics import Arm, EvalCell, build_statistics, group_records, joined
+from skillassay.statistics import Arm, EvalCell, build_statistics, group_records, joined, mean_or_none
 
 SKILL_CONFIGS = ("with_skill", "new_skill")
 BASELINE_CONFIGS = ("without_skill", "old_skill", "baseline", "no_skill")
@@ -46,16 +46,12 @@ def pick_arms(configurations: Iterable[str], baseline_type: str | None = None) -
     return Arms(skill or "with_skill", baseline or "without_skill")
 
 
-def _mean(xs: Sequence[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
 def _std(xs: Sequence[float]) -> float | None:
     return pystats.stdev(xs) if len(xs) > 1 else (0.0 if xs else None)
 
 
 def _stat(xs: Sequence[float]) -> dict[str, float | None]:
-    return {"mean": _r(_mean(xs)), "stddev": _r(_std(xs)), "min": _r(min(xs)) if xs else None,
+    return {"mean": _r(mean_or_none(xs)), "stddev": _r(_std(xs)), "min": _r(min(xs)) if xs else None,
             "max": _r(max(xs)) if xs else None}
 
 
@@ -71,8 +67,8 @@ def arm_summary(per_eval: list[Arm]) -> dict[str, float | None]:
     rates = [a.pass_rate for a in per_eval if a.pass_rate is not None]
     tokens = joined(a.tokens for a in per_eval)
     secs = joined(a.durations for a in per_eval)
-    return {"pass_rate": _r(_mean(rates)), "pass_rate_std": _r(_std(rates)),
-            "avg_tokens": _r(_mean(tokens), 1), "avg_duration_seconds": _r(_mean(secs), 3)}
+    return {"pass_rate": _r(mean_or_none(rates)), "pass_rate_std": _r(_std(rates)),
+            "avg_tokens": _r(mean_or_none(tokens), 1), "avg_duration_seconds": _r(mean_or_none(secs), 3)}
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -229,8 +225,8 @@ def write_run_texts(fh: IO[str], texts: Iterable[Iterable[bytes]]) -> None:
 
 
 def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:
-    return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(_mean(a.tokens), 1),
-            "avg_duration_seconds": _r(_mean(a.durations), 3),
+    return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(mean_or_none(a.tokens), 1),
+            "avg_duration_seconds": _r(mean_or_none(a.durations), 3),
             "trials_completed": a.completed, "trials_requested": max(trials_requested or 0, a.recorded)}
 
 

@@ -88,7 +88,6 @@ class IterationRead:
     trials_found: int  # the most run folders any eval / configuration has
     skipped: list[RunIssue]
     warnings: list[str]
-    spool_dir: Path
 
     @property
     def runs_read(self) -> int:
@@ -214,7 +213,7 @@ def read_iteration(iteration: Path, spool_parent: Path, on_eval: EvalsRead | Non
     failed = True
     try:
         reads = _read_all(evals, spool_dir, on_eval)
-        yield _combine(evals, reads, warnings, spool_dir)
+        yield _combine(evals, reads, warnings)
         failed = False
     finally:
         shutil.rmtree(spool_dir, ignore_errors=True)
@@ -231,7 +230,7 @@ def _check_shared_ids(evals: list[EvalDir]) -> None:
         check_unique(r for ev in evals if ev.eval_id in shared for r in eval_runs(ev))
 
 
-def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str], spool_dir: Path) -> IterationRead:
+def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str]) -> IterationRead:
     """Per-eval reads -> one IterationRead in record order (eval id, configuration, run), as
     records sorted by records.record_order would give, even when folders share an eval id."""
     for r in reads:
@@ -274,7 +273,6 @@ def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str], s
         trials_found=max(trials.values(), default=0),
         skipped=[i for r in reads for i in r.skipped],
         warnings=warnings + [w for r in reads for w in r.warnings],
-        spool_dir=spool_dir,
     )
 
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillassay.records import ExpectationTally, TrialRecord, VerdictCounts
-from skillassay.statistics import EvalCell, group_records, joined
+from skillassay.statistics import EvalCell, group_records, joined, mean_or_none
 from skillassay.stats import within_eval_variance
 
 if TYPE_CHECKING:  # aggregate imports this module; only the type is needed here
@@ -104,10 +103,6 @@ def one_arm_error_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     return notes
 
 
-def _mean(xs: Sequence[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
 def config_values(cells: list[EvalCell], config: str) -> tuple[array[float], array[float], array[float]]:
     """Per completed run of a configuration, in run order: expectation pass rate (0 without
     expectations, as skill-creator counts it), duration and tokens (each where recorded)."""
@@ -118,7 +113,7 @@ def config_values(cells: list[EvalCell], config: str) -> tuple[array[float], arr
 def _arm_means(cells: list[EvalCell], config: str) -> tuple[float | None, float | None, float | None]:
     """The same figures as run_summary, so the note agrees with the `delta` beside it."""
     rates, durations, tokens = config_values(cells, config)
-    return _mean(rates), _mean(durations), _mean(tokens)
+    return mean_or_none(rates), mean_or_none(durations), mean_or_none(tokens)
 
 
 def _seconds(x: float) -> str:

@@ -108,6 +108,11 @@ class Arm:
         return array("d", (x if x == x else 0.0 for x in self.rates))
 
 
+def mean_or_none(xs: Sequence[float]) -> float | None:
+    """The plain mean of the spec's figures (sum / n, in order), None for no values."""
+    return sum(xs) / len(xs) if xs else None
+
+
 def joined(parts: Iterable[array[float]]) -> array[float]:
     """Several arms' per-trial values in one packed array: suite-wide figures (medians, run
     summaries) of 200,000 trials then need 1.6 MB, not 6 MB of float objects."""
