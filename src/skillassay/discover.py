@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillassay.errors import InputError
+from skillassay.errors import InputError, describe_error
 from skillassay.workspace import RUN_DIR
 
 EVAL_DIR = re.compile(r"eval-(\d+)(?:-(.+))?")
@@ -116,7 +116,7 @@ def read_identity(eval_path: str, folder: str, warnings: list[str]) -> tuple[int
     except FileNotFoundError:
         return fallback
     except (OSError, ValueError) as exc:
-        warnings.append(f"{path}: unreadable ({_short(exc)}); eval id taken from the folder name")
+        warnings.append(f"{path}: unreadable ({describe_error(exc)}); eval id taken from the folder name")
         return fallback
     if not isinstance(data, dict):
         warnings.append(f"{path}: expected a JSON object; eval id taken from the folder name")
@@ -131,16 +131,6 @@ def read_identity(eval_path: str, folder: str, warnings: list[str]) -> tuple[int
         warnings.append(f"{path}: $.eval_name: expected a string; name taken from the folder name")
         name = None
     return eval_id, name or fallback[1]
-
-
-def _short(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    return str(exc)
 
 
 def _config_runs(ev: EvalDir, config: os.DirEntry[str]) -> list[RunDir]:

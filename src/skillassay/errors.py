@@ -3,6 +3,7 @@ that names the file and the field instead of a traceback."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,19 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         return "\n".join(str(p) for p in self.problems)
+
+
+def describe_error(exc: Exception) -> str:
+    """Why a JSON file could not be read, in a few words for a message that names the file."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, expected a JSON file"
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or type(exc).__name__}"
+    return str(exc)
 
 
 EXIT_PASS = 0

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from skillassay.errors import describe_error
 from skillassay.grade import trial_passed
 from skillassay.jsonio import json_path
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
@@ -170,18 +171,6 @@ def load_json_file(path: str) -> Any:
         except orjson.JSONDecodeError:
             pass  # json decides what orjson refuses (NaN) and says why with line and column
     return _DECODER.decode(raw.decode("utf-8"))
-
-
-def describe_error(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-    if isinstance(exc, IsADirectoryError):
-        return "is a directory, expected a JSON file"
-    if isinstance(exc, OSError):
-        return f"cannot read: {exc.strerror or type(exc).__name__}"
-    return str(exc)
 
 
 def _is_int(v: Any) -> bool:
