@@ -81,8 +81,8 @@ def build_iteration(root: Path, runs: int) -> Path:
 def aggregate_once(it: Path, workers: int | None = None) -> tuple[int, float]:
     """(runs aggregated, seconds) for the whole command: discovery, reading, every statistic,
     writing benchmark.json and benchmark.md."""
-    import skillassay.aggregate_read as reader
-    from skillassay.aggregate_cmd import aggregate_iteration
+    import skillassay.analyze.cell_reader as reader
+    from skillassay.analyze.aggregate import aggregate_iteration
 
     reader.MAX_WORKERS = workers or reader.MAX_WORKERS
     t = time.perf_counter()

@@ -36,7 +36,7 @@ def make_skill(root: Path) -> Path:
 
 
 def measure(trials_total: int, where: str | None = None) -> dict:
-    from skillassay.engine import RunRequest, run_benchmark
+    from skillassay.run.engine import RunRequest, run_benchmark
 
     per_eval = trials_total // (EVALS * 2)
     root = Path(tempfile.mkdtemp(prefix="skillassay-overhead-", dir=where))

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from skillassay.records import TrialRecord
-from skillassay.statistics import build_statistics, group_records
+from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.store.records import TrialRecord
 
 N_EVALS, N_TRIALS = 50, 200
 CONFIGS = {"with_skill": 0.15, "without_skill": 0.0}  # pass-rate uplift per arm

@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from skillassay.jsonio import write_json
+from skillassay.store.jsonio import write_json
 from skillassay.viewer.server import ViewerServer, start_server
 
 CHROMIUM = "/usr/bin/chromium"

@@ -22,4 +22,6 @@ if command -v npm >/dev/null 2>&1 && { ! command -v claude >/dev/null 2>&1 || ! 
 fi
 
 ruff check src tests benchmarks scripts
+lint-imports  # the pipeline's layering and no import cycles (contracts in pyproject.toml)
+mypy
 python3 -m pytest -q -p no:cacheprovider

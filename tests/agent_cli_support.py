@@ -14,7 +14,7 @@ from fake_model_api import FakeModelAPI, ScriptItem, Stall
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult
 from skillassay.executors.subprocess_util import events_from_lines
-from skillassay.skill import Skill, load_skill
+from skillassay.spec.skill import Skill, load_skill
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agent-cli"
 PROMPT = "Create a greeting file out.txt."

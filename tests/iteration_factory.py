@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillassay.aggregate import Arms, build_benchmark
-from skillassay.compare import load_iteration_records
-from skillassay.jsonio import write_json
+from skillassay.analyze.arms import Arms
+from skillassay.analyze.benchmark import build_benchmark
+from skillassay.analyze.compare import load_iteration_records
 from skillassay.models import Thresholds
+from skillassay.store.jsonio import write_json
 
 FINGERPRINT = {"skill": "s1", "evals": "e1", "settings": "x1"}
 STATUS = {"P": "ok", "F": "ok", "E": "error", "T": "timeout"}

@@ -21,7 +21,7 @@ from skillassay.executors.agent_loop import (
     truncate,
 )
 from skillassay.executors.base import Usage
-from skillassay.skill import load_skill
+from skillassay.spec.skill import load_skill
 
 
 def pid_alive(pid: int) -> bool:

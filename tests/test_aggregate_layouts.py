@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.aggregate_cmd import aggregate_iteration
-from skillassay.cli import app
-from skillassay.discover import identity_from_folder
+from skillassay.analyze.aggregate import aggregate_iteration
+from skillassay.cli.main import app
 from skillassay.errors import InputError
 from skillassay.models import Timing
-from skillassay.records_io import duration_of, read_trial
+from skillassay.store.discover import identity_from_folder
+from skillassay.store.read import duration_of, read_trial
 
 runner = CliRunner()
 
@@ -389,9 +389,10 @@ def streamed_equals_records(it: Path, out: Path, monkeypatch: pytest.MonkeyPatch
     """Aggregate `it` in-process and in worker processes, and build benchmark.json from records
     held in memory (the `run` / `grade` path): all three must agree, byte for byte where they
     write the same file. Returns the streamed benchmark."""
-    import skillassay.aggregate_read as reader
-    from skillassay.aggregate import build_benchmark, pick_arms, write_benchmark
-    from skillassay.aggregate_cmd import collect
+    import skillassay.analyze.cell_reader as reader
+    from skillassay.analyze.aggregate import collect
+    from skillassay.analyze.arms import pick_arms
+    from skillassay.analyze.benchmark import build_benchmark, write_benchmark
     from skillassay.models import BenchmarkConfig
 
     one = aggregate_iteration(it, output=out / "one.json", timestamp="T")
@@ -511,7 +512,7 @@ def test_two_folders_claiming_one_run_exit_2(tmp_path: Path, where: str) -> None
 def test_progress_is_reported_once_per_eval_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      workers: int) -> None:
     """`skillassay aggregate` draws a bar from these calls: one per eval, counting up to all."""
-    import skillassay.aggregate_read as reader
+    import skillassay.analyze.cell_reader as reader
 
     it = varied_iteration(tmp_path / "iteration-1", n_evals=5)
     monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)

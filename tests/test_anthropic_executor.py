@@ -17,7 +17,7 @@ from skillassay.errors import InputError
 from skillassay.executors import load_executor_class
 from skillassay.executors.anthropic_api import AnthropicExecutor
 from skillassay.executors.base import ExecutorSettings, TrialRequest
-from skillassay.skill import load_skill
+from skillassay.spec.skill import load_skill
 
 KEY = "sk-ant-test-key-never-logged"
 

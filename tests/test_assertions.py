@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from skillassay.errors import InputError
-from skillassay.grade import check, compile_expectations, run_view
+from skillassay.grade.grader import check, compile_expectations, run_view
 from skillassay.models import Eval, Metrics, Timing
 
 ANSWER = "The Acme VPN server uses port 4433.\nProtocol: WireGuard."

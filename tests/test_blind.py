@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.analysis import analyze_file
-from skillassay.blind import compare_blind, make_compare_judge
-from skillassay.cli import app
-from skillassay.engine import RunRequest, run_benchmark
-from skillassay.history import record_iteration
-from skillassay.judge import AnthropicJudge, OpenAIJudge
+from skillassay.cli.main import app
+from skillassay.grade.judge import AnthropicJudge, OpenAIJudge
+from skillassay.improve.analysis import analyze_file
+from skillassay.improve.blind import compare_blind, make_compare_judge
+from skillassay.improve.history import record_iteration
 from skillassay.models.improve import Analysis, Comparison
+from skillassay.run.engine import RunRequest, run_benchmark
 
 SIDE = {"content": {"correctness": 5, "completeness": 5, "accuracy": 4},
         "structure": {"organization": 4, "formatting": 5, "usability": 4}}

@@ -12,10 +12,10 @@ import pytest
 import xmlschema
 from typer.testing import CliRunner
 
-from skillassay.ci_outputs import append_step_summary, github_step_summary, junit_xml, md_cell, write_junit
-from skillassay.cli import app
-from skillassay.gate import GateResult, ThresholdResult
-from skillassay.gate_cmd import check_iteration
+from skillassay.analyze.gate import GateResult, ThresholdResult
+from skillassay.analyze.gate_check import check_iteration
+from skillassay.cli.main import app
+from skillassay.report.ci_outputs import append_step_summary, github_step_summary, junit_xml, md_cell, write_junit
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "acme-vpn"
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "junit" / "junit.xsd")
@@ -90,7 +90,7 @@ def test_regression_status_and_gate(iteration: Path) -> None:
                                 "raw_flip": "PASS->FAIL"},
                                {"eval_id": 2, "eval_name": "protocol", "counts": "2/2 -> 1/2", "label": "possible regression"}],
                   "regressed": [1], "possible_regressions": [2]}
-    from skillassay.gate import evaluate
+    from skillassay.analyze.gate import evaluate
     from skillassay.models import Thresholds
 
     gate = evaluate(loaded.benchmark, Thresholds(min_pass_rate=0.5), comparison=comparison)

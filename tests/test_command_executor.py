@@ -16,7 +16,7 @@ from skillassay.errors import InputError
 from skillassay.executors import load_executor_class
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.command import CommandExecutor, fill_argv
-from skillassay.skill import load_skill
+from skillassay.spec.skill import load_skill
 
 PY = sys.executable
 
@@ -135,7 +135,7 @@ def test_fill_argv_leaves_other_braces_alone() -> None:
 def test_executors_command_lists_usability(monkeypatch) -> None:
     from typer.testing import CliRunner
 
-    from skillassay.cli import app
+    from skillassay.cli.main import app
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("SKILLASSAY_EXECUTORS", raising=False)

@@ -13,14 +13,14 @@ import pytest
 from iteration_factory import write_iteration
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.compare import (
+from skillassay.analyze.compare import (
     FILENAME,
     compare,
     load_iteration_records,
     ratio_difference,
     trials_to_call,
 )
+from skillassay.cli.main import app
 from skillassay.errors import InputError
 
 runner = CliRunner()

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.execute import RetryPolicy, call_with_retries
+from skillassay.cli.main import app
 from skillassay.executors import Executor, ExecutorSettings, TransientError, TrialRequest, TrialResult
 from skillassay.models import Benchmark, Grading, Metrics, Timing
+from skillassay.run.execute import RetryPolicy, call_with_retries
 
 runner = CliRunner()
 
@@ -296,8 +296,8 @@ def test_a_hosted_judges_model_is_part_of_the_fingerprint(monkeypatch: pytest.Mo
     """`run --judge-model` (or SKILLASSAY_JUDGE_MODEL) picks what grades the runs, so another
     model must start another iteration; the embedded judge's identity stays what workspaces
     already recorded. The OpenAI client is built offline (no request is made here)."""
-    from skillassay.engine import judge_identity
-    from skillassay.grade import make_grader
+    from skillassay.grade.grader import make_grader
+    from skillassay.run.engine import judge_identity
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     monkeypatch.delenv("SKILLASSAY_JUDGE_MODEL", raising=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 from iteration_factory import write_iteration
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.compare import FILENAME
+from skillassay.analyze.compare import FILENAME
+from skillassay.cli.main import app
 
 runner = CliRunner()
 HALF = {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("FFF", "FFF"), 4: ("FFF", "FFF")}  # exactly 0.5

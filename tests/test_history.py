@@ -14,10 +14,9 @@ import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.engine import RunRequest, run_benchmark
+from skillassay.cli.main import app
 from skillassay.errors import InputError
-from skillassay.history import (
+from skillassay.improve.history import (
     LOCK_FILE,
     EvalRate,
     VersionFacts,
@@ -28,7 +27,8 @@ from skillassay.history import (
     record_iteration,
 )
 from skillassay.models.improve import History
-from skillassay.records import TrialRecord
+from skillassay.run.engine import RunRequest, run_benchmark
+from skillassay.store.records import TrialRecord
 
 FACTS = """
 The Acme VPN server uses port 4433.

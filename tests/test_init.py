@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.cli import app
+from skillassay.cli.main import app
 from skillassay.errors import InputError
-from skillassay.scaffold import init_skill
-from skillassay.validate import validate_paths
+from skillassay.spec.scaffold import init_skill
+from skillassay.spec.validate import validate_paths
 
 runner = CliRunner()
 DESCRIPTION = "Extract text and tables from PDF files. Use when the user mentions PDFs."

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.grade import Grader, compile_expectations, run_view
-from skillassay.judge import (
+from skillassay.grade.grader import Grader, compile_expectations, run_view
+from skillassay.grade.judge import (
     AnthropicJudge,
     JudgePolicy,
     LocalJudge,
@@ -179,7 +179,7 @@ def test_anthropic_judge_uses_a_forced_tool(tmp_path):
 
 
 def test_inputs_are_capped_and_binary_files_described(tmp_path):
-    from skillassay.judge import Caps
+    from skillassay.grade.judge import Caps
 
     run = make_run(tmp_path, answer="x" * 5000, files={"chart.png": b"\x89PNG\x00\x01" * 100,
                                                         "report.txt": b"line\n" * 1000})
@@ -194,7 +194,7 @@ def test_inputs_are_capped_and_binary_files_described(tmp_path):
 
 
 def test_reply_schema_and_parse_agree():
-    from skillassay.judge import JudgeOutputError
+    from skillassay.grade.judge import JudgeOutputError
 
     schema = reply_schema(2, LocalJudge().caps, bounded=True)
     assert schema["properties"]["expectations"]["required"] == ["E1", "E2"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.engine import RunRequest, run_benchmark
 from skillassay.executors import ExecutorSettings, TrialRequest
 from skillassay.executors.local import LocalExecutor, find_embedded_model
-from skillassay.skill import load_skill
+from skillassay.run.engine import RunRequest, run_benchmark
+from skillassay.spec.skill import load_skill
 
 pytestmark = pytest.mark.model
 

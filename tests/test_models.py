@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from skillassay.errors import InputError
-from skillassay.jsonio import load_model, parse_model
 from skillassay.models import MODELS, Assertion, Benchmark, EvalSet, SpecModel
+from skillassay.store.jsonio import load_model, parse_model
 
 SPEC = Path(__file__).parent / "fixtures" / "spec"
 

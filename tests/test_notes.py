@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from skillassay.aggregate import Arms, build_benchmark
+from skillassay.analyze.arms import Arms
+from skillassay.analyze.benchmark import build_benchmark
+from skillassay.analyze.notes import analyst_notes, cell_notes, cost_notes
+from skillassay.analyze.statistics import group_records
 from skillassay.models import ExpectationResult, Thresholds
-from skillassay.notes import analyst_notes, cell_notes, cost_notes
-from skillassay.records import ExpectationTally, TrialRecord
-from skillassay.statistics import group_records
+from skillassay.store.records import ExpectationTally, TrialRecord
 
 ARMS = Arms("with_skill", "without_skill")
 

@@ -25,7 +25,7 @@ from skillassay.errors import InputError
 from skillassay.executors import load_executor_class
 from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult
 from skillassay.executors.openai_api import OpenAIExecutor
-from skillassay.skill import load_skill
+from skillassay.spec.skill import load_skill
 
 pytestmark = pytest.mark.model
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.engine import RunRequest, run_benchmark
-from skillassay.execute import RetryPolicy
+from skillassay.cli.main import app
+from skillassay.run.engine import RunRequest, run_benchmark
+from skillassay.run.execute import RetryPolicy
 from tests.fake_openai_api import FakeOpenAI, grading_reply, schema_of
 
 PLAIN = "The answer names the VPN port"

@@ -9,8 +9,8 @@ from iteration_factory import write_iteration
 from test_compare import drop_facts, run_echo
 from typer.testing import CliRunner
 
-from skillassay.cli import app
-from skillassay.compare import FILENAME
+from skillassay.analyze.compare import FILENAME
+from skillassay.cli.main import app
 
 runner = CliRunner()
 SECTIONS = ["# Benchmark Report: acme-vpn", "## Iteration 2 vs 1", "### Summary",

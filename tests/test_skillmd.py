@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from skillassay.errors import Problem
-from skillassay.skillmd import check_skill_folder
+from skillassay.spec.skillmd import check_skill_folder
 
 GOOD_DESCRIPTION = "Extracts tables from PDF files. Use when the user mentions PDFs."
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillassay.records import TrialRecord
-from skillassay.statistics import build_statistics, compare_iterations, group_records
+from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records
+from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
 

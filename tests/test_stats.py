@@ -1,4 +1,4 @@
-"""skillassay.stats against the reference values in stats-notes.md and against scipy /
+"""skillassay.analyze.numerics against the reference values in stats-notes.md and against scipy /
 statsmodels on random inputs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from skillassay import stats
+from skillassay.analyze import numerics as stats
 
 # --------------------------------------------------------------------------- Wilson
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from skillassay.cli import app
+from skillassay.cli.main import app
 from skillassay.errors import InputError
 from skillassay.models import MODELS
-from skillassay.validate import json_schemas, kind_of, validate_paths
+from skillassay.spec.validate import json_schemas, kind_of, validate_paths
 
 SPEC = Path(__file__).parent / "fixtures" / "spec"
 runner = CliRunner()

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 from viewer_samples import PAYLOADS, run_cli
 
-from skillassay.charts import write_report_charts
+from skillassay.report.charts import write_report_charts
 from skillassay.viewer.build import benchmark_payload, build_index, run_payload
 from skillassay.viewer.page import script_json
 from skillassay.viewer.server import MAX_BODY, ViewerServer

@@ -15,12 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 import skillassay
-from skillassay.cli import app
-from skillassay.engine import RunRequest, run_benchmark
+from skillassay.cli.main import app
 from skillassay.errors import InputError
 from skillassay.models import Benchmark
-from skillassay.workspace import existing_iterations
-from skillassay.workspace_lock import HOLDER_FILE, RUN_LOCK_FILE, WorkspaceLock
+from skillassay.run.engine import RunRequest, run_benchmark
+from skillassay.store.layout import existing_iterations
+from skillassay.store.lock import HOLDER_FILE, RUN_LOCK_FILE, WorkspaceLock
 
 TRIALS, DELAY = 16, 0.25  # 8 evals x 2 arms x 1 trial of 0.25 s: the first run holds the lock ~4 s
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from skillassay.cli import app
+from skillassay.cli.main import app
 from skillassay.viewer.build import build_index
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "acme-vpn"

@@ -1,3 +1,3 @@
-from skillassay.cli import app
+from skillassay.cli.main import app
 
 app()

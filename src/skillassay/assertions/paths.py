@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from skillassay.assertions.base import AssertionConfigError, RunView
-from skillassay.workspace import inside
+from skillassay.store.layout import inside
 
 
 def relative_param(type_name: str, key: str, value: str) -> str:

@@ -35,7 +35,7 @@ from tenacity import (
 
 from skillassay.errors import InputError
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
-from skillassay.skill import Skill
+from skillassay.spec.skill import Skill
 
 T = TypeVar("T")
 

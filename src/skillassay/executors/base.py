@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from skillassay.skill import Skill
+from skillassay.spec.skill import Skill
 
 Status = Literal["ok", "error", "timeout"]
 

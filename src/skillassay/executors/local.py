@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
-from skillassay.skill import Skill
+from skillassay.spec.skill import Skill
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"

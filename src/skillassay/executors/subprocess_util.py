@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillassay.redact import redact as _redact
-from skillassay.skill import Skill
+from skillassay.spec.skill import Skill
+from skillassay.store.redact import redact as _redact
 
 _STDERR_LIMIT = 200_000
 

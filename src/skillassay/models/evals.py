@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from skillassay.models.base import SpecModel
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(text: str) -> str:
+    return _SLUG.sub("-", text.lower()).strip("-")[:60] or "eval"
 
 
 class Assertion(SpecModel):
@@ -56,8 +63,6 @@ class Eval(SpecModel):
     @property
     def slug(self) -> str:
         """Folder name `eval-<id>-<name>` (skill-creator's layout)."""
-        from skillassay.workspace import slugify
-
         return f"eval-{self.id}-{slugify(self.name)}" if self.name else f"eval-{self.id}"
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from skillassay.charts import (
+from skillassay.analyze.gate import GateResult
+from skillassay.errors import InputError
+from skillassay.report.charts import (
     as_dict,
     as_interval,
     as_list,
@@ -23,11 +25,9 @@ from skillassay.charts import (
     trend_chart,
     trend_points,
 )
-from skillassay.discover import EVAL_DIR, discover
-from skillassay.errors import InputError
-from skillassay.gate import GateResult
+from skillassay.store.discover import EVAL_DIR, discover
+from skillassay.store.layout import inside
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
-from skillassay.workspace import inside
 
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
 
@@ -271,7 +271,7 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
 def iteration_gate(iteration_dir: Path) -> GateResult | None:
     """Exactly what `skillassay gate` decides for the iteration; None without a config to gate on
     or when its files cannot be read (the tab then falls back to thresholds_met)."""
-    from skillassay.gate_cmd import check_iteration
+    from skillassay.analyze.gate_check import check_iteration
 
     try:
         check = check_iteration(iteration_dir)

@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import threading
 import webbrowser
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from skillassay.charts import load_benchmark
 from skillassay.errors import InputError
-from skillassay.jsonio import load_model, write_json
 from skillassay.models import Feedback, Review
+from skillassay.report.charts import load_benchmark
+from skillassay.store.jsonio import load_model, now_iso, write_json
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
 
@@ -28,10 +27,6 @@ class HTTPError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def save_feedback(iteration_dir: Path, *, run_id: str | None = None, text: str | None = None,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillassay.charts import load_benchmark
-from skillassay.jsonio import atomic_write_text
+from skillassay.report.charts import load_benchmark
+from skillassay.store.jsonio import atomic_write_text
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload
 from skillassay.viewer.page import new_nonce, render_page
 

@@ -1,0 +1,263 @@
+"""Aggregation: TrialRecords -> benchmark.json in both spec shapes (skill-creator's
+metadata/runs/run_summary/notes and the benchmark process's summary/per_eval/thresholds_met),
+with the statistics beside them. Pure: reading records from disk is in `store.read`."""
+
+from __future__ import annotations
+
+import json
+import statistics as pystats
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from pydantic_core import to_json
+
+from skillassay.analyze.arms import Arms, pick_arms
+from skillassay.analyze.notes import cell_notes, config_values
+from skillassay.analyze.statistics import Arm, EvalCell, build_statistics, group_records, joined, mean_or_none
+from skillassay.models import Benchmark, ExpectationResult, Thresholds
+from skillassay.store.jsonio import atomic_open
+from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
+
+
+def _std(xs: Sequence[float]) -> float | None:
+    return pystats.stdev(xs) if len(xs) > 1 else (0.0 if xs else None)
+
+
+def _stat(xs: Sequence[float]) -> dict[str, float | None]:
+    return {"mean": _r(mean_or_none(xs)), "stddev": _r(_std(xs)), "min": _r(min(xs)) if xs else None,
+            "max": _r(max(xs)) if xs else None}
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _signed(x: float | None, fmt: str) -> str:
+    return "n/a" if x is None else format(x, "+" + fmt)
+
+
+def arm_summary(per_eval: list[Arm]) -> dict[str, float | None]:
+    rates = [a.pass_rate for a in per_eval if a.pass_rate is not None]
+    tokens = joined(a.tokens for a in per_eval)
+    secs = joined(a.durations for a in per_eval)
+    return {"pass_rate": _r(mean_or_none(rates)), "pass_rate_std": _r(_std(rates)),
+            "avg_tokens": _r(mean_or_none(tokens), 1), "avg_duration_seconds": _r(mean_or_none(secs), 3)}
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else round(a / b, 4)
+
+
+def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
+    """The spec's plain comparison: a value exactly at the threshold passes. A figure that
+    could not be computed (e.g. no improvement ratio without a baseline) is left out."""
+    ws = summary["with_skill"]
+    checks = {
+        "min_pass_rate": (ws["pass_rate"], thresholds.min_pass_rate, "min"),
+        "max_avg_tokens": (ws["avg_tokens"], thresholds.max_avg_tokens, "max"),
+        "max_avg_duration_seconds": (ws["avg_duration_seconds"], thresholds.max_avg_duration_seconds, "max"),
+        "min_improvement_ratio": (summary["improvement_ratio"], thresholds.min_improvement_ratio, "min"),
+    }
+    met = {}
+    for key, (value, limit, direction) in checks.items():
+        if limit is None or value is None:
+            continue
+        met[key] = value >= limit if direction == "min" else value <= limit
+    return met
+
+
+# Writes benchmark.json's runs[] entries, already serialised (see write_benchmark).
+RunsWriter = Callable[[IO[str]], None]
+
+
+def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: str | None,
+                    iteration: int | None, timestamp: str, trials_requested: int | None,
+                    thresholds: Thresholds, arms: Arms | None = None, executor_model: str | None = None,
+                    notes: list[str] | None = None, seed: int = 0) -> Benchmark:
+    """summarize() for graded records held in memory (`run`, `grade`)."""
+    arms = arms or pick_arms(r.configuration for r in records)
+    configs = list(dict.fromkeys([arms.skill, arms.baseline] + [r.configuration for r in records]))
+    bench = summarize(group_records(records, configs), configs, ExpectationTally.of(records), skill_name=skill_name,
+                      skill_path=skill_path, iteration=iteration, timestamp=timestamp,
+                      trials_requested=trials_requested, thresholds=thresholds, arms=arms,
+                      executor_model=executor_model, notes=notes, seed=seed)
+    bench._write_runs = lambda fh: write_run_texts(fh, ((run_json(r),) for r in records))
+    return bench
+
+
+def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally, *, skill_name: str,
+              skill_path: str | None, iteration: int | None, timestamp: str, trials_requested: int | None,
+              thresholds: Thresholds, arms: Arms, executor_model: str | None = None,
+              notes: list[str] | None = None, seed: int = 0) -> Benchmark:
+    """benchmark.json without runs[] from per-eval cells (an Arm per configuration in `configs`)
+    and the expectations' verdicts: all that aggregation needs, so no run is kept in memory."""
+    per_eval, skill_arms, base_arms = [], [], []
+    for cell in cells:
+        s, b = cell.arms[arms.skill], cell.arms[arms.baseline]
+        skill_arms.append(s)
+        base_arms.append(b)
+        per_eval.append({
+            "eval_id": cell.eval_id, "eval_name": cell.eval_name,
+            "with_skill": _per_eval_arm(s, trials_requested), "baseline": _per_eval_arm(b, trials_requested),
+            "trials": trials_requested or max(s.recorded, b.recorded),
+        })
+
+    ws, bs = arm_summary(skill_arms), arm_summary(base_arms)
+    baseline_failed = not any(a.completed for a in base_arms)
+    summary = {
+        "total_evals": len(cells),
+        "with_skill": ws,
+        "baseline": bs,
+        "improvement_ratio": None if baseline_failed else _ratio(ws["pass_rate"], bs["pass_rate"]),
+        "token_savings_ratio": _ratio(ws["avg_tokens"], bs["avg_tokens"]),
+        "time_savings_ratio": _ratio(ws["avg_duration_seconds"], bs["avg_duration_seconds"]),
+    }
+    statistics = build_statistics(cells, arms.skill, arms.baseline, trials_requested or 0,
+                                 thresholds.model_dump(), seed=seed)
+    all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
+                 + cell_notes(cells, arms, tally))
+    return Benchmark.model_validate({
+        "metadata": {
+            "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
+            "timestamp": timestamp, "evals_run": [c.eval_id for c in cells],
+            "runs_per_configuration": trials_requested,
+        },
+        "run_summary": _run_summary(cells, configs, arms),
+        "notes": all_notes,
+        "skill_name": skill_name,
+        "iteration": iteration,
+        "timestamp": timestamp,
+        "summary": summary,
+        "per_eval": per_eval,
+        "thresholds_met": thresholds_met(summary, thresholds),
+        "statistics": statistics,
+    })
+
+
+def indented_json(value: Any, prefix: str) -> str:
+    text = to_json(value, indent=2).decode("utf-8")
+    return text.replace("\n", "\n" + prefix)
+
+
+def write_benchmark(path: Path, bench: Benchmark) -> None:
+    """benchmark.json, pretty-printed like write_json, with runs[] written by the benchmark's
+    runs writer (streamed one run at a time, or copied from where aggregation spooled them), so
+    huge iterations never exist as one model or string. Key order: skill-creator's shape first
+    (metadata, runs, run_summary, notes), then the benchmark process's, then ours."""
+    data = bench.to_json_dict()
+    runs = data.pop("runs", None)
+    keys = list(data)
+    keys.insert(1 if "metadata" in data else 0, "runs")
+    with atomic_open(path) as fh:
+        fh.write("{\n")
+        for i, key in enumerate(keys):
+            fh.write(f"  {json.dumps(key)}: ")
+            if key != "runs":
+                fh.write(indented_json(data[key], "  "))
+            elif bench._write_runs is not None:
+                bench._write_runs(fh)
+            else:
+                write_run_texts(fh, ((indented_json(r, RUN_INDENT).encode(),) for r in runs or []))
+            fh.write(",\n" if i < len(keys) - 1 else "\n")
+        fh.write("}\n")
+
+
+RUN_INDENT = "    "
+RUN_SEPARATOR = ",\n" + RUN_INDENT
+
+
+_RUN_NEWLINE = ("\n" + RUN_INDENT).encode()
+_SEPARATOR_BYTES = RUN_SEPARATOR.encode()
+
+
+def run_json(r: TrialRecord) -> bytes:
+    """One runs[] entry as it sits in benchmark.json (indented for its place in the array), in
+    UTF-8. orjson writes the same bytes as pydantic-core's encoder in half the time, which
+    counts at 200,000 runs."""
+    entry = run_entry(r)
+    try:
+        raw = orjson.dumps(entry, option=orjson.OPT_INDENT_2)
+    except TypeError:  # an integer beyond 64 bits, or a lone surrogate in untrusted text
+        raw = json.dumps(entry, indent=2).encode()  # ASCII with \u escapes: valid JSON either way
+    return raw.replace(b"\n", _RUN_NEWLINE)
+
+
+def write_run_texts(fh: IO[str], texts: Iterable[Iterable[bytes]]) -> None:
+    """runs[] from serialised entries, each given as UTF-8 blocks (a text may hold several
+    entries joined by RUN_SEPARATOR). Bytes go straight to the file under the text layer, so
+    nothing is decoded and re-encoded."""
+    out = fh.buffer  # type: ignore[attr-defined]  # atomic_open gives a TextIOWrapper
+    fh.flush()
+    first = True
+    for blocks in texts:
+        out.write(b"[\n    " if first else _SEPARATOR_BYTES)
+        for block in blocks:
+            out.write(block)
+        first = False
+    out.write(b"[]" if first else b"\n  ]")
+
+
+def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:
+    return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(mean_or_none(a.tokens), 1),
+            "avg_duration_seconds": _r(mean_or_none(a.durations), 3),
+            "trials_completed": a.completed, "trials_requested": max(trials_requested or 0, a.recorded)}
+
+
+def run_entry(r: TrialRecord) -> dict:
+    failed = r.total_count - r.passed_count if r.completed else r.total_count
+    return {
+        "eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
+        "run_number": r.run_number,
+        "result": {"pass_rate": _r(r.expectation_pass_rate or 0.0), "passed": r.passed_count,
+                   "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
+                   "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
+        "expectations": [_expectation_json(e) for e in r.expectations],
+        "notes": list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
+    }
+
+
+def _expectation_json(e: ExpectationResult | Outcome) -> dict:
+    """Same dict as e.model_dump(mode="json"), without a serializer call per expectation (a big
+    iteration has hundreds of thousands): text and passed are required and evidence defaults to
+    "", so all three are always written; an expectation with extra fields takes the slow path."""
+    if type(e) is not Outcome and e.__pydantic_extra__:
+        return e.model_dump(mode="json")
+    return {"text": e.text, "passed": e.passed, "evidence": e.evidence}
+
+
+def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
+    out: dict = {}
+    for config in configs:
+        rates, durations, tokens = config_values(cells, config)
+        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens)}
+    s, b = out.get(arms.skill), out.get(arms.baseline)
+    if s and b:
+        def d(metric: str) -> float | None:
+            x, y = s[metric]["mean"], b[metric]["mean"]
+            return None if x is None or y is None else x - y
+        out["delta"] = {"pass_rate": _signed(d("pass_rate"), ".2f"),
+                        "time_seconds": _signed(d("time_seconds"), ".1f"),
+                        "tokens": _signed(d("tokens"), ".0f")}
+    return out
+
+
+def _error_notes(cells: list[EvalCell], configs: list[str], arms: Arms, trials_requested: int | None,
+                 baseline_failed: bool) -> list[str]:
+    notes = []
+    if baseline_failed:
+        notes.append(f"All {arms.baseline} trials failed: with-skill results only, no improvement ratio")
+    for cell in cells:
+        for config in sorted(configs):  # name order, as configuration folders are listed
+            arm = cell.arms[config]
+            if not arm.recorded:
+                continue
+            if arm.errored:
+                notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: {arm.errored} of "
+                             f"{max(trials_requested or 0, arm.recorded)} trials "
+                             f"errored or timed out (excluded; {arm.completed} completed)")
+            if arm.completed < 2:
+                notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: fewer than 2 completed trials, "
+                             "variance unreliable")
+    return notes

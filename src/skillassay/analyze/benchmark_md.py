@@ -1,0 +1,35 @@
+"""benchmark.md: the short human summary written beside benchmark.json."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import jinja2
+
+from skillassay.analyze.gate import GateResult
+from skillassay.models import Benchmark
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def num(x: float | None, nd: int = 2) -> str:
+    return "n/a" if x is None else f"{x:,.{nd}f}"
+
+
+def ratio(x: float | None) -> str:
+    return "n/a (undefined)" if x is None else f"{x:.2f}x"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("skillassay", "templates"),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)  # markdown, not HTML
+    env.globals.update(pct=pct, num=num, ratio=ratio)
+    return env
+
+
+def render_benchmark_md(bench: Benchmark, gate: GateResult | None = None) -> str:
+    return environment().get_template("benchmark.md.j2").render(b=bench, gate=gate)

@@ -1,0 +1,488 @@
+"""Iteration N vs its predecessor (benchmark process, Step 4), written to
+`CURRENT/comparison_previous.json`.
+
+The spec asks for per-metric deltas and the raw flips (passed before, fails now). A raw flip at
+K = 3 is often one unlucky trial, so each eval also gets the statistical call from
+`statistics.compare_iterations` (one-sided Boschloo, Benjamini-Hochberg across evals), and every
+"possible" change says how many more trials per arm would settle it, found by re-running the
+same exact test rather than by a normal-approximation formula that is meaningless at 3/3 vs 0/3.
+`comparison-N.json` is left alone: that name belongs to blind comparisons.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from skillassay.analyze import numerics as stats
+from skillassay.analyze.aggregate import collect, read_iteration_record
+from skillassay.analyze.arms import pick_arms
+from skillassay.analyze.statistics import compare_iterations, group_records
+from skillassay.errors import InputError
+from skillassay.models import BenchmarkConfig
+from skillassay.store.jsonio import load_model, read_json, write_json
+from skillassay.store.layout import SNAPSHOT_DIR
+from skillassay.store.records import TrialRecord
+
+SCHEMA_VERSION = 1
+FILENAME = "comparison_previous.json"
+Q = 0.10
+MAX_TRIALS_SEARCHED = 200
+_ITERATION = re.compile(r"iteration-(\d+)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding things on disk
+
+
+def iteration_number(path: Path) -> int | None:
+    m = _ITERATION.fullmatch(path.name)
+    return int(m.group(1)) if m else None
+
+
+def find_config(iteration_dir: Path, explicit: Path | None = None) -> Path | None:
+    """The benchmark config that governs an iteration: --config, else the path iteration.json
+    recorded (when the engine records one), else the copy in the iteration's skill snapshot,
+    else the one next to the skill the iteration ran. A config that was never written is
+    simply absent (no thresholds); an explicit path that does not exist is bad input."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise InputError.one(explicit, "--config", "file not found")
+        return explicit
+    record = read_iteration_record(iteration_dir)
+    candidates = []
+    if isinstance(record.get("config_path"), str):
+        candidates.append(Path(record["config_path"]))
+    candidates.append(iteration_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json")
+    if isinstance(record.get("skill_path"), str):
+        candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def load_config(path: Path | None) -> BenchmarkConfig:
+    return load_model(path, BenchmarkConfig) if path is not None else BenchmarkConfig()
+
+
+def resolve_previous(current: Path, previous: Path | None,
+                     config_path: Path | None) -> tuple[Path | None, str]:
+    """PREVIOUS, else iteration-(N-1) beside CURRENT, else the config's previous_benchmark
+    (relative to the config file; a benchmark.json or its folder). Returns (path, how found)."""
+    if previous is not None:
+        if not previous.exists():
+            raise InputError.one(previous, "PREVIOUS", "not found: expected an iteration folder or benchmark.json")
+        return previous, "given on the command line"
+    n = iteration_number(current.resolve())
+    if n is not None and n > 1:
+        sibling = current.resolve().parent / f"iteration-{n - 1}"
+        if sibling.is_dir() and has_results(sibling):
+            return sibling, f"iteration-{n - 1} beside the current iteration"
+    config = load_config(config_path)
+    if config.previous_benchmark:
+        assert config_path is not None
+        target = (config_path.parent / config.previous_benchmark).resolve()
+        if not target.exists():
+            raise InputError.one(config_path, "$.previous_benchmark", f"{target} not found")
+        return target, f"previous_benchmark in {config_path}"
+    return None, "no previous iteration and no previous_benchmark in the config"
+
+
+def has_results(iteration_dir: Path) -> bool:
+    """A folder worth comparing against: it has a benchmark.json or at least one graded run."""
+    return (iteration_dir / "benchmark.json").is_file() or any(iteration_dir.glob("*/*/run-*/grading.json"))
+
+
+def has_run_folders(iteration_dir: Path) -> bool:
+    return any(iteration_dir.glob("*/*/run-*")) or any(iteration_dir.glob("runs/*/*/run-*")) \
+        or any(iteration_dir.glob("*/*/grading.json"))
+
+
+def load_iteration_records(iteration_dir: Path) -> list[TrialRecord]:
+    """Every graded trial of an iteration, in any layout discovery knows (ours, skill-creator's
+    legacy `runs/`, flat config folders); eval identity comes from eval_metadata.json."""
+    return collect(iteration_dir).records
+
+
+def records_from_benchmark(data: dict[str, Any], path: Path) -> list[TrialRecord]:
+    """Trials reconstructed from a benchmark.json alone, for a `previous_benchmark` whose run
+    folders are gone. Exact for what comparison uses (per-eval passes, completed trials and
+    mean tokens/duration); individual trials' spread of tokens is not recoverable."""
+    st = data.get("statistics") if isinstance(data.get("statistics"), dict) else {}
+    per_eval = st.get("per_eval") if isinstance(st.get("per_eval"), list) else None
+    out: list[TrialRecord] = []
+    if per_eval:
+        for pe in per_eval:
+            for cfg, arm in (pe.get("configurations") or {}).items():
+                out += _synthetic(pe.get("eval_id"), pe.get("eval_name") or "", cfg, arm.get("passes"),
+                                  arm.get("completed"), (arm.get("tokens") or {}).get("mean"),
+                                  (arm.get("duration_seconds") or {}).get("mean"))
+    else:
+        for pe in data.get("per_eval") or []:
+            for role, cfg in (("with_skill", "with_skill"), ("baseline", "without_skill")):
+                arm = pe.get(role) or {}
+                n = arm.get("trials_completed", pe.get("trials"))
+                rate = arm.get("pass_rate")
+                passes = round(rate * n) if isinstance(rate, int | float) and isinstance(n, int) else None
+                out += _synthetic(pe.get("eval_id"), pe.get("eval_name") or "", cfg, passes, n,
+                                  arm.get("avg_tokens"), arm.get("avg_duration_seconds"))
+    if not out:
+        raise InputError.one(path, "$.per_eval", "no per-eval results to compare against")
+    return out
+
+
+def _synthetic(eval_id: Any, name: str, cfg: str, passes: Any, n: Any, tokens: Any,
+               seconds: Any) -> list[TrialRecord]:
+    if not isinstance(passes, int) or not isinstance(n, int) or eval_id is None:
+        return []
+    tok = round(tokens) if isinstance(tokens, int | float) else None
+    return [TrialRecord(eval_id=eval_id, eval_name=name, configuration=cfg, run_number=k + 1, status="ok",
+                        passed=k < passes, tokens=tok,
+                        duration_seconds=float(seconds) if isinstance(seconds, int | float) else None)
+            for k in range(n)]
+
+
+@dataclasses.dataclass
+class Side:
+    """One iteration as the comparison sees it."""
+
+    path: Path
+    records: list[TrialRecord]
+    benchmark: dict[str, Any]
+    record: dict[str, Any]  # iteration.json, {} when absent
+
+    @property
+    def number(self) -> int | None:
+        n = self.benchmark.get("iteration")
+        return n if isinstance(n, int) else iteration_number(self.path) or self.record.get("iteration")
+
+
+def load_side(path: Path, records: list[TrialRecord] | None = None) -> Side:
+    """An iteration folder (runs, else its benchmark.json) or a benchmark.json file."""
+    folder = path.parent if path.is_file() else path
+    bench_path = path if path.is_file() else path / "benchmark.json"
+    bench = read_json(bench_path) if bench_path.is_file() else {}
+    if not isinstance(bench, dict):
+        raise InputError.one(bench_path, "$", "expected a JSON object")
+    if records is None:
+        if path.is_dir() and has_run_folders(path) or not bench:
+            records = load_iteration_records(folder)  # raises InputError saying what was looked for
+        else:
+            records = records_from_benchmark(bench, bench_path)
+    return Side(folder, records, bench, read_iteration_record(folder))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure pieces
+
+
+def _f(x: float | None, nd: int = 6) -> float | None:
+    if x is None or not math.isfinite(float(x)):
+        return None
+    return round(float(x), nd)
+
+
+def skill_and_baseline(side: Side) -> tuple[str, str]:
+    st = side.benchmark.get("statistics") if isinstance(side.benchmark.get("statistics"), dict) else {}
+    if st.get("skill_configuration") and st.get("baseline_configuration"):
+        return str(st["skill_configuration"]), str(st["baseline_configuration"])
+    arms = pick_arms((r.configuration for r in side.records), side.record.get("baseline_type"))
+    return arms.skill, arms.baseline
+
+
+def renamed(records: list[TrialRecord], old: str, new: str) -> list[TrialRecord]:
+    """Previous records with their configuration renamed, so new_skill and with_skill compare."""
+    if old == new:
+        return records
+    return [dataclasses.replace(r, configuration=new) if r.configuration == old else r for r in records]
+
+
+def ratio_difference(a1: list[float], b1: list[float], a2: list[float], b2: list[float],
+                     conf: float = 0.95) -> dict[str, Any]:
+    """R1 - R2 for R = mean(a)/mean(b), paired by eval, with a delta-method t(E-1) interval.
+
+    The same linearisation as the improvement ratio's own interval, applied to the difference
+    of two ratios measured on the same evals; pairing removes the eval-difficulty variance
+    that two independent intervals would double count."""
+    x1, y1, x2, y2 = (np.asarray(v, dtype=float) for v in (a1, b1, a2, b2))
+    if x1.size == 0:
+        return {"delta": None, "interval": None, "n_evals": 0, "undefined_reason": "no eval ran in all four arms"}
+    m1, m2 = float(y1.mean()), float(y2.mean())
+    if m1 == 0 or m2 == 0:
+        which = "current" if m1 == 0 else "previous"
+        return {"delta": None, "interval": None, "n_evals": int(x1.size),
+                "undefined_reason": f"the {which} baseline pass rate is 0, so its ratio is undefined"}
+    r1, r2 = float(x1.mean()) / m1, float(x2.mean()) / m2
+    out: dict[str, Any] = {"delta": _f(r1 - r2), "interval": None, "n_evals": int(x1.size), "undefined_reason": None}
+    if x1.size >= 2:
+        z = (x1 - r1 * y1) / m1 - (x2 - r2 * y2) / m2
+        se = float(z.std(ddof=1) / math.sqrt(z.size))
+        if se == 0:
+            out["interval"] = [_f(r1 - r2), _f(r1 - r2)]
+        else:
+            lo, hi = sps.t.interval(conf, z.size - 1, loc=r1 - r2, scale=se)
+            out["interval"] = [_f(lo), _f(hi)]
+    return out
+
+
+def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list[float | None],
+                   index: int, q: float, regression: bool) -> int | None:
+    """Smallest trials per arm at which this eval's change would be called at FDR q, if the
+    observed pass rates held and the other evals' p-values stayed as they are. Uses the same
+    exact test and BH step as the call itself. None when the rates are equal or even
+    MAX_TRIALS_SEARCHED per arm would not do."""
+    (cb, nb), (ca, na) = before, after
+    if not nb or not na:
+        return None
+    rb, ra = cb / nb, ca / na
+    if math.isclose(rb, ra) or (ra < rb) != regression:
+        return None
+    start = max(nb, na) + 1
+    for k in [*range(start, start + 20), 30, 40, 60, 80, 100, 150, MAX_TRIALS_SEARCHED]:
+        if k < start:
+            continue
+        c1, c2 = round(rb * k), round(ra * k)
+        if c1 == c2:
+            continue
+        p_reg, p_imp = stats.one_sided_exact_p(c1, k, c2, k, only_observed_direction=True)
+        ps = list(others)
+        ps[index] = p_reg if regression else p_imp
+        adj = stats.bh_adjust(ps)[index]
+        if adj is not None and adj <= q:
+            return k
+    return None
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def eval_label(row: dict[str, Any]) -> str:
+    return f"eval-{row['eval_id']} ({row['eval_name']})" if row.get("eval_name") else f"eval-{row['eval_id']}"
+
+
+def explain_eval(row: dict[str, Any], q: float) -> str:
+    """One plain-language sentence: what changed on this eval and whether it is certain."""
+    counts = f"{row['before']['passes']}/{row['before']['completed']} before vs " \
+             f"{row['after']['passes']}/{row['after']['completed']} now"
+    label = row["label"]
+    if label in ("regressed", "improved"):
+        p = row["p_regression_adjusted"] if label == "regressed" else row["p_improvement_adjusted"]
+        word = "drop" if label == "regressed" else "gain"
+        return f"{counts}: a real {word} (adjusted p = {p:.3g}, called at <= {q:g})."
+    if label in ("possible regression", "possible improvement"):
+        extra = row.get("additional_trials_per_arm_to_call")
+        more = (f"about {extra} more trial{'s' if extra != 1 else ''} per arm would be, if the pass rates hold"
+                if extra else f"even {MAX_TRIALS_SEARCHED} trials per arm would not be: treat it as noise unless it repeats")
+        return f"{counts} on one eval is not enough to call it; {more}."
+    return f"{counts}: no change."
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison
+
+
+def _arm_rates(records: list[TrialRecord], skill: str, base: str) -> dict[Any, tuple[float | None, float | None]]:
+    return {c.eval_id: (c.arms[skill].pass_rate, c.arms[base].pass_rate)
+            for c in group_records(records, (skill, base))}
+
+
+def _summary(bench: dict[str, Any], role: str, key: str) -> float | None:
+    s = bench.get("summary") if isinstance(bench.get("summary"), dict) else {}
+    v = s.get(key) if role == "" else (s.get(role) or {}).get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _cost_metric(cur: float | None, prev: float | None, geo: dict[str, Any]) -> dict[str, Any]:
+    rel = None if cur is None or prev is None or prev == 0 else cur / prev - 1
+    iv = geo.get("interval")
+    return {"current": cur, "previous": prev, "delta": _f(None if cur is None or prev is None else cur - prev, 4),
+            "relative_delta": _f(rel, 4), "ratio": geo.get("ratio"), "ratio_interval": iv,
+            "relative_interval": None if not iv or None in iv else [_f(iv[0] - 1, 4), _f(iv[1] - 1, 4)],
+            "method": "geometric mean of per-eval ratios, t interval on log ratios",
+            "n_evals": geo.get("n_evals_used")}
+
+
+def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, base_cfg: str) -> dict[str, Any]:
+    """The spec's four summary metrics, current vs previous, each with an interval on the change."""
+    pr = base["suite"]["pass_rate_delta"]
+    cur_rates = _arm_rates(cur.records, skill_cfg, base_cfg)
+    prev_rates = _arm_rates(prev.records, skill_cfg, base_cfg)
+    common = [e for e in cur_rates if e in prev_rates and None not in (*cur_rates[e], *prev_rates[e])]
+    ratio = ratio_difference([cur_rates[e][0] for e in common], [cur_rates[e][1] for e in common],
+                             [prev_rates[e][0] for e in common], [prev_rates[e][1] for e in common])
+    cur_r, prev_r = _summary(cur.benchmark, "", "improvement_ratio"), _summary(prev.benchmark, "", "improvement_ratio")
+    return {
+        "pass_rate": {"current": _summary(cur.benchmark, "with_skill", "pass_rate"),
+                      "previous": _summary(prev.benchmark, "with_skill", "pass_rate"),
+                      "delta": pr["mean"], "interval": pr["interval"], "n_evals": pr["n_evals"],
+                      "p_value": pr["p_value"], "p_value_method": pr["p_value_method"],
+                      "significance_reachable": pr["significance_reachable"], "explanation": pr["explanation"],
+                      "method": "mean of per-eval differences (paired by eval), t interval, sign-flip test"},
+        "avg_tokens": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_tokens"),
+                                   _summary(prev.benchmark, "with_skill", "avg_tokens"), base["suite"]["token_ratio"]),
+        "avg_duration_seconds": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_duration_seconds"),
+                                             _summary(prev.benchmark, "with_skill", "avg_duration_seconds"),
+                                             base["suite"]["duration_ratio"]),
+        "improvement_ratio": {"current": cur_r, "previous": prev_r,
+                              "delta": ratio["delta"], "interval": ratio["interval"], "n_evals": ratio["n_evals"],
+                              "undefined_reason": ratio["undefined_reason"],
+                              "method": "difference of ratios paired by eval, delta method, t(E-1)"},
+    }
+
+
+def add_trials_to_call(result: dict[str, Any], q: float) -> None:
+    """Per eval: the exact trials per arm that would turn a "possible" change into a call."""
+    rows = result["per_eval"]
+    p_reg = [r["p_regression"] for r in rows]
+    p_imp = [r["p_improvement"] for r in rows]
+    for i, r in enumerate(rows):
+        n = None
+        if r["label"].startswith("possible"):
+            regression = r["label"] == "possible regression"
+            n = trials_to_call((r["before"]["passes"], r["before"]["completed"]),
+                               (r["after"]["passes"], r["after"]["completed"]),
+                               p_reg if regression else p_imp, i, q, regression)
+        done = min(r["before"]["completed"], r["after"]["completed"])
+        r["trials_per_arm_to_call"] = n
+        r["additional_trials_per_arm_to_call"] = None if n is None else max(1, n - done)
+        r["explanation"] = explain_eval(r, q)
+
+
+def comparison_notes(result: dict[str, Any], changed: list[str], drift: dict[str, Any]) -> list[str]:
+    """What a reader must know before trusting the deltas, in plain words."""
+    notes = []
+    if "settings" in changed:
+        notes.append("The executor settings (model, temperature, seed or options) changed between the two "
+                     "iterations: a difference may come from the settings, not from the skill.")
+    if "evals" in changed:
+        notes.append("The eval set changed between the two iterations: only evals present in both are compared.")
+    if result["unmatched_evals"]:
+        notes.append(f"{len(result['unmatched_evals'])} eval(s) ran in only one of the iterations and are not compared.")
+    if drift["changed"]:
+        notes.append(f"The baseline arm changed too ({', '.join(str(e) for e in drift['changed'])}): without the "
+                     "skill nothing should change, so the model or environment probably did.")
+    return notes
+
+
+def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict[str, Any]:
+    """Everything comparison_previous.json holds, from the two iterations' records; pure."""
+    skill_cfg, base_cfg = skill_and_baseline(cur)
+    prev_skill, prev_base = skill_and_baseline(prev)
+    prev_records = renamed(renamed(prev.records, prev_skill, skill_cfg), prev_base, base_cfg)
+    main = compare_iterations(cur.records, prev_records, skill_cfg, q=q, seed=seed)
+    add_trials_to_call(main, q)
+    baseline = compare_iterations(cur.records, prev_records, base_cfg, q=q, seed=seed)
+    drift = {"configuration": base_cfg, "changed": baseline["regressed"] + baseline["improved"],
+             "possible": baseline["possible_regressions"] + baseline["possible_improvements"]}
+    fp_cur, fp_prev = cur.record.get("fingerprint") or {}, prev.record.get("fingerprint") or {}
+    changed = sorted(k for k in set(fp_cur) | set(fp_prev) if fp_cur.get(k) != fp_prev.get(k)) \
+        if fp_cur and fp_prev else []
+    result = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "iteration_comparison",
+        "current": {"path": str(cur.path), "iteration": cur.number},
+        "previous": {"path": str(prev.path), "iteration": prev.number},
+        "changed": changed,
+        "configuration": skill_cfg,
+        "baseline_configuration": base_cfg,
+        "q": q,
+        "seed": seed,
+        **{k: main[k] for k in ("per_eval", "raw_regressions", "raw_improvements", "regressed",
+                                "possible_regressions", "improved", "possible_improvements",
+                                "unmatched_evals", "suite")},
+        "baseline_drift": drift,
+    }
+    result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)
+    result["notes"] = comparison_notes(result, changed, drift)
+    return result
+
+
+def _seed(side: Side) -> int:
+    s = side.record.get("seed")
+    return s if isinstance(s, int) and not isinstance(s, bool) else 0
+
+
+def compare(current: Path, previous: Path | None = None, config: Path | None = None, *,
+            q: float = Q, write: bool = True) -> dict[str, Any] | None:
+    """`skillassay compare`: find PREVIOUS, compare, write CURRENT/comparison_previous.json.
+    None when there is nothing to compare against (first iteration, no previous_benchmark)."""
+    if not current.is_dir():
+        raise InputError.one(current, "CURRENT", "not a folder: expected an iteration folder (iteration-N)")
+    cfg = find_config(current, config)
+    prev_path, how = resolve_previous(current, previous, cfg)
+    if prev_path is None:
+        return None
+    cur_side = load_side(current)
+    result = build_comparison(cur_side, load_side(prev_path), q=q, seed=_seed(cur_side))
+    result["previous"]["found"] = how
+    if write:
+        write_json(current / FILENAME, result)
+    return result
+
+
+def compare_after_run(iteration_dir: Path, records: list[TrialRecord], config_path: Path | None) -> dict[str, Any] | None:
+    """The comparison `run` does after aggregating, when there is something to compare with.
+    A previous iteration with no usable runs (a killed first attempt) is skipped, not fatal."""
+    prev_path, how = resolve_previous(iteration_dir, None, config_path)
+    if prev_path is None:
+        return None
+    try:
+        prev = load_side(prev_path)
+    except InputError:
+        if how.startswith("previous_benchmark"):
+            raise
+        return None
+    cur = load_side(iteration_dir, records)
+    result = build_comparison(cur, prev, seed=_seed(cur))
+    result["previous"]["found"] = how
+    write_json(iteration_dir / FILENAME, result)
+    return result
+
+
+def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
+    """comparison_previous.json if present; a file that is not ours (or damaged) is bad input."""
+    path = iteration_dir / FILENAME
+    if not path.exists():
+        return None
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError.one(path, "$", "expected a JSON object")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise InputError.one(path, "$.schema_version", f"expected {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    rows = data.get("per_eval")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r and "eval_id" in r for r in rows):
+        raise InputError.one(path, "$.per_eval", "expected an array of objects with eval_id and label")
+    return data
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """The comparison as a few lines of text for the terminal."""
+    m = result["metrics"]
+    prev = result["previous"]
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 100:.0f}%"
+
+    def iv(v: list | None, scale: float = 100, unit: str = " pts") -> str:
+        return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
+
+    pr = m["pass_rate"]
+    lines = [f"iteration {result['current']['iteration']} vs {prev.get('iteration')} ({prev.get('found', prev['path'])})",
+             f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}: "
+             + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + iv(pr["interval"])]
+    for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
+        c = m[key]
+        rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
+        lines.append(f"{name} {c['previous']} -> {c['current']}: {rel}{iv(c['relative_interval'], unit='%')}")
+    ir = m["improvement_ratio"]
+    lines.append(f"improvement ratio {ir['previous']} -> {ir['current']}: "
+                 + (f"{ir['delta']:+.2f}x" if ir["delta"] is not None else f"n/a ({ir['undefined_reason']})"))
+    for row in result["per_eval"]:
+        if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
+            lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")
+    return lines + result["notes"]

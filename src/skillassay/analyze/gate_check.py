@@ -1,0 +1,95 @@
+"""`skillassay gate ITERATION_DIR`: the gate re-evaluated from an iteration's files alone
+(benchmark.json, comparison_previous.json when present, the thresholds of its config), with
+the next step spelled out, so CI can gate on a benchmark made elsewhere or earlier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillassay.analyze.benchmark import thresholds_met
+from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
+from skillassay.analyze.gate import LABELS, REGRESSION_KEY, GateResult, evaluate
+from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.errors import InputError
+from skillassay.models import Benchmark, Thresholds
+from skillassay.store.jsonio import parse_model, read_json
+
+
+@dataclass
+class GateCheck:
+    benchmark: Benchmark
+    result: GateResult
+    config_path: Path | None
+    comparison: dict[str, Any] | None
+    next_steps: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.result.to_dict()
+        out.update({"config_path": str(self.config_path) if self.config_path else None,
+                    "compared_with": (self.comparison or {}).get("previous"),
+                    "next_steps": self.next_steps})
+        return out
+
+
+def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
+    """One actionable sentence per threshold that did not pass: improve the skill on the named
+    evals when it failed; add the trials (or evals) that would decide it when inconclusive."""
+    steps = []
+    for t in result.thresholds:
+        if t.status == "PASS":
+            continue
+        evals = ", ".join(t.evals)
+        if t.key == REGRESSION_KEY:
+            steps.append(f"Improve the skill on {evals}: they passed in the previous iteration and fail now "
+                         "(run the skill's evolve step on them), then re-run.")
+            continue
+        label, op = LABELS[t.key]
+        g = gates.get(t.key) or {}
+        if t.status == "FAIL":
+            steps.append(f"{t.key} failed ({label} {t.value:.4g}, needs {op} {t.threshold:g}): improve the skill on "
+                         f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
+        elif g.get("trials_to_decide"):
+            steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
+                         f"(about {g['trials_to_decide']} completed trials per eval per arm), if the estimate holds.")
+        else:
+            steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
+    return steps
+
+
+def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path) -> Benchmark:
+    """benchmark.json's verdicts were computed for the thresholds of its aggregation; gating it
+    against others (--config) needs them recomputed, or the verdicts would be stale. The
+    gates are rebuilt from the runs; without run folders only the plain comparison is left."""
+    st = dict(bench.statistics or {})
+    baked = {k: g.get("threshold") for k, g in (st.get("gates") or {}).items()}
+    wanted = {k: float(v) for k, v in thresholds.model_dump().items() if v is not None}
+    if baked == wanted or bench.summary is None:
+        return bench
+    try:
+        records = load_iteration_records(iteration_dir)
+        skill = st.get("skill_configuration", "with_skill")
+        baseline = st.get("baseline_configuration", "without_skill")
+        st["gates"] = build_statistics(group_records(records, (skill, baseline)), skill, baseline,
+                                       st.get("trials_requested") or 0, thresholds.model_dump())["gates"]
+    except InputError:
+        st["gates"] = {}
+    return bench.model_copy(update={"statistics": st,
+                                    "thresholds_met": thresholds_met(bench.summary.model_dump(), thresholds)})
+
+
+def check_iteration(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
+                    point_estimate: bool = False) -> GateCheck:
+    """Thresholds from --config, else the config the iteration recorded, its skill snapshot's
+    or the one next to its skill; with none at all only the regression check applies."""
+    path = iteration_dir / "benchmark.json"
+    bench = parse_model(read_json(path), Benchmark, path)
+    cfg = find_config(iteration_dir, config)
+    comparison = load_comparison(iteration_dir)
+    thresholds = load_config(cfg).thresholds
+    bench = for_thresholds(bench, thresholds, iteration_dir)
+    result = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate,
+                      comparison=comparison)
+    gates = (bench.statistics or {}).get("gates") or {} if not point_estimate else {}
+    return GateCheck(bench, result, cfg, comparison, next_steps(result, gates))

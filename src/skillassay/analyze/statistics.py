@@ -1,0 +1,689 @@
+"""The `statistics` section of benchmark.json, and the iteration-vs-iteration comparison.
+
+Built from TrialRecords with the pure functions in `skillassay.analyze.numerics`. It sits beside the
+spec's summary/per_eval/thresholds_met and never replaces them: the spec's point figures are
+the contract, this section says how far to trust them. Everything returned is plain
+JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi] lists).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from skillassay.analyze import numerics as stats
+from skillassay.store.records import TrialRecord
+
+SCHEMA_VERSION = 1
+ALPHA = 0.05
+POWER = 0.8
+PASS_K_VALUES = (1, 2, 3, 5, 10)
+
+# threshold key -> direction of the good side
+GATE_DIRECTIONS: dict[str, stats.Direction] = {
+    "min_pass_rate": "min",
+    "max_avg_tokens": "max",
+    "max_avg_duration_seconds": "max",
+    "min_improvement_ratio": "min",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Grouping
+
+
+def _values() -> array[float]:
+    return array("d")
+
+
+@dataclass
+class Arm:
+    """One eval under one configuration: the counts and the completed trials' measurements,
+    accumulated one trial at a time (`skillassay aggregate` streams 200,000 runs through these
+    without keeping the runs). Per-trial values sit in array('d'), 8 bytes each where a list of
+    floats costs ~32, because medians and variances need every value."""
+
+    passes: int = 0
+    completed: int = 0
+    errored: int = 0
+    timed_out: int = 0
+    recorded: int = 0
+    tokens: array[float] = field(default_factory=_values)
+    durations: array[float] = field(default_factory=_values)
+    # Expectation pass rate of each completed trial, NaN for a trial with no expectations: one
+    # array in trial order serves both the per-arm mean (NaN left out) and run_summary (NaN as 0).
+    rates: array[float] = field(default_factory=_values)
+    tool_calls_seen: int = 0
+    tool_calls_total: int = 0
+    triggered_seen: int = 0
+    triggered_yes: int = 0
+
+    def add(self, r: TrialRecord) -> None:
+        self.recorded += 1
+        if not r.completed:
+            # Errored and timed-out trials are excluded from rates and variance (spec).
+            self.errored += 1
+            self.timed_out += r.status == "timeout"
+            return
+        self.completed += 1
+        self.passes += bool(r.passed)
+        if r.tokens is not None:
+            self.tokens.append(r.tokens)
+        if r.duration_seconds is not None:
+            self.durations.append(r.duration_seconds)
+        if r.tool_calls is not None:
+            self.tool_calls_seen += 1
+            self.tool_calls_total += r.tool_calls
+        if r.skill_triggered is not None:
+            self.triggered_seen += 1
+            self.triggered_yes += r.skill_triggered
+        self.rates.append(r.passed_count / r.total_count if r.total_count else math.nan)
+
+    def merge(self, other: Arm) -> None:
+        """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
+        for name in ("passes", "completed", "errored", "timed_out", "recorded", "tool_calls_seen",
+                     "tool_calls_total", "triggered_seen", "triggered_yes"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.tokens.extend(other.tokens)
+        self.durations.extend(other.durations)
+        self.rates.extend(other.rates)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.completed if self.completed else None
+
+    @property
+    def expectation_rates(self) -> list[float]:
+        """Completed trials' expectation pass rates, trials without expectations left out."""
+        return [x for x in self.rates if x == x]
+
+    @property
+    def run_rates(self) -> array[float]:
+        """As skill-creator's run_summary counts them: a trial without expectations is 0."""
+        return array("d", (x if x == x else 0.0 for x in self.rates))
+
+
+def mean_or_none(xs: Sequence[float]) -> float | None:
+    """The plain mean of the spec's figures (sum / n, in order), None for no values."""
+    return sum(xs) / len(xs) if xs else None
+
+
+def joined(parts: Iterable[array[float]]) -> array[float]:
+    """Several arms' per-trial values in one packed array: suite-wide figures (medians, run
+    summaries) of 200,000 trials then need 1.6 MB, not 6 MB of float objects."""
+    out = _values()
+    for part in parts:
+        out.extend(part)
+    return out
+
+
+@dataclass
+class EvalCell:
+    eval_id: int | str
+    eval_name: str
+    arms: dict[str, Arm]
+
+
+def group_records(records: Iterable[TrialRecord], configs: Sequence[str]) -> list[EvalCell]:
+    """Evals in first-appearance order, each with an Arm for every requested configuration
+    (empty when it has no records, so a missing arm is visible rather than silently absent)."""
+    cells: dict[int | str, EvalCell] = {}
+    wanted = set(configs)
+    for r in records:
+        cell = cells.get(r.eval_id)
+        if cell is None:
+            cell = cells[r.eval_id] = EvalCell(r.eval_id, r.eval_name, {c: Arm() for c in configs})
+        if r.configuration in wanted:
+            cell.arms[r.configuration].add(r)
+    return list(cells.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Small converters
+
+
+def _f(x: float | None, nd: int = 6) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if not math.isfinite(x) else round(x, nd)
+
+
+def _iv(interval: stats.Interval | None, nd: int = 6) -> list[float | None] | None:
+    return None if interval is None else [_f(interval[0], nd), _f(interval[1], nd)]
+
+
+def _ks(trials_requested: int) -> list[int]:
+    return sorted({k for k in (*PASS_K_VALUES, trials_requested) if 1 <= k <= trials_requested})
+
+
+def _center(xs: list[float]) -> dict[str, float | int | None]:
+    if not xs:
+        return {"mean": None, "median": None, "n": 0}
+    a = np.asarray(xs, dtype=float)
+    return {"mean": _f(a.mean(), 4), "median": _f(np.median(a), 4), "n": len(xs)}
+
+
+def _mean_estimate(est: stats.MeanEstimate | None, nd: int = 6) -> dict[str, Any]:
+    if est is None:
+        return {"mean": None, "se": None, "interval": None, "n_evals": 0}
+    return {"mean": _f(est.mean, nd), "se": _f(est.se, nd), "interval": _iv(est.interval, nd),
+            "n_evals": est.n}
+
+
+def _eval_label(cell: EvalCell) -> str:
+    return f"eval-{cell.eval_id} ({cell.eval_name})" if cell.eval_name else f"eval-{cell.eval_id}"
+
+
+# ---------------------------------------------------------------------------------------------
+# per_eval
+
+
+def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
+    """Per-eval, per-configuration figures; None wherever nothing completed."""
+    n, c = arm.completed, arm.passes
+    ks = _ks(trials_requested)
+    variance = stats.within_eval_variance(c, n)
+    return {
+        "passes": c,
+        "completed": n,
+        "requested": trials_requested,
+        "errored": arm.errored,
+        "timed_out": arm.timed_out,
+        "missing": max(0, trials_requested - arm.recorded),
+        "pass_rate": _f(arm.pass_rate),
+        "wilson": _iv(stats.wilson_interval(c, n)),
+        "expectation_pass_rate": _f(float(np.mean(rates))) if (rates := arm.expectation_rates) else None,
+        "pass_at_k": {str(k): (_f(stats.pass_at_k(n, c, k)) if k <= n else None) for k in ks},
+        "pass_hat_k": {str(k): (_f(stats.pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
+        "variance": _f(variance),
+        "reliability": stats.reliability_label(c, n),
+        "tokens": _center(arm.tokens),
+        "duration_seconds": _center(arm.durations),
+        "skill_triggered_rate": _f(arm.triggered_yes / arm.triggered_seen)
+        if arm.triggered_seen else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# configurations
+
+
+@dataclass
+class MetricSeries:
+    """Per-eval inputs of one suite figure (pass rate, tokens or duration) for one config.
+    within_var[i] is eval i's per-trial sample variance, None with fewer than 2 values."""
+
+    eval_ids: list[int | str]
+    means: list[float]
+    sums: list[float]
+    counts: list[int]
+    within_var: list[float | None]
+
+    @classmethod
+    def build(cls, cells: list[EvalCell], config: str, attr: str) -> MetricSeries:
+        out = cls([], [], [], [], [])
+        for cell in cells:
+            arm = cell.arms[config]
+            if attr == "pass":
+                n, s = arm.completed, float(arm.passes)
+                wv = stats.within_eval_variance(arm.passes, n)
+            else:
+                vals = arm.tokens if attr == "tokens" else arm.durations
+                n, s = len(vals), float(sum(vals))
+                wv = float(np.var(vals, ddof=1)) if n > 1 else None
+            if n == 0:
+                continue
+            out.eval_ids.append(cell.eval_id)
+            out.means.append(s / n)
+            out.sums.append(s)
+            out.counts.append(n)
+            out.within_var.append(wv)
+        return out
+
+    def estimate(self, pooled: bool) -> stats.MeanEstimate | None:
+        """Eval-mean (pass rate, as the spec averages per-eval rates) or trial-pooled (tokens,
+        duration, as the spec pools trials) so the interval is around the spec's own figure."""
+        if not self.means:
+            return None
+        if pooled:
+            return stats.pooled_clustered_mean(self.sums, self.counts)
+        return stats.clustered_mean(self.means, bounds=(0.0, 1.0))
+
+    def components(self) -> tuple[float, float]:
+        """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
+        more trials cannot shrink and the part they can. Unbiased: var(m_e) - mean(s_e^2/n_e)."""
+        pairs = [(w, n) for w, n in zip(self.within_var, self.counts, strict=True)
+                 if w is not None]
+        s2 = float(np.mean([w for w, _ in pairs])) if pairs else 0.0
+        if len(self.means) < 2:
+            return 0.0, s2
+        noise = float(np.mean([w / n for w, n in pairs])) if pairs else 0.0
+        return max(0.0, float(np.var(self.means, ddof=1)) - noise), s2
+
+
+def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> dict[str, Any]:
+    ks = _ks(trials_requested)
+    pass_series = MetricSeries.build(cells, config, "pass")
+    rates = pass_series.means
+    done = [c.arms[config] for c in cells if c.arms[config].completed]
+
+    def avg_k(fn: Any) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for k in ks:
+            vals = [fn(a.completed, a.passes, k) for a in done if k <= a.completed]
+            out[str(k)] = _f(float(np.mean(vals))) if vals else None
+        return out
+
+    pr = pass_series.estimate(pooled=False)
+    tok = MetricSeries.build(cells, config, "tokens").estimate(pooled=True)
+    dur = MetricSeries.build(cells, config, "durations").estimate(pooled=True)
+    all_tokens = joined(c.arms[config].tokens for c in cells)
+    all_durs = joined(c.arms[config].durations for c in cells)
+    return {
+        "pass_rate": _f(pr.mean) if pr else None,
+        "pass_rate_se": _f(pr.se) if pr else None,
+        "pass_rate_interval": _iv(pr.interval) if pr else None,
+        "pass_rate_sd_between_evals": _f(float(np.std(rates, ddof=1))) if len(rates) > 1 else None,
+        "n_evals": len(rates),
+        "evals_without_completed_trials": [c.eval_id for c in cells
+                                           if not c.arms[config].completed],
+        "trials_completed": sum(c.arms[config].completed for c in cells),
+        "trials_errored": sum(c.arms[config].errored for c in cells),
+        "trials_requested": trials_requested * len(cells),
+        "pass_at_k": avg_k(stats.pass_at_k),
+        "pass_hat_k": avg_k(stats.pass_hat_k),
+        "avg_tokens": {**_mean_estimate(tok, 2), "median": _f(np.median(all_tokens), 2)
+                       if all_tokens else None},
+        "avg_duration_seconds": {**_mean_estimate(dur, 4), "median": _f(np.median(all_durs), 4)
+                                 if all_durs else None},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# paired
+
+
+def _paired_cells(cells: list[EvalCell], a: str, b: str) -> tuple[list[EvalCell], list[dict]]:
+    """Evals where both arms completed at least one trial, and the excluded ones with why."""
+    used, excluded = [], []
+    for cell in cells:
+        missing = [cfg for cfg in (a, b) if not cell.arms[cfg].completed]
+        if missing:
+            excluded.append({"eval_id": cell.eval_id, "eval_name": cell.eval_name,
+                             "reason": "no completed trials in " + " and ".join(missing)})
+        else:
+            used.append(cell)
+    return used, excluded
+
+
+def _paired_diff_dict(pd: stats.PairedDifference) -> dict[str, Any]:
+    return {
+        "mean": _f(pd.mean), "se": _f(pd.se), "interval": _iv(pd.interval), "n_evals": pd.n,
+        "n_nonzero": pd.n_nonzero, "p_value": _f(pd.p_value), "p_value_method": pd.method,
+        "significance_reachable": pd.significance_reachable, "explanation": pd.explanation,
+    }
+
+
+def _geo_dict(g: stats.GeometricRatio) -> dict[str, Any]:
+    return {"ratio": _f(g.ratio), "interval": _iv(g.interval), "n_evals_used": g.n_used,
+            "n_evals_skipped": g.n_skipped, "reason": g.reason}
+
+
+def _arm_center(arm: Arm, attr: str, how: str) -> float | None:
+    vals = arm.tokens if attr == "tokens" else arm.durations
+    if not vals:
+        return None
+    return float(np.mean(vals)) if how == "mean" else float(np.median(vals))
+
+
+def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
+    pa = [c.arms[a].pass_rate for c in used]
+    pb = [c.arms[b].pass_rate for c in used]
+    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
+    # Percentile bootstrap over evals: a ratio with a small baseline is skewed, and the delta
+    # method's symmetric interval then runs down to 0 even when the paired difference is clear.
+    ratio = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed) if used else None
+    if ratio is None:
+        improvement = {"value": None, "interval": None, "method": None, "n_evals": 0,
+                       "undefined_reason": "no eval has completed trials in both arms"}
+    else:
+        improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
+                       "method": ratio.method, "n_evals": ratio.n,
+                       "undefined_reason": ratio.undefined_reason}
+
+    def geo(attr: str, how: str) -> dict[str, Any]:
+        return _geo_dict(stats.geometric_mean_ratio(
+            [_arm_center(c.arms[a], attr, how) for c in used],
+            [_arm_center(c.arms[b], attr, how) for c in used]))
+
+    return {
+        "n_evals": len(used),
+        "pass_rate_difference": _paired_diff_dict(pd),
+        "improvement_ratio": improvement,
+        "token_ratio": geo("tokens", "mean"),
+        "token_ratio_of_medians": geo("tokens", "median"),
+        "duration_ratio": geo("durations", "mean"),
+        "duration_ratio_of_medians": geo("durations", "median"),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# validity
+
+
+def validity_flags(cells: list[EvalCell], skill: str, baseline: str,
+                   excluded: list[dict]) -> list[str]:
+    """Conditions under which a figure would mislead: a broken arm is an invalid measurement,
+    not a 0% pass rate; a baseline that never used tools may not have had them."""
+    flags: list[str] = []
+    for role, cfg in (("with_skill", skill), ("baseline", baseline)):
+        arms = [c.arms[cfg] for c in cells]
+        recorded = sum(a.recorded for a in arms)
+        if recorded == 0:
+            flags.append(f"measurement invalid: no {role} trials recorded")
+        elif not any(a.completed for a in arms):
+            flags.append(f"measurement invalid: all {role} trials errored")
+        else:
+            errored = sum(a.errored for a in arms)
+            if errored:
+                flags.append(f"{errored} of {recorded} {role} trials did not complete "
+                             "(excluded from rates and variance)")
+    base, skill_arms = [c.arms[baseline] for c in cells], [c.arms[skill] for c in cells]
+    if (any(a.tool_calls_seen for a in base) and any(a.tool_calls_seen for a in skill_arms)
+            and not any(a.tool_calls_total for a in base) and sum(a.tool_calls_total for a in skill_arms) > 0):
+        flags.append("baseline never ran a tool while with_skill did")
+    if any(a.triggered_seen for a in skill_arms) and not any(a.triggered_yes for a in skill_arms):
+        flags.append("skill never triggered in any with_skill trial")
+    if excluded and len(excluded) < len(cells):
+        flags.append(f"{len(excluded)} eval(s) excluded from paired figures: an arm had no "
+                     "completed trials")
+    return flags
+
+
+# ---------------------------------------------------------------------------------------------
+# power
+
+
+def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
+    """Sample sizes to detect the *observed* difference: a planning figure, not a test."""
+    out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "observed_difference": None,
+                           "trials_per_arm": None, "trials_per_arm_reason": None,
+                           "evals_needed": None, "evals_needed_reason": None}
+    if not used:
+        out["trials_per_arm_reason"] = out["evals_needed_reason"] = "no paired evals"
+        return out
+    pa = np.array([c.arms[a].pass_rate for c in used], dtype=float)
+    pb = np.array([c.arms[b].pass_rate for c in used], dtype=float)
+    d = pa - pb
+    delta = float(d.mean())
+    out["observed_difference"] = _f(delta)
+    n = stats.trials_per_arm(float(pa.mean()), float(pb.mean()), ALPHA, POWER)
+    out["trials_per_arm"] = n
+    if n is None:
+        out["trials_per_arm_reason"] = "observed pass rates are equal: nothing to detect"
+    if len(used) < 2:
+        out["evals_needed_reason"] = (
+            "fewer than 2 paired evals: the spread of differences is unknown")
+        return out
+    sd = float(d.std(ddof=1))
+    e = stats.evals_needed(delta, sd, ALPHA, POWER)
+    out["evals_needed"] = e
+    out["sd_of_differences"] = _f(sd)
+    if e is None:
+        out["evals_needed_reason"] = (
+            "observed mean difference is 0: nothing to detect" if delta == 0
+            else "differences do not vary between evals: their spread cannot be estimated")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# gates
+
+
+def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: float,
+                series: MetricSeries | None, n_evals: int, se: float | None) -> dict[str, Any]:
+    """How many trials per eval (at the current number of evals) or how many evals (at the
+    current trials per eval) would make the interval clear the threshold, if the current
+    estimate holds. Between-eval spread is not reduced by more trials, so sometimes only more
+    evals help; that is said explicitly."""
+    gap = abs(est_mean - threshold)
+    if gap == 0 or math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
+        return {"trials_to_decide": None, "evals_to_decide": None,
+                "decide_note": "the estimate sits on the threshold: no sample size decides it"}
+    if se is None or n_evals < 2:
+        return {"trials_to_decide": None, "evals_to_decide": None,
+                "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
+    sd_now = se * math.sqrt(n_evals)
+    evals = stats.evals_to_decide(sd_now, gap)
+    trials = None
+    if series is not None:
+        omega2, s2 = series.components()
+        trials = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap)
+    if trials is None:
+        note = ("more trials per eval alone cannot decide it (the spread between evals "
+                f"dominates); about {evals} evals would" if evals else
+                "cannot be decided by more trials or evals at this estimate")
+        if series is None:
+            note = f"about {evals} evals would decide it" if evals else note
+    else:
+        note = (f"about {trials} completed trials per eval per arm, or about {evals} evals at "
+                "the current trials per eval, would decide it if the estimate holds")
+    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note}
+
+
+def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
+               baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    gates: dict[str, Any] = {}
+    for key, threshold in thresholds.items():
+        if threshold is None or key not in GATE_DIRECTIONS:
+            continue
+        direction = GATE_DIRECTIONS[key]
+        thr = float(threshold)
+        value: float | None = None
+        interval: stats.Interval | None = None
+        se: float | None = None
+        n_evals = 0
+        series: MetricSeries | None = None
+        responsible: list[str] = []
+        reason: str | None = None
+        if key == "min_pass_rate":
+            series = MetricSeries.build(cells, skill, "pass")
+            est = series.estimate(pooled=False)
+            responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
+                           and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
+        elif key in ("max_avg_tokens", "max_avg_duration_seconds"):
+            attr = "tokens" if key == "max_avg_tokens" else "durations"
+            series = MetricSeries.build(cells, skill, attr)
+            est = series.estimate(pooled=True)
+            responsible = [_eval_label(c) for c in cells
+                           if (m := _arm_center(c.arms[skill], attr, "mean")) is not None
+                           and not stats.plain_comparison(m, thr, "max")]
+        else:
+            est = None
+            imp = paired["improvement_ratio"]
+            if imp["value"] is None:
+                reason = imp["undefined_reason"]
+            else:
+                pa = [c.arms[skill].pass_rate for c in used]
+                pb = [c.arms[baseline].pass_rate for c in used]
+                r = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed)
+                value, interval, n_evals = r.ratio, r.interval, r.n
+                se = r.se
+            responsible = [_eval_label(c) for c in used
+                           if (c.arms[skill].pass_rate or 0.0)
+                           < thr * (c.arms[baseline].pass_rate or 0.0)
+                           and not math.isclose(c.arms[skill].pass_rate or 0.0,
+                                                thr * (c.arms[baseline].pass_rate or 0.0))]
+        if est is not None:
+            value, interval, se, n_evals = est.mean, est.interval, est.se, est.n
+        elif key != "min_improvement_ratio":
+            reason = "no completed with_skill trial recorded this figure"
+        decision = stats.decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
+        entry: dict[str, Any] = {
+            "threshold": thr, "direction": direction, "value": _f(value),
+            "interval": _iv(interval), "n_evals": n_evals, "decision": decision,
+            "plain": stats.plain_comparison(value, thr, direction),
+            "evals_responsible": responsible, "reason": reason,
+            "trials_to_decide": None, "evals_to_decide": None, "decide_note": None,
+        }
+        if decision == "INCONCLUSIVE" and value is not None:
+            entry.update(_gap_advice(value, interval, thr, series, n_evals, se))
+        gates[key] = entry
+    return gates
+
+
+# ---------------------------------------------------------------------------------------------
+# entry points
+
+
+def build_statistics(
+    cells: list[EvalCell],
+    skill_config: str,
+    baseline_config: str,
+    trials_requested: int,
+    thresholds: dict[str, float | None] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The benchmark's `statistics` section: per-eval intervals and reliability, suite means
+    clustered by eval, the paired skill-minus-baseline comparison, validity flags, power and
+    three-state gates. Deterministic for a given seed (only Monte-Carlo p-values use it).
+    Built from per-eval cells (group_records), each holding an Arm for both configurations."""
+    used, excluded = _paired_cells(cells, skill_config, baseline_config)
+    per_eval = []
+    for cell in cells:
+        ps, pb = cell.arms[skill_config].pass_rate, cell.arms[baseline_config].pass_rate
+        per_eval.append({
+            "eval_id": cell.eval_id,
+            "eval_name": cell.eval_name,
+            "configurations": {cfg: arm_stats(cell.arms[cfg], trials_requested)
+                               for cfg in (skill_config, baseline_config)},
+            "difference": _f(ps - pb) if ps is not None and pb is not None else None,
+        })
+    paired = paired_stats(used, skill_config, baseline_config, seed)
+    paired["excluded_evals"] = excluded
+    base_errored = (any(c.arms[baseline_config].recorded for c in cells)
+                    and not any(c.arms[baseline_config].completed for c in cells))
+    if base_errored:
+        paired["improvement_ratio"]["undefined_reason"] = (
+            "every baseline trial errored: no baseline measurement, so the improvement ratio "
+            "is skipped (spec: missing baseline)")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "skill_configuration": skill_config,
+        "baseline_configuration": baseline_config,
+        "trials_requested": trials_requested,
+        "n_evals": len(cells),
+        "per_eval": per_eval,
+        "configurations": {cfg: config_stats(cells, cfg, trials_requested)
+                           for cfg in (skill_config, baseline_config)},
+        "paired": paired,
+        "validity": validity_flags(cells, skill_config, baseline_config, excluded),
+        "power": power_stats(used, skill_config, baseline_config),
+        "gates": gate_stats(thresholds or {}, cells, skill_config, baseline_config, used, paired, seed),
+    }
+
+
+def _majority(arm: Arm) -> str | None:
+    """The spec's per-eval PASS/FAIL from K trials: more than half passed (a tie is FAIL)."""
+    if not arm.completed:
+        return None
+    return "PASS" if 2 * arm.passes > arm.completed else "FAIL"
+
+
+def _change_label(p_reg_adj: float | None, p_imp_adj: float | None, before: Arm, after: Arm,
+                  q: float) -> str:
+    if p_reg_adj is not None and p_reg_adj <= q:
+        return "regressed"
+    if p_imp_adj is not None and p_imp_adj <= q:
+        return "improved"
+    rb, ra = before.pass_rate, after.pass_rate
+    if rb is None or ra is None or math.isclose(rb, ra):
+        return "unchanged"
+    return "possible regression" if ra < rb else "possible improvement"
+
+
+def compare_iterations(
+    current: list[TrialRecord],
+    previous: list[TrialRecord],
+    config: str,
+    q: float = 0.10,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Iteration N vs N-1 for one configuration: the spec's raw flips, kept and shown, and the
+    statistical call per eval (one-sided Boschloo, BH across evals at FDR q), so a one-trial
+    wobble at K = 3 is reported as "possible", with the trials that would settle it."""
+    cur = {c.eval_id: c for c in group_records(current, (config,))}
+    prev = {c.eval_id: c for c in group_records(previous, (config,))}
+    common = [e for e in prev if e in cur]
+    unmatched = ([{"eval_id": e, "in": "previous only"} for e in prev if e not in cur]
+                 + [{"eval_id": e, "in": "current only"} for e in cur if e not in prev])
+
+    rows, p_reg, p_imp = [], [], []
+    for e in common:
+        b, a = prev[e].arms[config], cur[e].arms[config]
+        pr, pi = stats.one_sided_exact_p(b.passes, b.completed, a.passes, a.completed,
+                                         only_observed_direction=True)
+        p_reg.append(pr)
+        p_imp.append(pi)
+        rows.append((e, b, a))
+    adj_reg, adj_imp = stats.bh_adjust(p_reg), stats.bh_adjust(p_imp)
+
+    per_eval = []
+    for i, (e, b, a) in enumerate(rows):
+        mb, ma = _majority(b), _majority(a)
+        label = _change_label(adj_reg[i], adj_imp[i], b, a, q)
+        n_settle = None
+        if b.pass_rate is not None and a.pass_rate is not None:
+            n_settle = stats.trials_per_arm(b.pass_rate, a.pass_rate, ALPHA, POWER)
+        per_eval.append({
+            "eval_id": e, "eval_name": cur[e].eval_name,
+            "before": {"passes": b.passes, "completed": b.completed, "pass_rate": _f(b.pass_rate)},
+            "after": {"passes": a.passes, "completed": a.completed, "pass_rate": _f(a.pass_rate)},
+            "counts": f"{b.passes}/{b.completed} -> {a.passes}/{a.completed}",
+            "raw_flip": f"{mb}->{ma}" if mb and ma else None,
+            "p_regression": _f(p_reg[i]), "p_improvement": _f(p_imp[i]),
+            "p_regression_adjusted": _f(adj_reg[i]), "p_improvement_adjusted": _f(adj_imp[i]),
+            "label": label,
+            "trials_per_arm_to_settle": n_settle,
+            "additional_trials_per_arm": None if n_settle is None
+            else max(0, n_settle - min(a.completed, b.completed)),
+        })
+
+    used = [e for e in common if prev[e].arms[config].completed and cur[e].arms[config].completed]
+    pa = [cur[e].arms[config].pass_rate for e in used]
+    pb = [prev[e].arms[config].pass_rate for e in used]
+
+    def geo(attr: str) -> dict[str, Any]:
+        return _geo_dict(stats.geometric_mean_ratio(
+            [_arm_center(cur[e].arms[config], attr, "mean") for e in used],
+            [_arm_center(prev[e].arms[config], attr, "mean") for e in used]))
+
+    def ids(label: str) -> list[int | str]:
+        return [r["eval_id"] for r in per_eval if r["label"] == label]
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "configuration": config,
+        "q": q,
+        "per_eval": per_eval,
+        "raw_regressions": [r["eval_id"] for r in per_eval if r["raw_flip"] == "PASS->FAIL"],
+        "raw_improvements": [r["eval_id"] for r in per_eval if r["raw_flip"] == "FAIL->PASS"],
+        "regressed": ids("regressed"),
+        "possible_regressions": ids("possible regression"),
+        "improved": ids("improved"),
+        "possible_improvements": ids("possible improvement"),
+        "unmatched_evals": unmatched,
+        "suite": {
+            "n_evals": len(used),
+            "pass_rate_delta": _paired_diff_dict(
+                stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))),
+            "token_ratio": geo("tokens"),
+            "duration_ratio": geo("durations"),
+        },
+    }

@@ -1,0 +1,338 @@
+"""The command line: each command parses options, calls one library function, renders the
+result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3 inconclusive."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from skillassay.analyze.gate import GateResult
+from skillassay.cli.console import err, handles_input_errors, out
+from skillassay.errors import EXIT_BAD_INPUT, InputError
+from skillassay.models import MODELS
+
+app = typer.Typer(
+    name="skillassay",
+    help="Does this Agent Skill really help? Benchmark it with and without, with honest statistics.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+@app.command()
+@handles_input_errors
+def validate(
+    paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
+    kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
+) -> None:
+    """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
+    from skillassay.spec.validate import validate_paths
+
+    problems = validate_paths(paths, kind)
+    for problem in problems:
+        err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    out.print(f"{len(paths)} valid")
+
+
+@app.command()
+@handles_input_errors
+def schema(
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help=f"The kind to print: {', '.join(MODELS)}. All kinds, keyed by kind, when omitted.")] = None,
+) -> None:
+    """Print the JSON Schema of our files, for editors and other tools."""
+    from skillassay.spec.validate import json_schemas
+
+    sys.stdout.write(json_schemas(name))
+
+
+@app.command()
+@handles_input_errors
+def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An existing skill folder.")]) -> None:
+    """Scaffold evals/evals.json and a benchmark config next to an existing skill."""
+    from skillassay.spec.scaffold import init_skill
+
+    for path in init_skill(skill_dir):
+        out.print(f"wrote {path}")
+
+
+# --judge-model of run and grade (compare-blind and analyze: cli/improve.py).
+JudgeModelOpt = Annotated[str | None, typer.Option(
+    help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
+
+
+def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(gate_result.to_dict(), indent=2) + "\n")
+    else:
+        for t in gate_result.thresholds:
+            err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
+        err.print(f"gate: [bold]{gate_result.status}[/bold]", markup=True)
+    raise typer.Exit(gate_result.exit_code)
+
+
+@app.command()
+@handles_input_errors
+def run(
+    skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default SKILL_DIR/evals/evals.json).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON (default: evals/benchmark_config.json in SKILL_DIR, if present): trials_per_eval, baseline_type, thresholds, eval_set_path, previous_benchmark, executor settings; options override it.")] = None,
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per eval and configuration.")] = None,
+    executor: Annotated[str | None, typer.Option(help="Executor plugin; `skillassay executors` lists them (default: the config's executor, else local, the embedded model).")] = None,
+    workspace: Annotated[Path | None, typer.Option(help="Workspace (default <skill>-workspace beside it).")] = None,
+    iteration: Annotated[int | None, typer.Option(min=1, help="Use iteration N instead of choosing one: start it, or resume it if it was run with the same skill, evals and settings (otherwise exit 2: its trials would mix two versions).")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Trials run at once.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Per-trial timeout in seconds.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for the executor.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Max generated tokens per trial.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Base seed (trial k of eval e: seed + 1000e + k).")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Executor option KEY=VALUE (JSON values allowed).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here (one testcase per eval and threshold).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded).")] = None,
+    judge_model: JudgeModelOpt = None,
+    judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
+    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
+) -> None:
+    """Run every eval N times with the skill and N times without, grade, aggregate, gate.
+
+    Resumes the latest iteration when nothing changed; starts the next one (and says why)
+    when the skill, the evals or the executor settings changed."""
+    from skillassay.cli.progress import LineProgress, RichProgress
+    from skillassay.run.engine import RunRequest, run_benchmark
+
+    req = RunRequest(skill_dir=skill_dir, evals_path=evals, config_path=config, trials=trials,
+                     executor=executor, workspace=workspace, iteration=iteration,
+                     concurrency=concurrency, timeout_seconds=timeout, model=model,
+                     temperature=temperature, max_tokens=max_tokens, seed=seed,
+                     executor_options=parse_options(option or []), strict=strict,
+                     point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
+                     judge_model=judge_model, baseline_from=baseline_from)
+    progress = RichProgress(err) if err.is_terminal else LineProgress(err)
+    outcome = run_benchmark(req, progress)
+    s = outcome.benchmark.summary
+    err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
+              f"({outcome.failed} failed), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
+              highlight=False)
+    if s is not None:
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
+                  f"{_pct(s.baseline.pass_rate)}, improvement ratio "
+                  f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
+                  highlight=False)
+    _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
+    _exit_with_gate(outcome.gate, as_json)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError.one("--option", item, "expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+@app.command()
+@handles_input_errors
+def grade(
+    target: Annotated[Path, typer.Argument(metavar="TARGET", help="A workspace (its latest iteration) or an iteration folder.")],
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded, even if the run used a judge).")] = None,
+    judge_model: JudgeModelOpt = None,
+    judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for unchanged pairs.")] = False,
+) -> None:
+    """Grade (or re-grade) the runs of an iteration without executing anything."""
+    from skillassay.grade.regrade import regrade_iteration
+
+    outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
+                                judge_samples=judge_samples, use_cache=not no_cache)
+    s = outcome.benchmark.summary
+    err.print(f"re-graded {outcome.runs} runs ({outcome.judged} expectations judged, {outcome.cached} from cache) "
+              f"-> {outcome.iteration_dir}/benchmark.json", highlight=False)
+    if s is not None:
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
+                  highlight=False)
+
+
+@app.command()
+@handles_input_errors
+def aggregate(
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
+    skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
+    skill_path: Annotated[str | None, typer.Option(help="Path of the skill, recorded as given in the metadata (default: config, else iteration.json).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config JSON: trials_per_eval, baseline_type, thresholds, skill_name, skill_path; options override it. Without it: iteration.json's values, no thresholds.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="benchmark.json to write (default ITERATION_DIR/benchmark.json); benchmark.md goes beside it.")] = None,
+) -> None:
+    """Aggregate graded runs into benchmark.json and benchmark.md.
+
+    Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
+    every run it could not read. Exit 2 when nothing in the folder can be aggregated."""
+    from skillassay.analyze.aggregate import aggregate_iteration
+    from skillassay.cli.progress import count_bar
+
+    with count_bar(err, "evals read") as on_eval:
+        result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
+                                     config_path=config, output=output, on_eval=on_eval)
+    for issue in result.skipped:
+        err.print(f"[yellow]skipped[/yellow] {escape(str(issue))}", markup=True, highlight=False, soft_wrap=True)
+    for warning in result.warnings:
+        err.print(f"[yellow]warning[/yellow] {escape(warning)}", markup=True, highlight=False, soft_wrap=True)
+    s = result.benchmark.summary
+    err.print(f"{result.runs_read} runs aggregated ({len(result.skipped)} skipped), skill {result.arms.skill} vs "
+              f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)
+    if s is not None:
+        delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
+                  f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+
+
+@app.command()
+@handles_input_errors
+def compare(
+    current: Annotated[Path, typer.Argument(metavar="CURRENT", help="The iteration folder to compare (e.g. WORKSPACE/iteration-2).")],
+    previous: Annotated[Path | None, typer.Argument(metavar="PREVIOUS", help="Iteration folder or benchmark.json to compare with (default: iteration-(N-1) beside CURRENT, else the config's previous_benchmark).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Benchmark config (for previous_benchmark; default: the iteration's).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON on stdout.")] = False,
+) -> None:
+    """Compare an iteration with the previous one: deltas, regressions, improvements.
+
+    Per eval: the raw flip and the statistical call (regressed / possible regression /
+    improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
+    nothing to compare with."""
+    from skillassay.analyze.compare import FILENAME, summary_lines
+    from skillassay.analyze.compare import compare as compare_iterations
+
+    result = compare_iterations(current, previous, config)
+    if result is None:
+        raise InputError.one(current, "PREVIOUS", "nothing to compare with: no iteration-(N-1) beside it and no "
+                             "previous_benchmark in its config; give PREVIOUS explicitly")
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
+    for line in summary_lines(result):
+        out.print(line, highlight=False, soft_wrap=True)
+    err.print(f"wrote {current / FILENAME}", highlight=False)
+
+
+@app.command()
+@handles_input_errors
+def report(
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
+) -> None:
+    """Write report.md for an iteration: findings, recommendations and caveats.
+
+    Sections: summary, regressions, improvements, per-eval breakdown, variance analysis,
+    recommendations, and what the figures can and cannot show. Compares with the previous
+    iteration first when comparison_previous.json is missing."""
+    from skillassay.report.report import report_iteration
+
+    out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
+              highlight=False)
+
+
+def _write_ci_outputs(bench: Any, gate_result: GateResult, junit: Path | None,
+                      comparison: dict | None = None) -> None:
+    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set."""
+    from skillassay.report.ci_outputs import append_step_summary, github_step_summary, write_junit
+
+    if junit is not None:
+        err.print(f"wrote {write_junit(junit, bench, gate_result, comparison)}", highlight=False)
+    append_step_summary(github_step_summary(bench, gate_result, comparison))
+
+
+@app.command()
+@handles_input_errors
+def gate(
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's skill snapshot).")] = None,
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+) -> None:
+    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive.
+
+    Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
+    or the one next to its skill; comparison_previous.json, when present, fails the gate on a
+    called regression. Failures name the evals responsible and the next step."""
+    from skillassay.analyze.gate_check import check_iteration
+
+    check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
+    _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
+    if as_json:
+        sys.stdout.write(json.dumps(check.to_dict(), indent=2) + "\n")
+        raise typer.Exit(check.result.exit_code)
+    for step in check.next_steps:
+        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
+    _exit_with_gate(check.result, False)
+
+
+@app.command()
+@handles_input_errors
+def view(
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
+    previous: Annotated[Path | None, typer.Option(help="The previous iteration folder: its outputs and feedback shown beside each run.")] = None,
+    static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+) -> None:
+    """Open the review viewer for an iteration (or write a static HTML file)."""
+    for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
+        if path is not None and not path.is_dir():
+            raise InputError.one(path, label, "not a folder")
+    if static is not None:
+        from skillassay.viewer.static_html import write_static
+
+        out.print(f"wrote {write_static(iteration_dir, static, previous)}", highlight=False)
+        return
+    from skillassay.viewer.server import serve
+
+    serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
+
+
+@app.command("executors")
+def executors_cmd() -> None:
+    """List installed executors and whether each can run here (keys, servers, binaries)."""
+    from rich.table import Table
+
+    from skillassay.executors import executor_names, load_executor_class
+
+    table = Table("name", "usable", "reason")
+    for name in executor_names():
+        try:
+            usable, reason = load_executor_class(name).availability()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide the others
+            usable, reason = False, f"failed to load: {type(exc).__name__}: {exc}"
+        table.add_row(name, "yes" if usable else "no", reason)
+    out.print(table)
+
+
+# Improve mode (history, compare-blind, analyze) lives in cli/improve.py; imported here, after the
+# app and its helpers exist, because its commands use them.
+from skillassay.cli.improve import register as _register_improve  # noqa: E402  (after this module's commands: help lists them first)
+
+_register_improve(app)
+
+
+def main() -> None:  # pragma: no cover
+    app()

@@ -1,0 +1,75 @@
+"""Progress display for `run` (a rich bar on a terminal, plain log lines otherwise: CI logs)
+and for `aggregate` (a bar on a terminal, nothing otherwise)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skillassay.run.engine import Progress as EngineProgress
+from skillassay.store.records import TrialRecord
+
+
+class RichProgress(EngineProgress):
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.failures = 0
+        self.bar = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(),
+                            console=console, transient=False)
+        self.task = None
+
+    def start(self, total: int, skipped: int, message: str) -> None:
+        self.console.print(f"{message}; {skipped} trials already graded, {total} to run")
+        self.bar.start()
+        self.task = self.bar.add_task("trials", total=total, failed=0)
+
+    def trial_done(self, record: TrialRecord) -> None:
+        if not record.completed:
+            self.failures += 1
+        self.bar.update(self.task, advance=1, failed=self.failures)
+
+    def finish(self) -> None:
+        self.bar.stop()
+
+
+class LineProgress(EngineProgress):
+    """One line per finished trial: greppable, and nothing fancy in non-TTY logs."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.done = self.total = self.failures = 0
+        self.t0 = time.perf_counter()
+
+    def start(self, total: int, skipped: int, message: str) -> None:
+        self.total = total
+        self.console.print(f"{message}; {skipped} trials already graded, {total} to run", highlight=False)
+
+    def trial_done(self, record: TrialRecord) -> None:
+        self.done += 1
+        if not record.completed:
+            self.failures += 1
+        verdict = "PASS" if record.passed else ("FAIL" if record.completed else record.status.upper())
+        self.console.print(
+            f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}: "
+            f"{verdict} ({self.failures} failed, {time.perf_counter() - self.t0:.1f}s)", highlight=False)
+
+    def finish(self) -> None:
+        pass
+
+
+@contextmanager
+def count_bar(console: Console, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """An update(done, total) callback drawing a bar that vanishes when done; None when the
+    console is not a terminal, so logs only get the command's result lines."""
+    if not console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)

@@ -1,0 +1,302 @@
+"""Grading: turn a finished run (outputs, metrics, timing) into grading.json.
+
+Typed assertions are checked by their plugins; plain-string expectations need a judge
+(none configured -> ungraded with the reason, never silently passed or failed). A trial
+passes when every graded expectation passes and none is left ungraded. `Grader` adds the
+judge, its cache and the grader's timing (grading.json and timing.json) on top of the pure
+`grade`; the engine and `skillassay grade` both use it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillassay import assertions
+from skillassay.assertions import AssertionConfigError, AssertionPlugin, RunView
+from skillassay.assertions.code import CheckError
+from skillassay.assertions.paths import UsesEvalDir
+from skillassay.errors import InputError, Problem
+from skillassay.models import (
+    Assertion,
+    Eval,
+    ExecutionMetrics,
+    ExpectationResult,
+    Grading,
+    GradingSummary,
+    Metrics,
+    Timing,
+)
+from skillassay.models.runfiles import GradingTiming, UserNotesSummary
+from skillassay.store.jsonio import now_iso
+from skillassay.store.layout import ANSWER_FILE
+
+if TYPE_CHECKING:
+    from skillassay.grade.judge import Judge, JudgePolicy
+
+
+
+@dataclass(frozen=True)
+class CompiledExpectation:
+    """An expectation ready to grade: a built plugin, or a plain statement for the judge."""
+
+    text: str
+    plugin: AssertionPlugin | None
+    negate: bool = False
+    # The expectation as written in the eval set (JSON), part of the judge cache key.
+    source: Any = None
+
+
+def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectation]:
+    """Build every plugin up front so a misconfigured assertion fails before any trial runs.
+    Plugins that read files from the eval set folder (schema_file, python modules) get it
+    here, so a missing file is reported now too."""
+    compiled, problems = [], []
+    eval_dir = Path(source).resolve().parent
+    for i, exp in enumerate(ev.all_expectations()):
+        if isinstance(exp, str):
+            compiled.append(CompiledExpectation(exp, None, source=exp))
+            continue
+        try:
+            plugin = assertions.build(exp)
+            if isinstance(plugin, UsesEvalDir):
+                plugin.bind_eval_dir(eval_dir)
+        except AssertionConfigError as exc:
+            # JSONPath filter syntax: `[id=1]` would also be eaten as markup by rich in the CLI.
+            where = f"$.evals[?(@.id=={ev.id})].expectations[{i}]"
+            message = str(exc) if f"'{exp.type}'" in str(exc) else f"'{exp.type}' assertion: {exc}"
+            problems.append(Problem(str(source), where, f"eval {ev.id} ({ev.name or ev.slug}): {message}"))
+            continue
+        compiled.append(CompiledExpectation(assertion_text(exp, plugin), plugin, exp.negate,
+                                            source=exp.model_dump(mode="json")))
+    if problems:
+        raise InputError(problems)
+    return compiled
+
+
+def assertion_text(spec: Assertion, plugin: AssertionPlugin) -> str:
+    if spec.text:
+        return spec.text
+    text = plugin.describe()
+    return f"NOT: {text}" if spec.negate else text
+
+
+def check(exp: CompiledExpectation, view: RunView) -> ExpectationResult:
+    if exp.plugin is None:
+        return ExpectationResult(text=exp.text, passed=None,
+                                 evidence="Ungraded: plain-language expectation and no judge configured")
+    try:
+        verdict = exp.plugin.check(view)
+    except CheckError as exc:  # the check hung or crashed: no verdict to report
+        return ExpectationResult(text=exp.text, passed=None, evidence=f"Ungraded: {exc}")
+    except Exception as exc:  # a plugin bug must not lose the run: record it as evidence
+        return ExpectationResult(text=exp.text, passed=None, evidence=f"Ungraded: check raised {exc!r}")
+    passed = verdict.passed != exp.negate
+    evidence = verdict.evidence if not exp.negate else f"(negated) {verdict.evidence}"
+    return ExpectationResult(text=exp.text, passed=passed, evidence=evidence)
+
+
+def summarize(results: list[ExpectationResult]) -> GradingSummary:
+    passed = sum(1 for r in results if r.passed is True)
+    failed = sum(1 for r in results if r.passed is False)
+    total = len(results)
+    return GradingSummary(passed=passed, failed=failed, total=total,
+                          pass_rate=round(passed / total, 4) if total else 0.0)
+
+
+def grade(compiled: list[CompiledExpectation], view: RunView, grader_seconds: float | None = None,
+          results: list[ExpectationResult] | None = None) -> Grading:
+    """The grading of a run from its results (checked here when not given)."""
+    results = [check(exp, view) for exp in compiled] if results is None else results
+    m, t = view.metrics, view.timing
+    return Grading(
+        expectations=results,
+        summary=summarize(results),
+        execution_metrics=ExecutionMetrics(
+            tool_calls=m.tool_calls, total_tool_calls=m.total_tool_calls, total_steps=m.total_steps,
+            errors_encountered=m.errors_encountered, output_chars=m.output_chars,
+            transcript_chars=m.transcript_chars),
+        timing=GradingTiming(
+            executor_duration_seconds=t.executor_duration_seconds,
+            grader_duration_seconds=grader_seconds,
+            total_duration_seconds=total_seconds(t, grader_seconds)),
+    )
+
+
+def total_seconds(t: Timing, grader_seconds: float | None) -> float | None:
+    """Executor plus grader wall time, as in the spec's example (165 + 26 = 191)."""
+    executor = t.executor_duration_seconds if t.executor_duration_seconds is not None else t.total_duration_seconds
+    if executor is None:
+        return None
+    return round(executor + (grader_seconds or 0.0), 6)
+
+
+def run_view(run_dir: Path, metrics: Metrics, timing: Timing, prompt: str = "",
+             eval_dir: Path | None = None, final_text: str | None = None) -> RunView:
+    """`final_text`: the answer as written to outputs/answer.md, when the caller has it."""
+    if final_text is None:
+        answer = run_dir / "outputs" / ANSWER_FILE
+        final_text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else ""
+    text = final_text
+    return RunView(final_text=text, outputs_dir=run_dir / "outputs", metrics=metrics, timing=timing,
+                   run_dir=run_dir, prompt=prompt, eval_dir=eval_dir)
+
+
+def parse_user_notes(text: str) -> UserNotesSummary:
+    """Without a judge, the executor's notes are still summarised: bullet lines under a
+    heading that names uncertainties, review or workarounds go to that list."""
+    buckets: dict[str, list[str]] = {"uncertainties": [], "needs_review": [], "workarounds": []}
+    current = "uncertainties"
+    for line in text.splitlines():
+        stripped = line.strip()
+        low = stripped.lower()
+        if stripped.startswith("#") or (low.endswith(":") and not stripped.startswith(("-", "*"))):
+            current = ("workarounds" if "workaround" in low else "needs_review" if "review" in low
+                       else "uncertainties" if "uncertain" in low else current)
+        elif stripped.startswith(("-", "*")) and stripped.lstrip("-* ").strip():
+            buckets[current].append(stripped.lstrip("-* ").strip())
+    return UserNotesSummary(**buckets)
+
+
+def empty_notes() -> UserNotesSummary:
+    """All three lists set explicitly: files are written with exclude_unset."""
+    return UserNotesSummary(uncertainties=[], needs_review=[], workarounds=[])
+
+
+def record_grader_timing(run_dir: Path, start: str, end: str, seconds: float) -> None:
+    """The spec keeps grader_start/end/duration in timing.json too; the other fields stay."""
+    from skillassay.store.jsonio import write_json
+
+    path = run_dir / "timing.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    data.update(grader_start=start, grader_end=end, grader_duration_seconds=round(seconds, 6))
+    write_json(path, data)
+
+
+@dataclass
+class GradeCounts:
+    """How many plain expectations were sent to the judge or taken from its cache."""
+
+    judged: int = 0
+    cached: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, judged: int, cached: int) -> None:
+        with self.lock:
+            self.judged += judged
+            self.cached += cached
+
+
+@dataclass
+class Grader:
+    """Grades whole runs: typed checks, the judge (with its cache) and the grader timing.
+    Shared by worker threads; each run's cache file is touched by one thread only."""
+
+    judge: Judge | None = None
+    policy: JudgePolicy | None = None
+    use_cache: bool = True
+    counts: GradeCounts = field(default_factory=GradeCounts)
+
+    def identity(self) -> dict[str, Any] | None:
+        if self.judge is None:
+            return None
+        from skillassay.grade.judge import templates_hash
+
+        samples = self.policy.samples if self.policy else 1
+        return {**self.judge.identity(), "samples": samples, "templates": templates_hash(),
+                "caps": self.judge.caps.__dict__}
+
+    def grade_run(self, compiled: list[CompiledExpectation], view: RunView, use_judge: bool = True,
+                  timing: Timing | None = None) -> Grading:
+        """Grade one finished run; the grader's times go into `timing` when the caller will
+        write timing.json itself (the engine: one write per trial), else into the file."""
+        start, t0 = now_iso(), time.perf_counter()
+        results: list[ExpectationResult | None] = [None if e.plugin is None else check(e, view) for e in compiled]
+        plain = [i for i, e in enumerate(compiled) if e.plugin is None]
+        extras: dict[str, Any] = {}
+        if plain and use_judge and self.judge is not None:
+            extras = self.judge_plain(compiled, plain, view, results)
+        for i in plain:
+            if results[i] is None:
+                results[i] = check(compiled[i], view)  # ungraded: no judge configured
+        seconds = time.perf_counter() - t0
+        grading = grade(compiled, view, round(seconds, 6), [r for r in results if r is not None])
+        notes_file = view.outputs_dir / "user_notes.md"
+        grading.claims = extras.get("claims") or []
+        grading.user_notes_summary = extras.get("user_notes_summary") or (
+            parse_user_notes(notes_file.read_text(encoding="utf-8", errors="replace"))
+            if notes_file.is_file() else empty_notes())
+        if extras.get("eval_feedback") is not None:
+            grading.eval_feedback = extras["eval_feedback"]
+        if self.judge is not None and plain:
+            grading.judge = self.identity()  # type: ignore[attr-defined] - an extra field
+        if timing is not None:
+            timing.grader_start, timing.grader_end = start, now_iso()
+            timing.grader_duration_seconds = round(seconds, 6)
+        else:
+            record_grader_timing(view.run_dir, start, now_iso(), seconds)
+        return grading
+
+    def judge_plain(self, compiled: list[CompiledExpectation], plain: list[int], view: RunView,
+                    results: list[ExpectationResult | None]) -> dict[str, Any]:
+        """Fill results[i] for the plain expectations, from the cache or one judge call;
+        returns the run-level extras (claims, notes summary, feedback) as models."""
+        from skillassay.grade.judge import JudgePolicy, judge_expectations
+        from skillassay.grade.judge_cache import JudgeCache, entry_key, run_content_hash, sha
+        from skillassay.models.runfiles import Claim, EvalFeedback
+
+        assert self.judge is not None
+        identity = self.identity() or {}
+        content = run_content_hash(view.run_dir, view.prompt)
+        cache = JudgeCache.load(view.run_dir) if self.use_cache else JudgeCache(view.run_dir / "grading_cache.json")
+        keys = {i: entry_key(compiled[i].source, identity, content) for i in plain}
+        extras_key = sha({"judge": identity, "run": content})
+        misses = []
+        for i in plain:
+            hit = cache.get(keys[i])
+            if hit is not None:
+                hit.judge_cached = True  # type: ignore[attr-defined] - an extra field
+                results[i] = hit
+            else:
+                misses.append(i)
+        stored = cache.extras.get(extras_key)
+        if misses:  # claims etc. then come from this call: they describe the same run
+            outcome = judge_expectations(self.judge, [compiled[i].text for i in misses], view,
+                                         self.policy or JudgePolicy())
+            for i, result in zip(misses, outcome.results, strict=True):
+                results[i] = result
+                cache.put(keys[i], result)
+            if outcome.claims is not None:
+                stored = {"claims": [c.model_dump(mode="json") for c in outcome.claims],
+                          "user_notes_summary": outcome.user_notes_summary.model_dump(mode="json")
+                          if outcome.user_notes_summary else None,
+                          "eval_feedback": outcome.eval_feedback.model_dump(mode="json")
+                          if outcome.eval_feedback else None}
+                cache.extras[extras_key] = stored
+        self.counts.add(len(misses), len(plain) - len(misses))
+        if self.use_cache:
+            cache.save(set(keys.values()), {extras_key})
+        if not stored:
+            return {}
+        return {"claims": [Claim.model_validate(c) for c in stored["claims"]],
+                "user_notes_summary": UserNotesSummary.model_validate(stored["user_notes_summary"])
+                if stored.get("user_notes_summary") else None,
+                "eval_feedback": EvalFeedback.model_validate(stored["eval_feedback"])
+                if stored.get("eval_feedback") else None}
+
+
+def make_grader(judge: str | None, model: str | None = None, samples: int = 1, use_cache: bool = True) -> Grader:
+    """A Grader for a --judge name (none/local/openai/anthropic) and K samples."""
+    from skillassay.grade.judge import JudgePolicy, make_judge
+
+    if samples < 1:
+        raise InputError.one("--judge-samples", str(samples), "must be at least 1")
+    return Grader(judge=make_judge(judge, model, samples), policy=JudgePolicy(samples=samples), use_cache=use_cache)

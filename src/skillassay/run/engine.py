@@ -1,0 +1,368 @@
+"""`skillassay run`: plan -> execute -> grade -> aggregate -> gate, resumable.
+
+The only module that chains stages; each stage is usable alone. Trials run in a bounded
+thread pool; a trial's grading.json is written last, so its presence means "done" and a
+killed run loses nothing that finished."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillassay.analyze.arms import Arms
+from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+from skillassay.analyze.benchmark_md import render_benchmark_md
+from skillassay.analyze.compare import compare_after_run
+from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.errors import InputError, Problem
+from skillassay.executors import Executor, ExecutorSettings, load_executor_class
+from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
+from skillassay.improve.history import record_after_run
+from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Timing
+from skillassay.report.report import write_report
+from skillassay.run.execute import RetryPolicy, execute_trial
+from skillassay.run.plan import (
+    IterationChoice,
+    Trial,
+    choose_iteration,
+    hash_file,
+    hash_tree,
+    hash_value,
+    plan_trials,
+)
+from skillassay.run.reuse import reuse_baseline
+from skillassay.spec.skill import Skill, load_skill
+from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
+from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
+from skillassay.store.lock import WorkspaceLock
+from skillassay.store.read import make_record, read_trial
+from skillassay.store.records import TrialRecord, sort_records
+from skillassay.store.redact import make_redactor
+
+
+@dataclass
+class RunRequest:
+    skill_dir: Path
+    evals_path: Path | None = None
+    config_path: Path | None = None
+    trials: int | None = None
+    executor: str | None = None
+    workspace: Path | None = None
+    iteration: int | None = None
+    concurrency: int | None = None
+    timeout_seconds: float | None = None
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    executor_options: dict = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    strict: bool = False
+    point_estimate: bool = False
+    judge: str | None = None  # none/local/openai/anthropic: grades plain-string expectations
+    judge_samples: int = 1
+    judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
+    baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
+
+
+@dataclass
+class RunOutcome:
+    iteration_dir: Path
+    choice: IterationChoice
+    benchmark: Benchmark
+    gate: GateResult
+    executed: int
+    skipped: int
+    failed: int
+    records: list[TrialRecord]
+    comparison: dict | None = None  # vs the previous iteration (compare.py)
+
+
+class Progress:
+    """Callbacks the CLI implements (rich bar or plain lines); the engine stays UI-free."""
+
+    def start(self, total: int, skipped: int, message: str) -> None: ...
+    def trial_done(self, record: TrialRecord) -> None: ...
+    def finish(self) -> None: ...
+
+
+@dataclass
+class Prepared:
+    skill: Skill
+    evals: EvalSet
+    evals_path: Path
+    config: BenchmarkConfig
+    executor: Executor
+    workspace: Path
+    input_files: dict[int, list[Path]]
+    fingerprint: dict[str, str]
+    grader: Grader
+    config_path: Path | None = None
+
+
+def config_path(req: RunRequest) -> Path | None:
+    if req.config_path is not None:
+        return req.config_path
+    default = req.skill_dir / "evals" / "benchmark_config.json"
+    return default if default.is_file() else None
+
+
+def load_config(req: RunRequest) -> BenchmarkConfig:
+    path = config_path(req)
+    return load_model(path, BenchmarkConfig) if path else BenchmarkConfig()
+
+
+def default_evals_path(req: RunRequest, config: BenchmarkConfig) -> Path:
+    """--evals, else the config's eval_set_path (relative to the config file), else
+    SKILL_DIR/evals/evals.json."""
+    if req.evals_path is not None:
+        return req.evals_path
+    cfg = config_path(req)
+    if config.eval_set_path and cfg is not None:
+        return (cfg.parent / config.eval_set_path).resolve()
+    return req.skill_dir / "evals" / "evals.json"
+
+
+def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path) -> dict[int, list[Path]]:
+    """`files` are relative to the skill root (spec), or to the eval set's folder; anything
+    resolving outside both (../, absolute paths elsewhere, symlinks out) is rejected."""
+    roots = [skill_dir.resolve(), evals_path.parent.resolve()]
+    out, problems = {}, []
+    for i, ev in enumerate(evals.evals):
+        paths = []
+        for j, rel in enumerate(ev.files):
+            where = f"$.evals[{i}].files[{j}]"
+            candidates = [root / rel for root in roots]
+            found = next((c for c in candidates if c.is_file()), None)
+            if found is None:
+                problems.append(Problem(str(evals_path), where, f"input file {rel!r} not found under {roots[0]}"))
+            elif not any(inside(root, found) for root in roots):
+                problems.append(Problem(str(evals_path), where, f"{rel!r} points outside the skill and eval set folders"))
+            else:
+                paths.append(found.resolve())
+        out[ev.id] = paths
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def prepare(req: RunRequest) -> Prepared:
+    skill = load_skill(req.skill_dir)
+    config = load_config(req)
+    evals_path = default_evals_path(req, config)
+    evals = load_model(evals_path, EvalSet)
+    name = req.executor or config.executor or "local"
+    settings = ExecutorSettings(
+        model=req.model or config.model,
+        temperature=req.temperature if req.temperature is not None else config.temperature,
+        max_tokens=req.max_tokens or config.max_tokens,
+        timeout_seconds=req.timeout_seconds or config.timeout_seconds or 300.0,
+        options=dict(req.executor_options),
+    )
+    executor = load_executor_class(name)(settings)
+    grader = make_grader(req.judge, req.judge_model, req.judge_samples)
+    input_files = resolve_input_files(evals, evals_path, req.skill_dir)
+    files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
+    seed = req.seed if req.seed is not None else (config.seed or 0)
+    fingerprint = {
+        "skill": hash_tree(skill.path),
+        "evals": hash_value(evals.model_dump(mode="json")) + ":" + files_hash[:16],
+        "settings": hash_value({**executor.identity(), "seed": seed,
+                                "baseline_type": config.baseline_type, **judge_identity(grader, req.judge_samples)}),
+    }
+    workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
+    cfg = config_path(req)
+    return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
+                    cfg.resolve() if cfg else None)
+
+
+def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
+    """A judge grades results, so changing it (or a hosted judge's model) starts a new
+    iteration; without one the fingerprint is what it always was (existing workspaces keep
+    resuming). The embedded judge's model is fixed, so it is left out, as it always was."""
+    if grader.judge is None:
+        return {}
+    identity = grader.judge.identity()
+    out: dict[str, object] = {"judge": identity["judge"], "judge_samples": samples}
+    if identity["judge"] != "local":
+        out["judge_model"] = identity.get("model")
+    return out
+
+
+def baseline_skill(p: Prepared, it_dir: Path, choice: IterationChoice) -> tuple[str, Skill | None]:
+    if p.config.baseline_type == "no_skill":
+        return "without_skill", None
+    prev = it_dir.parent / f"iteration-{choice.number - 1}" / SNAPSHOT_DIR
+    if not (prev / "SKILL.md").is_file():
+        raise InputError.one("baseline_type", "previous_version",
+                             f"no previous skill snapshot at {prev}: run a no_skill iteration first")
+    return "old_skill", load_skill_snapshot(prev, p.skill.name)
+
+
+def load_skill_snapshot(path: Path, name: str) -> Skill:
+    s = load_skill(path)
+    return Skill(path=s.path, name=name, description=s.description, body=s.body, frontmatter=s.frontmatter)
+
+
+def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, trials: int,
+                           configurations: list[str], seed: int) -> None:
+    record_path = it_dir / "iteration.json"
+    started = read_json(record_path).get("started_at") if record_path.is_file() else None
+    write_json(record_path, {
+        "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
+        "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),
+        "evals_path": str(p.evals_path.resolve()), "executor": p.executor.identity(),
+        "trials_per_eval": trials, "configurations": configurations, "seed": seed,
+        "baseline_type": p.config.baseline_type,
+        "config_path": str(p.config_path) if p.config_path else None,
+    })
+    snap = it_dir / SNAPSHOT_DIR
+    if not snap.exists():
+        shutil.copytree(p.skill.path, snap, ignore=shutil.ignore_patterns("*-workspace", ".git", "__pycache__"))
+
+
+def write_eval_metadata(it_dir: Path, evals: list[Eval]) -> None:
+    for ev in evals:
+        path = it_dir / ev.slug / "eval_metadata.json"
+        meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
+                            expectations=ev.all_expectations())
+        write_json(path, meta)
+
+
+def eval_name(ev: Eval) -> str:
+    return ev.name or ev.slug
+
+
+class TrialRunner:
+    """Executes and grades one trial; shared by the worker threads."""
+
+    def __init__(self, p: Prepared, skills: dict[str, Skill | None],
+                 compiled: dict[int, list[CompiledExpectation]], retry: RetryPolicy,
+                 grader: Grader | None = None) -> None:
+        self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
+        self.grader = grader or Grader()
+        self.redactor = make_redactor()
+
+    def __call__(self, trial: Trial) -> TrialRecord:
+        result, metrics, timing = execute_trial(
+            trial, self.p.executor, self.skills[trial.configuration],
+            self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor, write_timing=False)
+        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
+                        final_text=result.final_text)
+        grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
+                                self.grader, timing)
+        write_json(trial.run_dir / "timing.json", timing)
+        write_json(trial.run_dir / "grading.json", grading)  # last: its presence marks the trial done
+        return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
+                           grading, metrics, timing, trial.run_dir)
+
+
+def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error: str | None,
+                  grader: Grader | None = None, timing: Timing | None = None) -> Grading:
+    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok", timing=timing)
+    if status != "ok":
+        # A failed trial fails its expectations with the reason, and is excluded from rates.
+        for exp in grading.expectations:
+            exp.passed, exp.evidence = False, f"Trial {status}: {error or 'no detail'}"
+        grading.summary.passed, grading.summary.failed = 0, grading.summary.total
+        grading.summary.pass_rate = 0.0
+    return grading
+
+
+def run_benchmark(req: RunRequest, progress: Progress | None = None,
+                  on_choice: Callable[[IterationChoice], None] | None = None) -> RunOutcome:
+    """Everything from choosing the iteration to the report runs under the workspace lock: a
+    second run on the same workspace fails at once (exit 2) instead of executing the same trials
+    into the same run folders. Taken once per command, so the per-trial path is unchanged."""
+    p = prepare(req)
+    lock = WorkspaceLock(p.workspace, "run")
+    try:
+        lock.acquire()
+    except BaseException:
+        p.executor.close()  # prepare built it (an HTTP client, say) and nothing else will close it
+        raise
+    try:
+        return run_locked(req, p, progress or Progress(), on_choice)
+    finally:
+        lock.release()
+
+
+def run_locked(req: RunRequest, p: Prepared, progress: Progress,
+               on_choice: Callable[[IterationChoice], None] | None) -> RunOutcome:
+    compiled = {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
+    choice = choose_iteration(p.workspace, p.fingerprint, req.iteration)
+    if on_choice:
+        on_choice(choice)
+    it_dir = iteration_dir(p.workspace, choice.number)
+    trials = req.trials or p.config.trials_per_eval
+    seed = req.seed if req.seed is not None else (p.config.seed or 0)
+    base_config, base_skill = baseline_skill(p, it_dir, choice)
+    configurations = ["with_skill", base_config]
+    write_iteration_record(it_dir, p, choice, trials, configurations, seed)
+    write_eval_metadata(it_dir, p.evals.evals)
+    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
+
+    planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
+    names = {ev.id: eval_name(ev) for ev in p.evals.evals}
+    done: list[TrialRecord] = []
+    todo: list[Trial] = []
+    for t in planned:
+        rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
+        # None: not graded yet (or its grading.json is unusable), so it runs again
+        (done.append(rec) if rec else todo.append(t))
+    del planned  # memory stays flat on big suites: each Trial is dropped once it has run
+
+    runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
+                         p.grader)
+    progress.start(len(todo), len(done), choice.reason)
+    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress)
+    progress.finish()
+    p.executor.close()
+
+    records = sort_records(done + executed)
+    bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
+                                req.strict, req.point_estimate)
+    record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
+    comparison = compare_after_run(it_dir, records, config_path(req))  # comparison_previous.json
+    gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
+                           comparison=comparison)
+    atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
+    write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
+    return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
+                      sum(1 for r in executed if not r.completed), records, comparison)
+
+
+def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress) -> list[TrialRecord]:
+    results: list[TrialRecord] = []
+    lock = threading.Lock()
+    if concurrency <= 1:
+        queue = deque(todo)
+        todo.clear()
+        while queue:
+            rec = runner(queue.popleft())
+            results.append(rec)
+            progress.trial_done(rec)
+        return results
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(runner, t) for t in todo]
+        for fut in as_completed(futures):
+            rec = fut.result()
+            with lock:
+                results.append(rec)
+            progress.trial_done(rec)
+    return results
+
+
+def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, iteration: int,
+                        trials: int, arms: Arms, strict: bool, point_estimate: bool) -> Benchmark:
+    bench = build_benchmark(
+        records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
+        timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
+        executor_model=p.executor.identity().get("model"))
+    write_benchmark(it_dir / "benchmark.json", bench)
+    return bench

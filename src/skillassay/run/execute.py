@@ -1,0 +1,186 @@
+"""Executing one trial: a fresh work dir with the eval's input files, the executor (retried
+with backoff on transient errors only), then the spec's run files written from its result.
+A trial that still fails is recorded as failed (status error/timeout), never dropped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.models import Metrics, Timing
+from skillassay.run.plan import Trial
+from skillassay.spec.skill import Skill
+from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
+from skillassay.store.layout import ANSWER_FILE
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 3
+    wait_initial: float = 1.0
+    wait_max: float = 30.0
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """relative path -> (size, mtime_ns), to find what the agent created or changed."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in {".claude", ".agents", ".codex"}]
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            st = os.stat(p, follow_symlinks=False)
+            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def run_with_deadline(executor: Executor, request: TrialRequest) -> TrialResult:
+    """Stop waiting at the per-trial timeout for executors that cannot enforce it themselves.
+    The abandoned call keeps running in a daemon thread (in-process code cannot be killed);
+    the trial is recorded as timed out."""
+    if executor.handles_timeout:
+        return executor.run(request)
+    box: dict[str, TrialResult | BaseException] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = executor.run(request)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True, name="skillassay-trial")
+    worker.start()
+    worker.join(request.settings.timeout_seconds)
+    if worker.is_alive():
+        return TrialResult(status="timeout", error=f"timed out after {request.settings.timeout_seconds:g}s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]  # type: ignore[return-value]
+
+
+def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
+    attempts = 0
+    try:
+        for attempt in Retrying(
+            stop=stop_after_attempt(policy.attempts),
+            wait=wait_exponential(multiplier=policy.wait_initial, max=policy.wait_max),
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+        ):
+            with attempt:
+                attempts += 1
+                return run_with_deadline(executor, request), attempts
+    except TransientError as exc:
+        return TrialResult(status="error", error=f"transient error after {attempts} attempts: {exc}"), attempts
+    except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
+        return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), attempts
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def transcript_markdown(events: list[dict[str, Any]]) -> str:
+    parts = ["# Transcript\n"]
+    for i, event in enumerate(events, 1):
+        kind = event.get("type", "event")
+        parts.append(f"\n## {i}. {kind}\n\n```json\n{json.dumps(event, indent=2, ensure_ascii=False, default=str)}\n```\n")
+    return "".join(parts)
+
+
+def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
+                  policy: RetryPolicy, redactor: Callable[[str], str],
+                  write_timing: bool = True) -> tuple[TrialResult, Metrics, Timing]:
+    """Run one trial and write outputs/, transcript.jsonl/.md, outputs/metrics.json and
+    timing.json into its run dir. grading.json (written by the caller) marks it done."""
+    run = trial.run_dir
+    outputs = run / "outputs"
+    run_s, out_s = os.fspath(run), os.fspath(outputs)  # string paths on the hot path
+    # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
+    # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
+    try:
+        os.makedirs(out_s)
+    except FileExistsError:
+        shutil.rmtree(out_s)
+        os.mkdir(out_s)
+    for src in input_files:
+        shutil.copy2(src, outputs / src.name)
+    before = snapshot(outputs) if input_files else {}
+
+    request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
+                           settings=executor.settings)
+    start_iso, t0 = now_iso(), time.perf_counter()
+    result, attempts = call_with_retries(executor, request, policy)
+    wall = time.perf_counter() - t0
+    end_iso = now_iso()
+
+    created = tidy_outputs(outputs, before)
+    answer = redactor(result.final_text)
+    result.final_text = answer  # everything downstream (grading included) sees what is on disk
+    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer)
+    transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
+    transcript_lines = redactor(transcript_lines)
+    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines)
+    atomic_write_text(f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)))
+
+    output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
+    usage = result.usage
+    metrics = Metrics(
+        tool_calls=dict(result.tool_calls),
+        total_tool_calls=sum(result.tool_calls.values()),
+        total_steps=result.steps,
+        files_created=created,
+        errors_encountered=result.errors_encountered + (1 if result.status != "ok" else 0),
+        output_chars=output_chars,
+        transcript_chars=len(transcript_lines),
+        skill_triggered=result.skill_triggered,
+        status=result.status,
+        error=redactor(result.error) if result.error else None,
+        seed=trial.seed,
+        attempts=attempts,
+        executor=executor.name,
+        model=result.model or executor.settings.model,
+        usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+               "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
+               "raw": usage.raw},
+    )
+    timing = Timing(
+        total_tokens=usage.total_tokens,
+        duration_ms=result.agent_duration_ms if result.agent_duration_ms is not None else int(wall * 1000),
+        total_duration_seconds=round(wall, 6),
+        executor_start=start_iso,
+        executor_end=end_iso,
+        executor_duration_seconds=round(wall, 6),
+    )
+    write_json(f"{out_s}/metrics.json", metrics)
+    if write_timing:  # the engine writes it once, after grading adds the grader's times
+        write_json(f"{run_s}/timing.json", timing)
+    return result, metrics, timing
+
+
+AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})
+
+
+def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Leave in outputs/ only what the agent produced: drop input files it did not change and
+    the skill an executor installed for discovery (.claude/, .agents/). Returns the files
+    created or changed, relative to outputs/."""
+    with os.scandir(outputs) as it:
+        top = list(it)
+    if not top:
+        return []  # the common case for answer-only agents: nothing to walk
+    for entry in top:
+        if entry.name in AGENT_DIRS and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+    after = snapshot(outputs)
+    for rel, sig in before.items():
+        if after.get(rel) == sig:
+            os.unlink(outputs / rel)
+            del after[rel]
+    return sorted(after)

@@ -1,0 +1,118 @@
+"""Planning: which trials an iteration needs (eval x configuration x trial number), and
+which iteration to use (resume the latest when nothing that changes results changed)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillassay.errors import InputError
+from skillassay.models import Eval
+from skillassay.store.layout import existing_iterations, iteration_dir, run_dir
+
+
+@dataclass(frozen=True)
+class Trial:
+    eval: Eval
+    eval_slug: str
+    configuration: str
+    run_number: int
+    seed: int
+    run_dir: Path
+
+    @property
+    def uses_skill(self) -> bool:
+        return self.configuration != "without_skill"
+
+
+def trial_seed(base_seed: int, eval_id: int, run_number: int) -> int:
+    """Trials differ by seed; both arms of a trial number share it, so the only difference
+    between arms is the skill. Deterministic, so a run can be reproduced from its seed."""
+    return (base_seed + eval_id * 1000 + run_number) % (2**31)
+
+
+def plan_trials(evals: list[Eval], configurations: list[str], trials: int, iteration: Path,
+                base_seed: int) -> list[Trial]:
+    out = []
+    for ev in evals:
+        slug = ev.slug
+        for config in configurations:
+            for k in range(1, trials + 1):
+                out.append(Trial(ev, slug, config, k, trial_seed(base_seed, ev.id, k),
+                                 run_dir(iteration, slug, config, k)))
+    return out
+
+
+def hash_tree(root: Path) -> str:
+    """Content hash of a folder (relative paths + bytes), ignoring caches and VCS folders."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in {".git", "__pycache__"} and not d.endswith("-workspace"))
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            h.update(str(p.relative_to(root)).encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def hash_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def hash_value(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IterationChoice:
+    number: int
+    resumed: bool
+    reason: str
+
+
+def choose_iteration(workspace: Path, fingerprint: dict[str, str], explicit: int | None) -> IterationChoice:
+    """Resume the latest iteration when its fingerprint matches; otherwise start the next one
+    and say what changed."""
+    existing = existing_iterations(workspace)
+    if explicit is not None:
+        return _requested(workspace, fingerprint, explicit, existing)
+    if not existing:
+        return IterationChoice(1, False, "first iteration")
+    latest = existing[-1]
+    previous = read_fingerprint(iteration_dir(workspace, latest))
+    if previous == fingerprint:
+        return IterationChoice(latest, True, f"nothing changed since iteration {latest}: resuming it")
+    return IterationChoice(latest + 1, False, f"{', '.join(_changed(previous, fingerprint))} changed since iteration {latest}")
+
+
+def _changed(previous: dict[str, str], fingerprint: dict[str, str]) -> list[str]:
+    return sorted(k for k in fingerprint if previous.get(k) != fingerprint[k]) or ["unknown (no record)"]
+
+
+def _requested(workspace: Path, fingerprint: dict[str, str], n: int, existing: list[int]) -> IterationChoice:
+    """--iteration N resumes N only when it was run with this skill, eval set and settings:
+    resuming it otherwise would mix two versions' trials in one set of figures."""
+    if n not in existing:
+        return IterationChoice(n, False, f"iteration {n} requested")
+    previous = read_fingerprint(iteration_dir(workspace, n))
+    if previous and previous != fingerprint:
+        nxt = (existing[-1] if existing else 0) + 1
+        raise InputError.one(iteration_dir(workspace, n) / "iteration.json", "fingerprint",
+                             f"iteration {n} was run with another {', '.join(_changed(previous, fingerprint))}: "
+                             f"resuming it would mix two versions' trials; omit --iteration (starts iteration "
+                             f"{nxt}) or give a new number")
+    return IterationChoice(n, True, f"iteration {n} requested: resuming it")
+
+
+def read_fingerprint(iteration: Path) -> dict[str, str]:
+    try:
+        data = json.loads((iteration / "iteration.json").read_text(encoding="utf-8"))
+        return dict(data.get("fingerprint", {}))
+    except (OSError, ValueError):
+        return {}
