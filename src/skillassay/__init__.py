@@ -43,7 +43,36 @@ _PUBLIC = {
     "InputError": "skillassay.errors",
 }
 
-__all__ = ["__version__", *_PUBLIC]
+__all__ = [
+    "__version__",
+    "Benchmark",
+    "BenchmarkConfig",
+    "Eval",
+    "EvalMetadata",
+    "EvalSet",
+    "Expectation",
+    "ExpectationResult",
+    "GateResult",
+    "Grading",
+    "GradingSummary",
+    "History",
+    "HistoryEntry",
+    "InputError",
+    "Metrics",
+    "RunOutcome",
+    "RunRequest",
+    "Thresholds",
+    "Timing",
+    "aggregate_iteration",
+    "build_benchmark",
+    "check_iteration",
+    "compare",
+    "evaluate",
+    "regrade_iteration",
+    "run_benchmark",
+    "validate_paths",
+    "write_report",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -68,8 +97,20 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from skillassay.errors import InputError
     from skillassay.grade.regrade import regrade_iteration
     from skillassay.models import (
-        Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Expectation, ExpectationResult, Grading,
-        GradingSummary, History, HistoryEntry, Metrics, Thresholds, Timing,
+        Benchmark,
+        BenchmarkConfig,
+        Eval,
+        EvalMetadata,
+        EvalSet,
+        Expectation,
+        ExpectationResult,
+        Grading,
+        GradingSummary,
+        History,
+        HistoryEntry,
+        Metrics,
+        Thresholds,
+        Timing,
     )
     from skillassay.report.report import write_report
     from skillassay.run.engine import RunOutcome, RunRequest, run_benchmark

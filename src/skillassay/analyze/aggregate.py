@@ -185,7 +185,7 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
         trials = config.trials_per_eval if config else record.get("trials_per_eval")
         if not (isinstance(trials, int) and trials > 0):
             trials = read.trials_found
-        executor = record.get("executor") if isinstance(record.get("executor"), dict) else {}
+        executor: dict[str, Any] = record["executor"] if isinstance(record.get("executor"), dict) else {}
         thresholds = config.thresholds if config else BenchmarkConfig().thresholds
         configs = list(dict.fromkeys([arms.skill, arms.baseline, *read.graded_configurations]))
         bench = summarize(

@@ -222,7 +222,7 @@ def _expectation_json(e: ExpectationResult | Outcome) -> dict:
     """Same dict as e.model_dump(mode="json"), without a serializer call per expectation (a big
     iteration has hundreds of thousands): text and passed are required and evidence defaults to
     "", so all three are always written; an expectation with extra fields takes the slow path."""
-    if type(e) is not Outcome and e.__pydantic_extra__:
+    if not isinstance(e, Outcome) and e.__pydantic_extra__:
         return e.model_dump(mode="json")
     return {"text": e.text, "passed": e.passed, "evidence": e.evidence}
 

@@ -112,7 +112,7 @@ def records_from_benchmark(data: dict[str, Any], path: Path) -> list[TrialRecord
     """Trials reconstructed from a benchmark.json alone, for a `previous_benchmark` whose run
     folders are gone. Exact for what comparison uses (per-eval passes, completed trials and
     mean tokens/duration); individual trials' spread of tokens is not recoverable."""
-    st = data.get("statistics") if isinstance(data.get("statistics"), dict) else {}
+    st: dict[str, Any] = data["statistics"] if isinstance(data.get("statistics"), dict) else {}
     per_eval = st.get("per_eval") if isinstance(st.get("per_eval"), list) else None
     out: list[TrialRecord] = []
     if per_eval:
@@ -187,7 +187,7 @@ def _f(x: float | None, nd: int = 6) -> float | None:
 
 
 def skill_and_baseline(side: Side) -> tuple[str, str]:
-    st = side.benchmark.get("statistics") if isinstance(side.benchmark.get("statistics"), dict) else {}
+    st: dict[str, Any] = side.benchmark["statistics"] if isinstance(side.benchmark.get("statistics"), dict) else {}
     if st.get("skill_configuration") and st.get("baseline_configuration"):
         return str(st["skill_configuration"]), str(st["baseline_configuration"])
     arms = pick_arms((r.configuration for r in side.records), side.record.get("baseline_type"))
@@ -292,7 +292,7 @@ def _arm_rates(records: list[TrialRecord], skill: str, base: str) -> dict[Any, t
 
 
 def _summary(bench: dict[str, Any], role: str, key: str) -> float | None:
-    s = bench.get("summary") if isinstance(bench.get("summary"), dict) else {}
+    s: dict[str, Any] = bench["summary"] if isinstance(bench.get("summary"), dict) else {}
     v = s.get(key) if role == "" else (s.get(role) or {}).get(key)
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
@@ -312,9 +312,13 @@ def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, b
     pr = base["suite"]["pass_rate_delta"]
     cur_rates = _arm_rates(cur.records, skill_cfg, base_cfg)
     prev_rates = _arm_rates(prev.records, skill_cfg, base_cfg)
-    common = [e for e in cur_rates if e in prev_rates and None not in (*cur_rates[e], *prev_rates[e])]
-    ratio = ratio_difference([cur_rates[e][0] for e in common], [cur_rates[e][1] for e in common],
-                             [prev_rates[e][0] for e in common], [prev_rates[e][1] for e in common])
+    cols: tuple[list[float], list[float], list[float], list[float]] = ([], [], [], [])
+    for e, (a1, b1) in cur_rates.items():
+        a2, b2 = prev_rates.get(e, (None, None))
+        if a1 is not None and b1 is not None and a2 is not None and b2 is not None:
+            for col, v in zip(cols, (a1, b1, a2, b2), strict=True):
+                col.append(v)
+    ratio = ratio_difference(*cols)
     cur_r, prev_r = _summary(cur.benchmark, "", "improvement_ratio"), _summary(prev.benchmark, "", "improvement_ratio")
     return {
         "pass_rate": {"current": _summary(cur.benchmark, "with_skill", "pass_rate"),

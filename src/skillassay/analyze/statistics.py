@@ -162,7 +162,18 @@ def _ks(trials_requested: int) -> list[int]:
     return sorted({k for k in (*PASS_K_VALUES, trials_requested) if 1 <= k <= trials_requested})
 
 
-def _center(xs: list[float]) -> dict[str, float | int | None]:
+def rates_of(cells: Iterable[EvalCell], config: str) -> list[float]:
+    """Per-eval pass rates of `config`, for cells already chosen to have completed trials in it."""
+    out = []
+    for c in cells:
+        rate = c.arms[config].pass_rate
+        if rate is None:
+            raise ValueError(f"eval {c.eval_id} has no completed {config} trial")
+        out.append(rate)
+    return out
+
+
+def _center(xs: Sequence[float]) -> dict[str, float | int | None]:
     if not xs:
         return {"mean": None, "median": None, "n": 0}
     a = np.asarray(xs, dtype=float)
@@ -343,14 +354,13 @@ def _arm_center(arm: Arm, attr: str, how: str) -> float | None:
 
 
 def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
-    pa = [c.arms[a].pass_rate for c in used]
-    pb = [c.arms[b].pass_rate for c in used]
+    pa, pb = rates_of(used, a), rates_of(used, b)
     pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
     # Percentile bootstrap over evals: a ratio with a small baseline is skewed, and the delta
     # method's symmetric interval then runs down to 0 even when the paired difference is clear.
     ratio = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed) if used else None
     if ratio is None:
-        improvement = {"value": None, "interval": None, "method": None, "n_evals": 0,
+        improvement: dict[str, Any] = {"value": None, "interval": None, "method": None, "n_evals": 0,
                        "undefined_reason": "no eval has completed trials in both arms"}
     else:
         improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
@@ -510,8 +520,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             if imp["value"] is None:
                 reason = imp["undefined_reason"]
             else:
-                pa = [c.arms[skill].pass_rate for c in used]
-                pb = [c.arms[baseline].pass_rate for c in used]
+                pa, pb = rates_of(used, skill), rates_of(used, baseline)
                 r = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed)
                 value, interval, n_evals = r.ratio, r.interval, r.n
                 se = r.se
@@ -555,7 +564,7 @@ def build_statistics(
     three-state gates. Deterministic for a given seed (only Monte-Carlo p-values use it).
     Built from per-eval cells (group_records), each holding an Arm for both configurations."""
     used, excluded = _paired_cells(cells, skill_config, baseline_config)
-    per_eval = []
+    per_eval: list[dict[str, Any]] = []
     for cell in cells:
         ps, pb = cell.arms[skill_config].pass_rate, cell.arms[baseline_config].pass_rate
         per_eval.append({
@@ -634,7 +643,7 @@ def compare_iterations(
         rows.append((e, b, a))
     adj_reg, adj_imp = stats.bh_adjust(p_reg), stats.bh_adjust(p_imp)
 
-    per_eval = []
+    per_eval: list[dict[str, Any]] = []
     for i, (e, b, a) in enumerate(rows):
         mb, ma = _majority(b), _majority(a)
         label = _change_label(adj_reg[i], adj_imp[i], b, a, q)
@@ -656,8 +665,7 @@ def compare_iterations(
         })
 
     used = [e for e in common if prev[e].arms[config].completed and cur[e].arms[config].completed]
-    pa = [cur[e].arms[config].pass_rate for e in used]
-    pb = [prev[e].arms[config].pass_rate for e in used]
+    pa, pb = rates_of((cur[e] for e in used), config), rates_of((prev[e] for e in used), config)
 
     def geo(attr: str) -> dict[str, Any]:
         return _geo_dict(stats.geometric_mean_ratio(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from skillassay.run.engine import Progress as EngineProgress
 from skillassay.store.records import TrialRecord
@@ -21,7 +21,7 @@ class RichProgress(EngineProgress):
         self.bar = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(),
                             console=console, transient=False)
-        self.task = None
+        self.task: TaskID | None = None
 
     def start(self, total: int, skipped: int, message: str) -> None:
         self.console.print(f"{message}; {skipped} trials already graded, {total} to run")
@@ -31,7 +31,8 @@ class RichProgress(EngineProgress):
     def trial_done(self, record: TrialRecord) -> None:
         if not record.completed:
             self.failures += 1
-        self.bar.update(self.task, advance=1, failed=self.failures)
+        if self.task is not None:
+            self.bar.update(self.task, advance=1, failed=self.failures)
 
     def finish(self) -> None:
         self.bar.stop()

@@ -51,8 +51,10 @@ class AnthropicConversation:
         if s.temperature is not None:
             # Sent as a body field: the API accepts it, while recent SDKs dropped the kwarg.
             extra["temperature"] = s.temperature
+        # The SDK types messages and tools as TypedDicts; ours are plain dicts of the same shape,
+        # and a model of None is the API's own error to report (it names the field).
         return self.client.messages.create(
-            model=s.model, system=self.system, messages=self.messages, tools=self.tools,
+            model=s.model, system=self.system, messages=self.messages, tools=self.tools,  # type: ignore[arg-type]
             max_tokens=s.max_tokens or DEFAULT_MAX_TOKENS, timeout=timeout,
             extra_body=extra or None,
         )

@@ -133,7 +133,8 @@ def _tool_error_count(events: list[dict[str, Any]]) -> int:
 
 def _uses_skill(use: dict[str, Any], skill_name: str) -> bool:
     """The Skill tool loading this skill (plugin skills are named `plugin:name`)."""
-    args = use.get("input") if isinstance(use.get("input"), dict) else {}
+    raw = use.get("input")
+    args: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if use.get("name") == "Skill":
         named = str(args.get("skill") or args.get("command") or "").lstrip("/")
         return named == skill_name or named.endswith(":" + skill_name)

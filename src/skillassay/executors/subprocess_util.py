@@ -127,7 +127,7 @@ def _prune_empty(path: Path, stop_after: int) -> None:
         path = path.parent
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+def _signal_group(pgid: int, sig: signal.Signals | int) -> bool:
     """True if the group still existed."""
     try:
         os.killpg(pgid, sig)

@@ -237,7 +237,7 @@ class Grader:
         if extras.get("eval_feedback") is not None:
             grading.eval_feedback = extras["eval_feedback"]
         if self.judge is not None and plain:
-            grading.judge = self.identity()  # type: ignore[attr-defined] - an extra field
+            grading.judge = self.identity()  # type: ignore[attr-defined]  # an extra field (the model allows extras)
         if timing is not None:
             timing.grader_start, timing.grader_end = start, now_iso()
             timing.grader_duration_seconds = round(seconds, 6)
@@ -263,7 +263,7 @@ class Grader:
         for i in plain:
             hit = cache.get(keys[i])
             if hit is not None:
-                hit.judge_cached = True  # type: ignore[attr-defined] - an extra field
+                hit.judge_cached = True  # type: ignore[attr-defined]  # an extra field (the model allows extras)
                 results[i] = hit
             else:
                 misses.append(i)

@@ -46,10 +46,10 @@ from skillassay.store.read import load_grading
 SCHEMA_VERSION = 1
 CONTENT = ("correctness", "completeness", "accuracy")
 STRUCTURE = ("organization", "formatting", "usability")
-LABELS = ("A", "B")
 MAX_ITEMS = 3  # strengths/weaknesses per side for hosted judges
 BOUNDED_MAX_ITEMS = 1  # the embedded model fills every slot it is given, often with repeats
 Label = Literal["A", "B"]
+LABELS: tuple[Label, Label] = ("A", "B")
 
 
 # ------------------------------------------------------------------ judges

@@ -110,7 +110,7 @@ def read_version(iteration_dir: Path, records: list | None = None) -> VersionFac
     per_eval = per_eval_rates(records if records is not None else collect(iteration_dir).records)
     if not per_eval:
         raise InputError.one(iteration_dir, "with_skill", "no completed with_skill run to record")
-    fingerprint = record.get("fingerprint") if isinstance(record.get("fingerprint"), dict) else {}
+    fingerprint: dict[str, Any] = record["fingerprint"] if isinstance(record.get("fingerprint"), dict) else {}
     return VersionFacts(
         iteration=number, iteration_dir=iteration_dir.name, started_at=record.get("started_at"),
         skill_name=default_skill_name(iteration_dir, record), skill_hash=fingerprint.get("skill"),
@@ -162,10 +162,13 @@ def per_eval_calls(new: VersionFacts, best: VersionFacts) -> dict[str, list[int 
     of few evals can lose clearly on some of them while the suite-level test cannot reach
     significance (fewer than 6 differing evals)."""
     before = {e.eval_id: e for e in best.per_eval}
-    pairs = [(e, before[e.eval_id]) for e in new.per_eval
-             if e.eval_id in before and e.passes is not None and before[e.eval_id].passes is not None]
-    tests = [stats.one_sided_exact_p(b.passes, b.trials_completed, n.passes, n.trials_completed,
-                                     only_observed_direction=True) for n, b in pairs]
+    pairs, tests = [], []
+    for n in new.per_eval:
+        b = before.get(n.eval_id)
+        if b is not None and n.passes is not None and b.passes is not None:
+            pairs.append((n, b))
+            tests.append(stats.one_sided_exact_p(b.passes, b.trials_completed, n.passes, n.trials_completed,
+                                                 only_observed_direction=True))
     reg = stats.bh_adjust([t[0] for t in tests])
     imp = stats.bh_adjust([t[1] for t in tests])
     return {"regressed": [n.eval_id for (n, _), p in zip(pairs, reg, strict=True) if p is not None and p <= Q],

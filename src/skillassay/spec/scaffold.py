@@ -13,6 +13,7 @@ from typing import Any
 
 from skillassay.errors import InputError, Problem
 from skillassay.models import BenchmarkConfig, EvalSet
+from skillassay.models.base import SpecModel
 from skillassay.spec.skill import load_skill
 from skillassay.store.jsonio import parse_model, write_json
 
@@ -82,7 +83,7 @@ def init_skill(skill_dir: Path) -> list[Path]:
                                   "to scaffold a fresh one)") for p in existing])
     # The dicts are written as built (readable key order, 120 not 120.0), but only after the
     # models accept them, so a template that drifts from the spec fails here, not in a run.
-    files = {
+    files: dict[Path, tuple[Any, type[SpecModel]]] = {
         targets[0]: (starter_evals(skill.name, skill.description), EvalSet),
         targets[1]: (starter_config(skill.name), BenchmarkConfig),
     }

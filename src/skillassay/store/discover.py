@@ -84,7 +84,8 @@ def _subdirs(path: str) -> list[os.DirEntry[str]]:
 
 def _names(path: str) -> tuple[set[str], set[str]]:
     """(folder names, file names) in one listing: the cheapest way to test several members."""
-    dirs, files = set(), set()
+    dirs: set[str] = set()
+    files: set[str] = set()
     try:
         with os.scandir(path) as it:
             for e in it:

@@ -122,7 +122,8 @@ def validation_problems(
     merged into one message, so `{"value": 1}` as an expectation reads as a missing `type`."""
     found: list[tuple[str, str, str | None, bool]] = []  # (where, message, union node, noise)
     for err in exc.errors(include_url=False):
-        node, loc, union, noise = data, [], None, False
+        node, union, noise = data, None, False
+        loc: list[str | int] = []
         for part in err["loc"]:
             if _is_branch_tag(part, node):
                 if union is None:

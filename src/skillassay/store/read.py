@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -176,7 +176,7 @@ def _is_int(v: Any) -> bool:
     return type(v) is int  # JSON gives exact types; excludes bool, which subclasses int
 
 
-def _is_num(v: Any) -> bool:
+def _is_num(v: Any) -> TypeGuard[int | float]:
     """A finite number: json reads NaN and Infinity, and no duration or cost is either."""
     return type(v) is int or (type(v) is float and math.isfinite(v))
 
@@ -187,7 +187,7 @@ class GradingFacts(NamedTuple):
 
     passed: int
     total: int
-    expectations: tuple[ExpectationResult, ...]
+    expectations: tuple[ExpectationResult | Outcome, ...]
     notes: tuple[str, ...]
     tool_calls: int | None
     errors: int | None
@@ -235,7 +235,7 @@ def grading_facts(data: Any) -> GradingFacts | str:
             err = exc.errors(include_url=False)[0]
             return f"{json_path(('expectations', *err['loc']))}: {err['msg']}"
     counts = summary_counts(summary, results)
-    if type(counts) is str:
+    if isinstance(counts, str):
         return counts
     metrics = data.get("execution_metrics")
     timing = data.get("timing")
@@ -249,7 +249,7 @@ def grading_facts(data: Any) -> GradingFacts | str:
     )
 
 
-def summary_counts(summary: Any, results: tuple[ExpectationResult, ...]) -> tuple[int, int] | str:
+def summary_counts(summary: Any, results: tuple[ExpectationResult | Outcome, ...]) -> tuple[int, int] | str:
     """(passed, total) from the summary, filling what it lacks from the expectations."""
     if summary is None:
         return sum(1 for r in results if r.passed is True), len(results)
@@ -352,7 +352,7 @@ def read_trial(run_dir: str, eval_id: int | str, eval_name: str, configuration: 
     if data is MISSING:
         return None, [RunIssue(grading_path, "missing (run not graded)")]
     facts = grading_facts(data)
-    if type(facts) is str:
+    if isinstance(facts, str):
         return None, [RunIssue(grading_path, facts)]
 
     issues: list[RunIssue] = []

@@ -29,7 +29,7 @@ def trial_passed(grading: Grading) -> bool:
 def compact(expectations: Iterable[ExpectationResult | Outcome]) -> tuple[Any, ...]:
     """Outcomes for plain results; a result with extra fields (judge votes, ...) is kept whole
     so benchmark.json's runs[] still carries them."""
-    return tuple(e if type(e) is Outcome or e.__pydantic_extra__ else Outcome(e.text, e.passed, e.evidence)
+    return tuple(e if isinstance(e, Outcome) or e.__pydantic_extra__ else Outcome(e.text, e.passed, e.evidence)
                  for e in expectations)
 
 

@@ -66,7 +66,7 @@ def _subdirs(path: Path) -> list[os.DirEntry[str]]:
         return []
 
 
-def _bench_results(bench: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+def _bench_results(bench: dict[str, Any]) -> dict[tuple[str, str, Any], dict[str, Any]]:
     out = {}
     for run in as_list(bench.get("runs")):
         run = as_dict(run)
