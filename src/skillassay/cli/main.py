@@ -15,6 +15,7 @@ from skillassay.analyze.gate import GateResult
 from skillassay.cli.console import err, handles_input_errors, out
 from skillassay.errors import EXIT_BAD_INPUT, InputError
 from skillassay.models import MODELS
+from skillassay.models.benchmark import Summary
 
 app = typer.Typer(
     name="skillassay",
@@ -127,8 +128,15 @@ def run(
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio "
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
+        _print_ungraded(s)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     _exit_with_gate(outcome.gate, as_json)
+
+
+def _print_ungraded(s: Summary) -> None:
+    if ungraded := s.with_skill.ungraded_trials + s.baseline.ungraded_trials:
+        err.print(f"{ungraded} trials ungraded (an expectation has no verdict): excluded from the pass rates, "
+                  "not counted as failures; the reason is in their grading.json evidence", highlight=False)
 
 
 def _pct(x: float | None) -> str:
@@ -169,6 +177,7 @@ def grade(
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
                   highlight=False)
+        _print_ungraded(s)
 
 
 @app.command()
@@ -201,6 +210,7 @@ def aggregate(
         delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
                   f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+        _print_ungraded(s)
 
 
 @app.command()
