@@ -122,3 +122,14 @@ def test_arm_leaves_ungraded_trials_out_of_the_rates_but_keeps_their_cost():
     other.add(record(5, (None,)))
     arm.merge(other)
     assert arm.ungraded == 3
+
+
+def test_history_rates_leave_ungraded_trials_out():
+    from skillassay.improve.history import per_eval_rates
+
+    graded = TrialRecord(1, "e", "with_skill", 1, "ok", True, 2, 2,
+                         expectations=(Outcome("a", True), Outcome("b", True)))
+    ungraded = TrialRecord(1, "e", "with_skill", 2, "ok", None, 1, 2,
+                           expectations=(Outcome("a", True), Outcome("b", None)))
+    (rate,) = per_eval_rates([graded, ungraded])
+    assert (rate.rate, rate.trials_completed, rate.passes) == (1.0, 1, 1)  # was 0.75 over 2 trials
