@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -33,7 +34,7 @@ def write_evals(skill: Path) -> Path:
     return path
 
 
-def run_cli(skill: Path, ws: Path, *extra: str) -> object:
+def run_cli(skill: Path, ws: Path, *extra: str) -> Any:
     return runner.invoke(app, ["run", str(skill), "--evals", str(skill / "evals" / "evals.json"), "--executor",
                                "echo", "--workspace", str(ws), "--trials", "2", *extra])
 
@@ -52,18 +53,23 @@ def test_run_refuses_plain_expectations_without_a_judge(example_skill: Path, tmp
     assert "Traceback" not in result.output and not ws.exists()  # no trial, no iteration folder
 
 
-def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The judge answers, but its quote is not in the output: eval 2's four trials are
-    ungraded. They are out of every pass rate (the with-skill pass rate is eval 1's 100%, not
-    50%), counted per arm and per eval, and every surface says so."""
-    write_evals(example_skill)
-    ws = tmp_path / "ws"
+def run_ungraded(skill: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The judge answers, but its quote is not in the output: eval 2's four trials end ungraded."""
+    write_evals(skill)
     with FakeOpenAI([grading_reply(True, quote="the moon is made of cheese")] * 4) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        result = run_cli(example_skill, ws, "--judge", "openai")
+        result = run_cli(skill, ws, "--judge", "openai")
         fake.assert_clean()
     assert result.exit_code != 2, result.output
+    return result
+
+
+def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Eval 2's four ungraded trials are out of every pass rate (the with-skill pass rate is
+    eval 1's 100%, not 50%), counted per arm and per eval, and every surface says so."""
+    ws = tmp_path / "ws"
+    result = run_ungraded(example_skill, ws, monkeypatch)
     it = ws / "iteration-1"
     bench = json.loads((it / "benchmark.json").read_text())
 
@@ -133,3 +139,36 @@ def test_history_rates_leave_ungraded_trials_out():
                            expectations=(Outcome("a", True), Outcome("b", None)))
     (rate,) = per_eval_rates([graded, ungraded])
     assert (rate.rate, rate.trials_completed, rate.passes) == (1.0, 1, 1)  # was 0.75 over 2 trials
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's Chromium at /usr/bin/chromium")
+def test_viewer_says_ungraded(example_skill: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """In a real headless Chromium, from the static page: an ungraded run is badged UNGRADED
+    (not a red 1/2), and the benchmark tab counts the ungraded trials."""
+    from playwright.sync_api import sync_playwright
+
+    ws = tmp_path / "ws"
+    run_ungraded(example_skill, ws, monkeypatch)
+    page_file = tmp_path / "review.html"
+    assert runner.invoke(app, ["view", str(ws / "iteration-1"), "--static", str(page_file)]).exit_code == 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        pg = browser.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(page_file.as_uri() + "#eval-2-tone/with_skill/run-1")
+        pg.wait_for_selector("body[data-ready='1']", timeout=15000)
+        assert pg.locator("h2 .badge").text_content() == "UNGRADED 1/2"
+        assert "1 of 2 expectations passed, 1 ungraded" in pg.text_content(".grades")
+        assert "in no pass rate (it is not a failure)" in pg.text_content(".grades")
+        assert pg.locator(".grades .badge").nth(1).text_content() == "UNGRADED"
+        pg.goto(page_file.as_uri() + "#eval-1-typed/with_skill/run-1")
+        pg.reload()
+        pg.wait_for_selector("body[data-ready='1']", timeout=15000)
+        assert pg.locator("h2 .badge").text_content() == "1/1"  # a graded run keeps its plain badge
+        pg.click("#tab-benchmark")
+        pg.wait_for_selector("body[data-benchmark-ready='1']")
+        ungraded = pg.locator("section.block", has_text="Ungraded trials").text_content()
+        assert "4 trials ungraded (2 with skill, 2 baseline)" in ungraded
+        browser.close()
+    assert not errors
