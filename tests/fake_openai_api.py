@@ -112,15 +112,17 @@ def schema_of(body: dict[str, Any]) -> dict[str, Any]:
     return body["response_format"]["json_schema"]["schema"]
 
 
-def grading_reply(passed: bool | list[bool] = True, evidence: str = "Quoted from the answer: 'port 4433'",
-                  feedback: dict[str, Any] | None = None) -> Callable[[dict[str, Any]], str]:
-    """A valid judge reply for however many expectations (E1..En) the request's schema asks."""
+def grading_reply(passed: bool | list[bool] = True, evidence: str = "The answer names the port",
+                  feedback: dict[str, Any] | None = None, quote: str = "port 4433") -> Callable[[dict[str, Any]], str]:
+    """A valid judge reply for however many expectations (E1..En) the request's schema asks,
+    each verdict quoting `quote` from the output."""
 
     def reply(body: dict[str, Any]) -> str:
         keys = list(schema_of(body)["properties"]["expectations"]["properties"])
         verdicts = passed if isinstance(passed, list) else [passed] * len(keys)
         return json.dumps({
-            "expectations": {k: {"passed": v, "evidence": evidence} for k, v in zip(keys, verdicts, strict=False)},
+            "expectations": {k: {"quote": quote, "passed": v, "evidence": evidence}
+                             for k, v in zip(keys, verdicts, strict=False)},
             "claims": [{"claim": "The port is 4433", "type": "factual", "verified": True,
                         "evidence": "answer.md line 1"}],
             "user_notes_summary": {"uncertainties": [], "needs_review": [], "workarounds": []},

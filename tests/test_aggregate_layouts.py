@@ -318,10 +318,12 @@ def test_bad_config_is_input_error_naming_file_and_field(tmp_path: Path) -> None
     assert str(config) in result.output and "trials_per_eval" in result.output
 
 
-def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path) -> None:
+def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """skill-creator's evals.json (plain-string expectations, `files` relative to the skill
-    root, optional `assertions`) validates and runs; without a judge, plain strings are recorded
-    as ungraded, and the iteration aggregates."""
+    root, optional `assertions`) validates and runs with a judge; without one, `run` refuses
+    before any trial (each trial would end ungraded), naming the eval and --judge."""
+    from tests.fake_openai_api import FakeOpenAI, grading_reply
+
     skill = tmp_path / "pdf"
     write(skill / "SKILL.md", "---\nname: pdf\ndescription: Fill PDF forms. Use when a user has a PDF form.\n---\n# PDF\n")
     write(skill / "evals" / "files" / "sample1.txt", "Name: John Smith\n")
@@ -334,12 +336,20 @@ def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path) -> None:
     write(skill / "evals" / "evals.json", evals)
     assert runner.invoke(app, ["validate", str(skill / "evals" / "evals.json")]).exit_code == 0
     ws = tmp_path / "ws"
-    result = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1"])
+    refused = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1"])
+    assert refused.exit_code == 2 and "eval 1" in refused.output and "--judge" in refused.output, refused.output
+    assert "$.evals[?(@.id==1)].expectations[0]" in refused.output and not ws.exists()  # nothing spent
+    with FakeOpenAI([grading_reply([True, False, True], quote="example prompt")] * 2) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        result = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1",
+                                     "--judge", "openai"])
+        fake.assert_clean()
     assert result.exit_code in (0, 1, 3), result.output  # a verdict, never bad input
     g = load(next((ws / "iteration-1").glob("eval-1*/with_skill/run-1/grading.json")))
     assert [e["text"] for e in g["expectations"]] == ["The output includes X", "The skill used script Y",
                                                      "The output names John Smith"]
-    assert all(e["passed"] is None and e["evidence"].startswith("Ungraded") for e in g["expectations"])
+    assert [e["passed"] for e in g["expectations"]] == [True, False, True]
     agg = runner.invoke(app, ["aggregate", str(ws / "iteration-1")])
     assert agg.exit_code == 0, agg.output
 

@@ -76,7 +76,7 @@ def test_structured_output_grades_mixed_expectations(openai_fake, tmp_path):
     g = grade_with(judge, run, tmp_path, [{"type": "contains", "value": "4433"}, PLAIN])
     fake.assert_clean()
     assert [e.passed for e in g.expectations] == [True, True]
-    assert g.expectations[1].evidence == "Quoted from the answer: 'port 4433'"
+    assert g.expectations[1].evidence == 'The answer names the port (quoted from answer.md: "port 4433")'
     assert g.summary.passed == 2 and g.summary.total == 2
     assert g.claims and g.claims[0].claim == "The port is 4433" and g.claims[0].verified is True
     assert g.eval_feedback is None  # only when the judge raises something
@@ -94,7 +94,7 @@ def test_structured_output_grades_mixed_expectations(openai_fake, tmp_path):
 
 
 def test_invalid_json_reply_is_retried(openai_fake, tmp_path):
-    fake, judge = openai_fake(['{"expectations": {"E1": {"passed": tr', grading_reply(False, "No port is named")])
+    fake, judge = openai_fake(['{"expectations": {"E1": {"passed": tr', grading_reply(False, "No port is named", quote="")])
     g = grade_with(judge, make_run(tmp_path, answer="I do not know."), tmp_path, [PLAIN])
     fake.assert_clean()
     assert len(fake.requests) == 2
@@ -113,7 +113,7 @@ def test_persistent_failure_leaves_expectation_ungraded(openai_fake, tmp_path):
 
 
 def test_schema_mismatch_is_retried_then_ungraded(openai_fake, tmp_path):
-    wrong_keys = json.dumps({"expectations": {"E7": {"passed": True, "evidence": "x"}}, "claims": [],
+    wrong_keys = json.dumps({"expectations": {"E7": {"quote": "port 4433", "passed": True, "evidence": "x"}}, "claims": [],
                              "user_notes_summary": {"uncertainties": [], "needs_review": [], "workarounds": []},
                              "eval_feedback": None})
     fake, judge = openai_fake([wrong_keys] * 3)
@@ -128,7 +128,7 @@ def test_majority_vote_records_agreement(openai_fake, tmp_path):
     fake.assert_clean()
     e = g.expectations[0]
     assert e.passed is True and e.evidence.startswith("judge 2/3 agree: ")
-    assert e.model_extra["judge_votes"] == {"passed": 2, "failed": 1, "invalid": 0}
+    assert e.model_extra["judge_votes"] == {"passed": 2, "failed": 1, "unquoted": 0, "invalid": 0}
     assert e.model_extra["judge_agreement"] == pytest.approx(0.6667)
 
 
@@ -138,10 +138,64 @@ def test_tied_vote_is_ungraded(openai_fake, tmp_path):
     assert g.expectations[0].passed is None and "split 1 pass / 1 fail" in g.expectations[0].evidence
 
 
-def test_pass_without_evidence_fails_burden_of_proof(openai_fake, tmp_path):
-    fake, judge = openai_fake([grading_reply(True, evidence="")])
+def test_pass_without_a_quote_is_ungraded(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True, evidence="It does", quote="")])
     g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN])
-    assert g.expectations[0].passed is False and "burden of proof" in g.expectations[0].evidence
+    assert g.expectations[0].passed is None
+    assert g.expectations[0].evidence == "Ungraded: the judge passed it without quoting the output"
+    assert g.summary.passed == 0 and g.summary.failed == 0
+
+
+def test_pass_whose_quote_is_not_in_the_output_is_ungraded(openai_fake, tmp_path):
+    """The reproduction: `grade --judge local` passed a Fahrenheit answer for "gives the
+    temperature in Celsius" with the evidence "true". A quote the output does not hold (here
+    the task's own words, or "true") is not evidence."""
+    fake, judge = openai_fake([grading_reply([True, True], evidence="true", quote="true"),
+                               grading_reply([True, True], evidence="matches", quote="in Celsius")])
+    run = make_run(tmp_path, answer="It is 72°F in Paris right now.")
+    for _ in range(2):
+        g = grade_with(judge, run, tmp_path, ["The answer gives the temperature in Celsius",
+                                              "The answer names the city"])
+        assert [e.passed for e in g.expectations] == [None, None]
+        assert "does not occur in the answer, output files or transcript" in g.expectations[0].evidence
+        assert g.expectations[0].model_extra["judge_votes"]["unquoted"] == 1
+        (run / "grading_cache.json").unlink()
+    fake.assert_clean()
+
+
+def test_a_fail_needs_no_quote_but_a_real_quote_counts(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply([False, True], evidence="see quote", quote=""),
+                               grading_reply(True, evidence="names the port", quote="“PORT   4433”")])
+    run = make_run(tmp_path, answer="The Acme VPN uses\nport 4433.")
+    g = grade_with(judge, run, tmp_path, [PLAIN, "The answer is short"])
+    assert [e.passed for e in g.expectations] == [False, None]  # the pass quoted nothing
+    (run / "grading_cache.json").unlink()
+    g = grade_with(judge, run, tmp_path, [PLAIN])  # case, spacing and curly quotes forgiven
+    assert g.expectations[0].passed is True
+    assert g.expectations[0].evidence.endswith('(quoted from answer.md: "“PORT   4433”")')
+    fake.assert_clean()
+
+
+def test_votes_count_only_quoted_verdicts(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True, quote="port 9999"), grading_reply(True),
+                               grading_reply(False, "No port", quote="")])
+    g = grade_with(judge, make_run(tmp_path), tmp_path, [PLAIN], JudgePolicy(samples=3, wait_initial=0))
+    fake.assert_clean()
+    e = g.expectations[0]
+    assert e.passed is None and e.evidence == "Ungraded: judge samples split 1 pass / 1 fail, 1 without a real quote"
+    assert e.model_extra["judge_votes"] == {"passed": 1, "failed": 1, "unquoted": 1, "invalid": 0}
+
+
+def test_quote_found_in_an_output_file_or_across_an_ellipsis(openai_fake, tmp_path):
+    fake, judge = openai_fake([grading_reply(True, quote="Server: vpn.acme.test ... port: 4433"),
+                               grading_reply(True, quote="port: 4433 ... Server")])
+    run = make_run(tmp_path, answer="See the file.", files={"config.txt": b"Server: vpn.acme.test\nport: 4433\n"})
+    g = grade_with(judge, run, tmp_path, [PLAIN])
+    assert g.expectations[0].passed is True and "quoted from outputs/config.txt" in g.expectations[0].evidence
+    (run / "grading_cache.json").unlink()
+    g = grade_with(judge, run, tmp_path, [PLAIN])  # the parts exist, but not in this order
+    assert g.expectations[0].passed is None
+    fake.assert_clean()
 
 
 def test_feedback_and_user_notes_are_kept_when_present(openai_fake, tmp_path):
@@ -165,7 +219,7 @@ def test_without_judge_plain_expectations_are_ungraded_and_notes_parsed(tmp_path
 def test_anthropic_judge_uses_a_forced_tool(tmp_path):
     import anthropic
 
-    verdict = {"expectations": {"E1": {"passed": True, "evidence": "'port 4433'"}}, "claims": [],
+    verdict = {"expectations": {"E1": {"quote": "port 4433", "passed": True, "evidence": "names it"}}, "claims": [],
                "user_notes_summary": {"uncertainties": [], "needs_review": [], "workarounds": []},
                "eval_feedback": None}
     with fake_anthropic_api.FakeAnthropic([fake_anthropic_api.tool_use("record_grading", verdict)]) as fake:
@@ -175,7 +229,7 @@ def test_anthropic_judge_uses_a_forced_tool(tmp_path):
     body = fake.requests[0]["body"]
     assert body["tool_choice"] == {"type": "tool", "name": "record_grading"}
     assert body["tools"][0]["input_schema"]["properties"]["expectations"]["required"] == ["E1"]
-    assert g.expectations[0].passed is True and g.expectations[0].evidence == "'port 4433'"
+    assert g.expectations[0].passed is True and g.expectations[0].evidence == 'names it (quoted from answer.md: "port 4433")'
 
 
 def test_inputs_are_capped_and_binary_files_described(tmp_path):

@@ -15,6 +15,7 @@ from skillassay.run.execute import RetryPolicy
 from tests.fake_openai_api import FakeOpenAI, grading_reply, schema_of
 
 PLAIN = "The answer names the VPN port"
+ECHOED = "Acme VPN server"  # in both arms' echo answers, so the judge's quote is found in each
 
 
 def write_evals(path: Path, port_value: str, plains: list[str]) -> None:
@@ -28,12 +29,14 @@ def write_evals(path: Path, port_value: str, plains: list[str]) -> None:
 
 @pytest.fixture
 def finished(example_skill: Path, tmp_path: Path) -> tuple[Path, Path]:
-    """An iteration run with the echo executor (no judge): plain expectations ungraded."""
+    """An iteration run with the echo executor (no judge, typed assertions only), then a plain
+    expectation added to the eval set: `grade` has something new for the judge."""
     evals = example_skill / "evals" / "evals.json"
-    write_evals(evals, "4433", [PLAIN])
+    write_evals(evals, "4433", [])
     ws = tmp_path / "ws"
     run_benchmark(RunRequest(skill_dir=example_skill, evals_path=evals, executor="echo", workspace=ws,
                              trials=1, retry=RetryPolicy(attempts=1)))
+    write_evals(evals, "4433", [PLAIN])
     return ws, evals
 
 
@@ -79,12 +82,11 @@ def grade_cli(*args: str) -> str:
 def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_env):
     ws, evals = finished
     before = executor_files_state(ws)
-    first = grading(ws, "eval-1-server-port")
-    assert first["expectations"][1]["passed"] is None  # no judge during the run
+    assert len(grading(ws, "eval-1-server-port")["expectations"]) == 1  # before the edit
     bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
 
     # 1. Judge switched on: the two runs of eval 1 (with/without skill) are judged once each.
-    fake = openai_env([grading_reply(True), grading_reply(True)])
+    fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
     out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
     fake.assert_clean()
     assert "re-graded 4 runs (2 expectations judged, 0 from cache)" in out
@@ -105,7 +107,7 @@ def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_en
     # 3. Edit: the typed value changes and a second plain expectation is added. Only the new
     #    plain one is judged; the typed one is re-checked against the unchanged outputs.
     write_evals(evals, "9999", [PLAIN, "The answer is polite"])
-    fake = openai_env([grading_reply(False, "No courtesy words"), grading_reply(False, "No courtesy words")])
+    fake = openai_env([grading_reply(False, "No courtesy words", quote=""), grading_reply(False, "No courtesy words", quote="")])
     out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
     fake.assert_clean()
     assert "(2 expectations judged, 2 from cache)" in out
@@ -136,7 +138,7 @@ def test_judge_failure_is_not_cached(finished, openai_env):
     grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
     fake.assert_clean()
     assert grading(ws, "eval-1-server-port")["expectations"][1]["passed"] is None
-    fake = openai_env([grading_reply(True), grading_reply(True)])
+    fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
     out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
     fake.assert_clean()
     assert "(2 expectations judged, 0 from cache)" in out
@@ -156,7 +158,7 @@ def test_bad_target_and_bad_evals_exit_2(tmp_path, finished):
 def test_run_wires_the_judge(example_skill, tmp_path, openai_env):
     evals = example_skill / "evals" / "evals.json"
     write_evals(evals, "4433", [PLAIN])
-    fake = openai_env([grading_reply(True), grading_reply(True)])
+    fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
     result = CliRunner().invoke(app, ["run", str(example_skill), "--evals", str(evals), "--executor", "echo",
                                       "--workspace", str(tmp_path / "ws"), "--trials", "1", "--judge", "openai"])
     fake.assert_clean()

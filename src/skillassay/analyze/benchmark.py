@@ -38,12 +38,13 @@ def _signed(x: float | None, fmt: str) -> str:
     return "n/a" if x is None else format(x, "+" + fmt)
 
 
-def arm_summary(per_eval: list[Arm]) -> dict[str, float | None]:
+def arm_summary(per_eval: list[Arm]) -> dict[str, float | int | None]:
     rates = [a.pass_rate for a in per_eval if a.pass_rate is not None]
     tokens = joined(a.tokens for a in per_eval)
     secs = joined(a.durations for a in per_eval)
     return {"pass_rate": _r(mean_or_none(rates)), "pass_rate_std": _r(_std(rates)),
-            "avg_tokens": _r(mean_or_none(tokens), 1), "avg_duration_seconds": _r(mean_or_none(secs), 3)}
+            "avg_tokens": _r(mean_or_none(tokens), 1), "avg_duration_seconds": _r(mean_or_none(secs), 3),
+            "ungraded_trials": sum(a.ungraded for a in per_eval)}
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -105,7 +106,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         })
 
     ws, bs = arm_summary(skill_arms), arm_summary(base_arms)
-    baseline_failed = not any(a.completed for a in base_arms)
+    baseline_failed = not any(a.completed for a in base_arms)  # errored or ungraded, all of them
     summary = {
         "total_evals": len(cells),
         "with_skill": ws,
@@ -202,11 +203,17 @@ def write_run_texts(fh: IO[str], texts: Iterable[Iterable[bytes]]) -> None:
 def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:
     return {"pass_rate": _r(a.pass_rate), "avg_tokens": _r(mean_or_none(a.tokens), 1),
             "avg_duration_seconds": _r(mean_or_none(a.durations), 3),
-            "trials_completed": a.completed, "trials_requested": max(trials_requested or 0, a.recorded)}
+            "trials_completed": a.completed, "trials_requested": max(trials_requested or 0, a.recorded),
+            "ungraded_trials": a.ungraded}
 
 
 def run_entry(r: TrialRecord) -> dict:
-    failed = r.total_count - r.passed_count if r.completed else r.total_count
+    ungraded = r.ungraded_expectations  # neither passed nor failed
+    failed = r.total_count - r.passed_count - ungraded if r.completed else r.total_count
+    notes = list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else [])
+    if ungraded:
+        notes.append(f"trial ungraded: {ungraded} of {r.total_count} expectations have no verdict "
+                     "(excluded from pass rates)")
     return {
         "eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
         "run_number": r.run_number,
@@ -214,7 +221,7 @@ def run_entry(r: TrialRecord) -> dict:
                    "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
                    "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
         "expectations": [_expectation_json(e) for e in r.expectations],
-        "notes": list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else []),
+        "notes": notes,
     }
 
 
@@ -231,7 +238,8 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
     out: dict = {}
     for config in configs:
         rates, durations, tokens = config_values(cells, config)
-        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens)}
+        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens),
+                       "ungraded_trials": sum(c.arms[config].ungraded for c in cells)}
     s, b = out.get(arms.skill), out.get(arms.baseline)
     if s and b:
         def d(metric: str) -> float | None:
@@ -246,7 +254,9 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
 def _error_notes(cells: list[EvalCell], configs: list[str], arms: Arms, trials_requested: int | None,
                  baseline_failed: bool) -> list[str]:
     notes = []
-    if baseline_failed:
+    if baseline_failed and any(c.arms[arms.baseline].ungraded for c in cells):
+        notes.append(f"No {arms.baseline} trial was graded: with-skill results only, no improvement ratio")
+    elif baseline_failed:
         notes.append(f"All {arms.baseline} trials failed: with-skill results only, no improvement ratio")
     for cell in cells:
         for config in sorted(configs):  # name order, as configuration folders are listed
@@ -257,6 +267,10 @@ def _error_notes(cells: list[EvalCell], configs: list[str], arms: Arms, trials_r
                 notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: {arm.errored} of "
                              f"{max(trials_requested or 0, arm.recorded)} trials "
                              f"errored or timed out (excluded; {arm.completed} completed)")
+            if arm.ungraded:
+                notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: {arm.ungraded} of "
+                             f"{max(trials_requested or 0, arm.recorded)} trials ungraded (an expectation has "
+                             f"no verdict; excluded from pass rates, not failures; {arm.completed} graded)")
             if arm.completed < 2:
                 notes.append(f"Eval {cell.eval_id} ({cell.eval_name}) {config}: fewer than 2 completed trials, "
                              "variance unreliable")

@@ -49,9 +49,10 @@ class Arm:
     floats costs ~32, because medians and variances need every value."""
 
     passes: int = 0
-    completed: int = 0
+    completed: int = 0  # completed and graded: the pass rates' denominator
     errored: int = 0
     timed_out: int = 0
+    ungraded: int = 0  # completed, but an expectation has no verdict: out of the pass rates
     recorded: int = 0
     tokens: array[float] = field(default_factory=_values)
     durations: array[float] = field(default_factory=_values)
@@ -70,8 +71,6 @@ class Arm:
             self.errored += 1
             self.timed_out += r.status == "timeout"
             return
-        self.completed += 1
-        self.passes += bool(r.passed)
         if r.tokens is not None:
             self.tokens.append(r.tokens)
         if r.duration_seconds is not None:
@@ -82,11 +81,17 @@ class Arm:
         if r.skill_triggered is not None:
             self.triggered_seen += 1
             self.triggered_yes += r.skill_triggered
+        if r.ungraded:
+            # Neither a pass nor a fail: its cost was measured, its result was not.
+            self.ungraded += 1
+            return
+        self.completed += 1
+        self.passes += bool(r.passed)
         self.rates.append(r.passed_count / r.total_count if r.total_count else math.nan)
 
     def merge(self, other: Arm) -> None:
         """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
-        for name in ("passes", "completed", "errored", "timed_out", "recorded", "tool_calls_seen",
+        for name in ("passes", "completed", "errored", "timed_out", "ungraded", "recorded", "tool_calls_seen",
                      "tool_calls_total", "triggered_seen", "triggered_yes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens.extend(other.tokens)
@@ -206,6 +211,7 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
         "requested": trials_requested,
         "errored": arm.errored,
         "timed_out": arm.timed_out,
+        "ungraded": arm.ungraded,
         "missing": max(0, trials_requested - arm.recorded),
         "pass_rate": _f(arm.pass_rate),
         "wilson": _iv(stats.wilson_interval(c, n)),
@@ -306,6 +312,7 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> d
                                            if not c.arms[config].completed],
         "trials_completed": sum(c.arms[config].completed for c in cells),
         "trials_errored": sum(c.arms[config].errored for c in cells),
+        "trials_ungraded": sum(c.arms[config].ungraded for c in cells),
         "trials_requested": trials_requested * len(cells),
         "pass_at_k": avg_k(stats.pass_at_k),
         "pass_hat_k": avg_k(stats.pass_hat_k),
@@ -397,13 +404,16 @@ def validity_flags(cells: list[EvalCell], skill: str, baseline: str,
         recorded = sum(a.recorded for a in arms)
         if recorded == 0:
             flags.append(f"measurement invalid: no {role} trials recorded")
-        elif not any(a.completed for a in arms):
+        elif not any(a.completed or a.ungraded for a in arms):
             flags.append(f"measurement invalid: all {role} trials errored")
         else:
             errored = sum(a.errored for a in arms)
             if errored:
                 flags.append(f"{errored} of {recorded} {role} trials did not complete "
                              "(excluded from rates and variance)")
+        if ungraded := sum(a.ungraded for a in arms):
+            flags.append(f"measurement invalid: {ungraded} of {recorded} {role} trials ungraded (an "
+                         "expectation has no verdict; excluded from pass rates, not counted as failures)")
     base, skill_arms = [c.arms[baseline] for c in cells], [c.arms[skill] for c in cells]
     if (any(a.tool_calls_seen for a in base) and any(a.tool_calls_seen for a in skill_arms)
             and not any(a.tool_calls_total for a in base) and sum(a.tool_calls_total for a in skill_arms) > 0):

@@ -15,6 +15,7 @@ from skillassay.analyze.gate import GateResult
 from skillassay.cli.console import err, handles_input_errors, out
 from skillassay.errors import EXIT_BAD_INPUT, InputError
 from skillassay.models import MODELS
+from skillassay.models.benchmark import Summary
 
 app = typer.Typer(
     name="skillassay",
@@ -97,7 +98,7 @@ def run(
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here (one testcase per eval and threshold).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, and then an eval set with plain strings is refused before any trial runs).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
@@ -127,8 +128,15 @@ def run(
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio "
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
+        _print_ungraded(s)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     _exit_with_gate(outcome.gate, as_json)
+
+
+def _print_ungraded(s: Summary) -> None:
+    if ungraded := s.with_skill.ungraded_trials + s.baseline.ungraded_trials:
+        err.print(f"{ungraded} trials ungraded (an expectation has no verdict): excluded from the pass rates, "
+                  "not counted as failures; the reason is in their grading.json evidence", highlight=False)
 
 
 def _pct(x: float | None) -> str:
@@ -169,6 +177,7 @@ def grade(
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
                   highlight=False)
+        _print_ungraded(s)
 
 
 @app.command()
@@ -201,6 +210,7 @@ def aggregate(
         delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
                   f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+        _print_ungraded(s)
 
 
 @app.command()

@@ -54,7 +54,8 @@ class LineProgress(EngineProgress):
         self.done += 1
         if not record.completed:
             self.failures += 1
-        verdict = "PASS" if record.passed else ("FAIL" if record.completed else record.status.upper())
+        verdict = ("PASS" if record.passed else "UNGRADED" if record.ungraded
+                   else "FAIL" if record.completed else record.status.upper())
         self.console.print(
             f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}: "
             f"{verdict} ({self.failures} failed, {time.perf_counter() - self.t0:.1f}s)", highlight=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,27 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
     if problems:
         raise InputError(problems)
     return compiled
+
+
+def require_judge(evals: Iterable[Eval], source: Path | str, grader: Grader) -> None:
+    """Plain-language expectations need a judge: without one every such trial would end
+    ungraded, so the whole run would be spent on a measurement that cannot say anything.
+    Refused before any trial runs, naming each eval and `--judge`."""
+    if grader.judge is not None:
+        return
+    problems = []
+    for ev in evals:
+        plain = [i for i, exp in enumerate(ev.all_expectations()) if isinstance(exp, str)]
+        if plain:
+            texts = ", ".join(repr(t) for t in [ev.all_expectations()[i] for i in plain][:2])
+            more = f" and {len(plain) - 2} more" if len(plain) > 2 else ""
+            problems.append(Problem(
+                str(source), f"$.evals[?(@.id=={ev.id})].expectations[{plain[0]}]",
+                f"eval {ev.id} ({ev.name or ev.slug}): {len(plain)} plain-language expectation(s) ({texts}{more}) "
+                "need a judge and none is chosen: run with --judge local (the embedded model), --judge openai "
+                "or --judge anthropic, or write them as typed assertions"))
+    if problems:
+        raise InputError(problems)
 
 
 def assertion_text(spec: Assertion, plugin: AssertionPlugin) -> str:

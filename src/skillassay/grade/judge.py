@@ -6,7 +6,9 @@ JSON schema by the backend (grammar-constrained decoding on the embedded model, 
 output on OpenAI, a forced tool on Anthropic) and validated again with pydantic, because a
 schema-constrained reply can still be cut short. Invalid replies are retried; a judge that
 still fails leaves its expectations ungraded (passed null, reason in evidence), never
-silently passed or failed. With K samples the verdict is a majority vote; ties are ungraded."""
+silently passed or failed. Each verdict quotes the output that decides it, and the program
+checks the quote really occurs there (`evidence`): a verdict without a real quote does not
+count. With K samples the verdict is a majority vote of the counted ones; ties are ungraded."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
+from skillassay.grade.evidence import Sources
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE
@@ -194,7 +197,9 @@ def reply_schema(n: int, caps: Caps, bounded: bool, with_notes: bool = True) -> 
     constrained small model cannot ramble past max_tokens (hosted strict modes reject them).
     Without user notes there is nothing to summarise, so the field is not asked for at all."""
     ev, most = caps.evidence, caps.claims
-    verdict = _object({"passed": {"type": "boolean"}, "evidence": _string(bounded, ev)})
+    # The quote comes first: a model that must copy the deciding text before it decides is
+    # less likely to decide from the expectation's wording alone.
+    verdict = _object({"quote": _string(bounded, ev), "passed": {"type": "boolean"}, "evidence": _string(bounded, ev)})
     claim = _object({"claim": _string(bounded, ev), "type": {"type": "string", "enum": ["factual", "process", "quality"]},
                      "verified": {"type": "boolean"}, "evidence": _string(bounded, ev)})
     notes = _object({k: _array(_string(bounded, ev), bounded, most) for k in ("uncertainties", "needs_review", "workarounds")})
@@ -216,6 +221,7 @@ class _Strict(BaseModel):
 
 
 class JudgedVerdict(_Strict):
+    quote: str  # text copied from the output that decides it; "" only for a fail
     passed: bool
     evidence: str
 
@@ -456,30 +462,53 @@ class JudgeOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-def has_evidence(v: JudgedVerdict) -> bool:
-    return len(v.evidence.strip()) >= 3
+def unsupported_reason(v: JudgedVerdict, sources: Sources) -> str | None:
+    """Why a verdict cannot count, None when it can. A pass must quote the output (burden of
+    proof); a fail may quote nothing (nothing in the output meets it); any quote given must
+    really occur in the answer, an output file or the transcript."""
+    quote = v.quote.strip()
+    if not quote:
+        return "the judge passed it without quoting the output" if v.passed else None
+    if sources.find(quote) is None:
+        return f"the judge's quote {quote!r} does not occur in the answer, output files or transcript"
+    return None
 
 
-def vote(text: str, verdicts: list[JudgedVerdict], samples: int, failures: list[str]) -> ExpectationResult:
-    """Majority of the valid samples; a pass without evidence counts as a fail (burden of
-    proof); a tie or no valid sample leaves the expectation ungraded."""
-    votes = [v.passed and has_evidence(v) for v in verdicts]
-    yes, no = sum(votes), len(votes) - sum(votes)
-    extras = {"judge_votes": {"passed": yes, "failed": no, "invalid": len(failures)},
+def vote(text: str, verdicts: list[JudgedVerdict], samples: int, failures: list[str],
+         sources: Sources) -> ExpectationResult:
+    """Majority of the samples whose verdict counts (see unsupported_reason); a tie, or no
+    sample that counts, leaves the expectation ungraded with the reason."""
+    counted = [v for v in verdicts if unsupported_reason(v, sources) is None]
+    yes = sum(v.passed for v in counted)
+    no = len(counted) - yes
+    unquoted = len(verdicts) - len(counted)
+    extras = {"judge_votes": {"passed": yes, "failed": no, "unquoted": unquoted, "invalid": len(failures)},
               "judge_agreement": round(max(yes, no) / samples, 4) if samples else 0.0}
     if not verdicts:
         reason = failures[-1] if failures else "no reply"
         return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: judge failed: {reason}", **extras)
+    if not counted:
+        reason = unsupported_reason(verdicts[0], sources)
+        return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: {reason}", **extras)
     if yes == no:
+        also = f", {unquoted} without a real quote" if unquoted else ""
         return ExpectationResult(text=text, passed=None,
-                                 evidence=f"Ungraded: judge samples split {yes} pass / {no} fail", **extras)
+                                 evidence=f"Ungraded: judge samples split {yes} pass / {no} fail{also}", **extras)
     passed = yes > no
-    chosen = next(v for v, ok in zip(verdicts, votes, strict=True) if ok == passed)
-    evidence = chosen.evidence.strip() or "(no evidence given)"
-    if chosen.passed and not passed:
-        evidence = f"Judge said pass but gave no evidence (burden of proof): {evidence}"
+    chosen = next(v for v in counted if v.passed == passed)
+    evidence = chosen.evidence.strip() or "(no explanation given)"
+    if quote := chosen.quote.strip():
+        evidence += f' (quoted from {sources.find(quote)}: "{quote}")'
     prefix = f"judge {max(yes, no)}/{samples} agree: " if samples > 1 else ""
     return ExpectationResult(text=text, passed=passed, evidence=prefix + evidence, **extras)
+
+
+def quote_sources(view: RunView, inputs: JudgeInputs) -> Sources:
+    """What the judge was shown of the run's output (the full answer; files and transcript as
+    excerpted for it): its quotes must come from there, never from the task or expectations."""
+    return Sources.of([(ANSWER_FILE, view.final_text),
+                       *((f"outputs/{f.name}", f"{f.name}\n{f.text or ''}") for f in inputs.files),
+                       (TRANSCRIPT_FILE, inputs.transcript)])
 
 
 def to_spec_extras(reply: JudgeReply, has_notes: bool) -> tuple[list[Claim], UserNotesSummary, EvalFeedback | None]:
@@ -513,7 +542,8 @@ def judge_expectations(judge: Judge, expectations: list[str], view: RunView,
         except Exception as exc:  # a backend bug must not lose the run: it becomes the reason
             failures.append(f"{type(exc).__name__}: {exc}")
     samples = max(1, policy.samples)
-    results = [vote(text, [r.expectations[f"E{i}"] for r in replies], samples, failures)
+    sources = quote_sources(view, inputs)
+    results = [vote(text, [r.expectations[f"E{i}"] for r in replies], samples, failures, sources)
                for i, text in enumerate(expectations, 1)]
     outcome = JudgeOutcome(results=results, errors=failures)
     if replies:

@@ -86,12 +86,14 @@ class VersionFacts:
 
 
 def per_eval_rates(records: list[TrialRecord]) -> tuple[EvalRate, ...]:
-    """Completed with-skill trials only: an errored trial is not a 0% measurement (spec)."""
+    """Completed, graded with-skill trials only: an errored trial is not a 0% measurement (spec),
+    and an ungraded one is no measurement of its result at all."""
     rates: dict[int | str, list[float]] = defaultdict(list)
     passes: dict[int | str, int] = defaultdict(int)
     names: dict[int | str, str] = {}
     for r in records:
-        if r.configuration in SKILL_CONFIGS and r.completed and r.expectation_pass_rate is not None:
+        if (r.configuration in SKILL_CONFIGS and r.completed and not r.ungraded
+                and r.expectation_pass_rate is not None):
             rates[r.eval_id].append(r.expectation_pass_rate)
             passes[r.eval_id] += bool(r.passed)
             names[r.eval_id] = r.eval_name

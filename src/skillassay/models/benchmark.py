@@ -57,6 +57,8 @@ class ConfigRunSummary(SpecModel):
     pass_rate: Stat
     time_seconds: Stat
     tokens: Stat
+    ungraded_trials: int = Field(0, description="Completed trials with an expectation left without a verdict: "
+                                 "in no pass rate above (ours, additive).")
 
 
 class RunSummary(SpecModel):
@@ -77,6 +79,9 @@ class ArmSummary(SpecModel):
     pass_rate_std: float | None = None
     avg_tokens: float | None = None
     avg_duration_seconds: float | None = None
+    ungraded_trials: int = Field(0, description="Completed trials with an expectation left without a verdict (no "
+                                 "judge, the judge abstained or failed): excluded from the pass rate, never "
+                                 "counted as failures; any makes the measurement invalid (ours, additive).")
 
 
 class Summary(SpecModel):
@@ -94,6 +99,7 @@ class PerEvalArm(SpecModel):
     avg_duration_seconds: float | None = None
     trials_completed: int | None = None
     trials_requested: int | None = None
+    ungraded_trials: int = Field(0, description="Completed trials left ungraded, not in trials_completed (ours).")
 
 
 class PerEval(SpecModel):

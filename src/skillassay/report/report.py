@@ -162,9 +162,16 @@ def _arm(pe: dict[str, Any], cfg: str) -> dict[str, Any]:
     return ((pe.get("configurations") or {}).get(cfg)) or {}
 
 
+def _not_counted(arm: dict[str, Any]) -> str:
+    """The trials left out of an arm's pass rate, said where its counts are shown."""
+    parts = [f"{arm['errored']} errored or timed out" if arm.get("errored") else "",
+             f"{arm['ungraded']} ungraded" if arm.get("ungraded") else ""]
+    return f" ({', '.join(p for p in parts if p)})" if any(parts) else ""
+
+
 def _counts(arm: dict[str, Any]) -> str:
     if not arm.get("completed"):
-        return "no completed trial"
+        return "no graded trial" + _not_counted(arm) if arm.get("ungraded") else "no completed trial"
     return f"{arm['passes']}/{arm['completed']} ({fmt(arm.get('pass_rate'), 'pct')}{fmt_interval(arm.get('wilson'), 'pct').replace(' (95% CI', ', CI').rstrip(')')})"
 
 
@@ -179,7 +186,9 @@ def per_eval_rows(st: dict[str, Any], comparison: dict[str, Any] | None) -> list
                      "difference": signed(pe.get("difference"), "pts"),
                      "vs_previous": cell(f"{c['counts']} {c['label']}") if c else "-",
                      "trials": f"{a.get('completed', 0)}+{b.get('completed', 0)} / "
-                               f"{a.get('requested', 0)}+{b.get('requested', 0)}"})
+                               f"{a.get('requested', 0)}+{b.get('requested', 0)}"
+                               + (f" ({a.get('ungraded', 0)}+{b.get('ungraded', 0)} ungraded)"
+                                  if a.get("ungraded") or b.get("ungraded") else "")})
     return rows
 
 
@@ -196,8 +205,7 @@ def variance_rows(st: dict[str, Any]) -> list[dict[str, str]]:
             reliability = "unreliable (fewer than 2 completed trials)"
         rows.append({"eval": cell(eval_label(pe)), "pass_rate": fmt(p, "pct"),
                      "std": "n/a" if p is None else f"{math.sqrt(p * (1 - p)):.2f}",
-                     "trials": f"{a.get('completed', 0)} of {a.get('requested', 0)}"
-                               + (f" ({a['errored']} errored or timed out)" if a.get("errored") else ""),
+                     "trials": f"{a.get('completed', 0)} of {a.get('requested', 0)}" + _not_counted(a),
                      "reliability": reliability})
     return rows
 
@@ -273,6 +281,11 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
     failures, plus what would make an undecided figure decided."""
     recs = [f"Fix the measurement before reading anything else: {f}." for f in st.get("validity") or []
             if f.startswith("measurement invalid")]
+    ungraded = sum((c or {}).get("trials_ungraded") or 0 for c in (st.get("configurations") or {}).values())
+    if ungraded:
+        recs.append(f"Grade the {ungraded} ungraded trials: each grading.json's evidence says why an expectation "
+                    "has no verdict; `skillassay grade ITERATION_DIR --judge local` (or openai, anthropic) grades "
+                    "plain-language expectations without re-running anything.")
     for r in (comparison or {}).get("per_eval") or []:
         if r.get("label") == "regressed":
             recs.append(f"Fix {eval_label(r)}: it regressed ({r['counts']}, a called regression). Run the skill's "

@@ -21,7 +21,14 @@ from skillassay.analyze.compare import compare_after_run
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError, Problem
 from skillassay.executors import Executor, ExecutorSettings, load_executor_class
-from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
+from skillassay.grade.grader import (
+    CompiledExpectation,
+    Grader,
+    compile_expectations,
+    make_grader,
+    require_judge,
+    run_view,
+)
 from skillassay.improve.history import record_after_run
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Timing
 from skillassay.report.report import write_report
@@ -156,6 +163,8 @@ def prepare(req: RunRequest) -> Prepared:
     config = load_config(req)
     evals_path = default_evals_path(req, config)
     evals = load_model(evals_path, EvalSet)
+    grader = make_grader(req.judge, req.judge_model, req.judge_samples)
+    require_judge(evals.evals, evals_path, grader)
     name = req.executor or config.executor or "local"
     settings = ExecutorSettings(
         model=req.model or config.model,
@@ -165,7 +174,6 @@ def prepare(req: RunRequest) -> Prepared:
         options=dict(req.executor_options),
     )
     executor = load_executor_class(name)(settings)
-    grader = make_grader(req.judge, req.judge_model, req.judge_samples)
     input_files = resolve_input_files(evals, evals_path, req.skill_dir)
     files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
     seed = req.seed if req.seed is not None else (config.seed or 0)

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 from skillassay.errors import describe_error
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
 from skillassay.store.jsonio import json_path
-from skillassay.store.records import Outcome, TrialRecord, compact, trial_passed
+from skillassay.store.records import Outcome, TrialRecord, compact, trial_verdict
 
 
 def _read(path: Path) -> Any | None:
@@ -91,11 +91,12 @@ def make_record(eval_id: int | str, eval_name: str, configuration: str, run_numb
         u = grading.user_notes_summary
         notes = [*u.uncertainties, *u.needs_review, *u.workarounds]
     usage = (metrics.model_extra or {}).get("usage") or {}
+    s = grading.summary
     return TrialRecord(
         eval_id=eval_id, eval_name=eval_name, configuration=configuration, run_number=run_number,
         status=status,
-        passed=trial_passed(grading) if status == "ok" else None,
-        passed_count=grading.summary.passed, total_count=grading.summary.total,
+        passed=trial_verdict(status, s.passed, s.total, grading.expectations),
+        passed_count=s.passed, total_count=s.total,
         tokens=tokens_of(timing, metrics), duration_seconds=duration_of(timing),
         tool_calls=metrics.total_tool_calls, skill_triggered=metrics.skill_triggered,
         cost_usd=usage.get("cost_usd"),
@@ -373,7 +374,7 @@ def read_trial(run_dir: str, eval_id: int | str, eval_name: str, configuration: 
     return TrialRecord(
         eval_id=eval_id, eval_name=eval_name, configuration=configuration, run_number=run_number,
         status=status,
-        passed=(facts.total > 0 and facts.passed == facts.total) if status == "ok" else None,
+        passed=trial_verdict(status, facts.passed, facts.total, facts.expectations),
         passed_count=facts.passed, total_count=facts.total, tokens=tokens, duration_seconds=duration,
         tool_calls=tool_calls if tool_calls is not None else facts.tool_calls,
         skill_triggered=triggered if type(triggered) is bool else None,

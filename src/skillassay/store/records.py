@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from skillassay.models import ExpectationResult, Grading
+from skillassay.models import ExpectationResult
 
 
 class Outcome(NamedTuple):
@@ -20,10 +20,18 @@ class Outcome(NamedTuple):
     evidence: str = ""
 
 
-def trial_passed(grading: Grading) -> bool:
-    """A trial passes when it has expectations and every one of them passed."""
-    s = grading.summary
-    return s.total > 0 and s.passed == s.total
+def has_ungraded(expectations: Iterable[ExpectationResult | Outcome]) -> bool:
+    """An expectation without a verdict (passed null: no judge, the judge abstained or
+    failed, a check crashed) makes the trial neither a pass nor a fail."""
+    return any(e.passed is None for e in expectations)
+
+
+def trial_verdict(status: str, passed: int, total: int,
+                  expectations: Iterable[ExpectationResult | Outcome]) -> bool | None:
+    """TrialRecord.passed: None unless the trial completed and every expectation has a verdict."""
+    if status != "ok" or has_ungraded(expectations):
+        return None
+    return total > 0 and passed == total
 
 
 def compact(expectations: Iterable[ExpectationResult | Outcome]) -> tuple[Any, ...]:
@@ -40,7 +48,7 @@ class TrialRecord:
     configuration: str  # with_skill, without_skill, old_skill, new_skill, ...
     run_number: int
     status: str  # "ok" | "error" | "timeout" — error/timeout trials are excluded from rates
-    passed: bool | None  # all expectations passed (None when not completed)
+    passed: bool | None  # all expectations passed (None when not completed, or ungraded)
     passed_count: int = 0
     total_count: int = 0
     tokens: int | None = None  # None = not recorded (never replaced by another quantity)
@@ -57,6 +65,16 @@ class TrialRecord:
     @property
     def completed(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def ungraded(self) -> bool:
+        """Completed, but an expectation has no verdict: excluded from pass rates and counted,
+        like an errored trial, never taken as a failure."""
+        return self.status == "ok" and has_ungraded(self.expectations)
+
+    @property
+    def ungraded_expectations(self) -> int:
+        return sum(1 for e in self.expectations if e.passed is None) if self.status == "ok" else 0
 
     @property
     def expectation_pass_rate(self) -> float | None:

@@ -347,6 +347,13 @@ def comparison_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any
     return {"rows": rows, **lists}
 
 
+def ungraded_view(bench: dict[str, Any]) -> dict[str, int]:
+    """Trials left out of the pass rates because an expectation has no verdict, per arm."""
+    summary = as_dict(bench.get("summary"))
+    counts = {arm: as_dict(summary.get(arm)).get("ungraded_trials") for arm in ("with_skill", "baseline")}
+    return {arm: n if type(n) is int and n > 0 else 0 for arm, n in counts.items()}
+
+
 def _svg_uri(svg: bytes | None) -> str | None:
     return data_uri("image/svg+xml", svg) if svg else None
 
@@ -357,4 +364,5 @@ def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, A
     return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
+            "ungraded": ungraded_view(bench),
             "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}

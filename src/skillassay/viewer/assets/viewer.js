@@ -64,7 +64,9 @@
   function renderGrades(g) {
     const box = el("section", { cls: "block grades" }, el("h3", { text: "Grades" }));
     const s = g.summary || {};
-    if (s.total !== undefined) box.append(el("div", { cls: "muted", text: `${s.passed} of ${s.total} expectations passed` }));
+    const ungraded = (g.expectations || []).filter((e) => e.passed !== true && e.passed !== false).length;
+    if (s.total !== undefined) box.append(el("div", { cls: "muted", text: `${s.passed} of ${s.total} expectations passed` + (ungraded ? `, ${ungraded} ungraded` : "") }));
+    if (ungraded) box.append(el("div", { cls: "note ungraded", text: "Ungraded trial: an expectation has no verdict, so this run is in no pass rate (it is not a failure)." }));
     for (const e of g.expectations || []) {
       const mark = e.passed === true ? "pass" : e.passed === false ? "fail" : "unknown";
       const label = e.passed === true ? "PASS" : e.passed === false ? "FAIL" : "UNGRADED";
@@ -86,8 +88,10 @@
 
   function renderRun(d) {
     const passed = d.total ? d.passed === d.total : null;
+    const ungraded = ((d.grading || {}).expectations || []).some((e) => e.passed !== true && e.passed !== false);
     const title = el("h2", { text: `eval ${d.eval_id} · ${d.eval_name} · ${d.configuration} · run ${d.run_number}` });
-    if (passed !== null) title.append(el("span", { cls: `badge ${passed ? "pass" : "fail"}`, text: `${d.passed}/${d.total}` }));
+    if (ungraded) title.append(el("span", { cls: "badge unknown", text: `UNGRADED ${d.passed}/${d.total}` }));
+    else if (passed !== null) title.append(el("span", { cls: `badge ${passed ? "pass" : "fail"}`, text: `${d.passed}/${d.total}` }));
     const m = d.metrics || {};
     const frag = el("div", { cls: "run-detail" }, title,
       el("div", { cls: "muted", text: `status ${m.status ?? "n/a"} · tokens ${m.tokens ?? "n/a"} · seconds ${secs(m.seconds)} · tool calls ${m.tool_calls ?? "n/a"}` }));
@@ -209,6 +213,10 @@
       out.push(section("Gate", el("div", {}, "status ", el("span", { cls: `badge ${b.gate.status}`, text: b.gate.status })),
         el("ul", {}, ...b.gate.thresholds.map((t) => el("li", {}, el("span", { cls: `badge ${t.status}`, text: t.status }), " ",
           el("span", { text: t.line.replace(/^[A-Z]+: /, "") }))))));
+    }
+    const ug = b.ungraded || {};
+    if (ug.with_skill || ug.baseline) {
+      out.push(section("Ungraded trials", el("p", { cls: "note ungraded", text: `${ug.with_skill + ug.baseline} trials ungraded (${ug.with_skill} with skill, ${ug.baseline} baseline): an expectation has no verdict. They are excluded from the pass rates below, not counted as failures; the measurement is not valid until they are graded.` })));
     }
     const summary = table(["metric", "with skill", "baseline"], b.summary.map((r) =>
       [r.label, fmt(r.kind, r.skill.value) + ival(r.kind, r.skill.interval), fmt(r.kind, r.base.value) + ival(r.kind, r.base.interval)]));
