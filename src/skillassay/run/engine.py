@@ -6,7 +6,7 @@ killed run loses nothing that finished."""
 
 from __future__ import annotations
 
-import shutil
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -38,11 +38,20 @@ from skillassay.run.plan import (
 from skillassay.run.reuse import reuse_baseline
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
-from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
+from skillassay.store.layout import (
+    SNAPSHOT_DIR,
+    copy_skill_tree,
+    default_workspace,
+    inside,
+    iteration_dir,
+    outside_links,
+    remove_tree,
+    safe_child,
+)
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import make_record, read_trial
 from skillassay.store.records import TrialRecord, sort_records
-from skillassay.store.redact import make_redactor
+from skillassay.store.redact import copy_redacted, disk_redactor, register_env
 
 
 @dataclass
@@ -153,10 +162,14 @@ def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path) -> di
 
 def prepare(req: RunRequest) -> Prepared:
     skill = load_skill(req.skill_dir)
+    if links := outside_links(skill.path):  # before hashing or copying anything of it
+        raise InputError(links)
     config = load_config(req)
     evals_path = default_evals_path(req, config)
     evals = load_model(evals_path, EvalSet)
     name = req.executor or config.executor or "local"
+    if isinstance(req.executor_options.get("env"), dict):  # `-o env=...`: masked in every file from now on
+        register_env(req.executor_options["env"])
     settings = ExecutorSettings(
         model=req.model or config.model,
         temperature=req.temperature if req.temperature is not None else config.temperature,
@@ -212,7 +225,10 @@ def load_skill_snapshot(path: Path, name: str) -> Skill:
 def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, trials: int,
                            configurations: list[str], seed: int) -> None:
     record_path = it_dir / "iteration.json"
-    started = read_json(record_path).get("started_at") if record_path.is_file() else None
+    previous = read_json(record_path) if record_path.is_file() else {}
+    previous = previous if isinstance(previous, dict) else {}
+    snapshot_hash = write_snapshot(it_dir, p.skill.path, previous.get("snapshot_sha256"))
+    started = previous.get("started_at")
     write_json(record_path, {
         "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
         "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),
@@ -220,10 +236,28 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
+        "snapshot_sha256": snapshot_hash,
     })
+
+
+def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
+    """The skill as measured, in skill-snapshot/, and its hash. It is the next iteration's
+    previous_version baseline, so a copy cut short by a kill must never pass for it: the copy
+    goes to a temporary folder renamed into place, and a snapshot found on resume is kept only
+    when it hashes to what iteration.json recorded (else it is copied again: resuming means the
+    skill's fingerprint is unchanged, so a new copy is the same version)."""
     snap = it_dir / SNAPSHOT_DIR
-    if not snap.exists():
-        shutil.copytree(p.skill.path, snap, ignore=shutil.ignore_patterns("*-workspace", ".git", "__pycache__"))
+    if snap.is_dir() and not snap.is_symlink() and recorded == hash_tree(snap):
+        return str(recorded)
+    it_dir.mkdir(parents=True, exist_ok=True)
+    for stale in it_dir.glob(f".{SNAPSHOT_DIR}.*.tmp"):  # a killed copy's; we hold the workspace lock
+        remove_tree(stale, it_dir)
+    tmp = safe_child(it_dir, f".{SNAPSHOT_DIR}.{os.getpid()}.tmp")
+    copy_skill_tree(skill_path, tmp, copy_file=copy_redacted)
+    if snap.exists() or snap.is_symlink():
+        remove_tree(snap, it_dir)
+    os.replace(tmp, snap)
+    return hash_tree(snap)
 
 
 def write_eval_metadata(it_dir: Path, evals: list[Eval]) -> None:
@@ -246,7 +280,7 @@ class TrialRunner:
                  grader: Grader | None = None) -> None:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
-        self.redactor = make_redactor()
+        self.redactor = disk_redactor().text  # the answer graded is the answer on disk
 
     def __call__(self, trial: Trial) -> TrialRecord:
         result, metrics, timing = execute_trial(
