@@ -37,7 +37,14 @@ from skillassay.run.plan import (
 )
 from skillassay.run.reuse import reuse_baseline
 from skillassay.spec.skill import Skill, load_skill
-from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
+from skillassay.store.jsonio import (
+    atomic_write_text,
+    load_model,
+    now_iso,
+    read_json,
+    remove_stale_temps,
+    write_json,
+)
 from skillassay.store.layout import (
     SNAPSHOT_DIR,
     copy_skill_tree,
@@ -337,6 +344,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     seed = req.seed if req.seed is not None else (p.config.seed or 0)
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
+    for folder in (p.workspace, it_dir):  # what a killed run or aggregation left half-written
+        remove_stale_temps(folder)
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
     write_eval_metadata(it_dir, p.evals.evals)
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
@@ -348,6 +357,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     for t in planned:
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
         # None: not graded yet (or its grading.json is unusable), so it runs again
+        if rec is None:
+            remove_stale_temps(t.run_dir)  # a killed attempt's half-written grading.json, say
         (done.append(rec) if rec else todo.append(t))
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 

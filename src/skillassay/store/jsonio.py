@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -89,6 +90,39 @@ def atomic_open(path: Path | str) -> Iterator[TextIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+_TEMP_NAME = re.compile(r"\..+\.(\d+)\.(\d+)\.tmp")  # atomic_open's: .<name>.<pid>.<thread>.tmp
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or a pid no process can have
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temps(folder: Path | str) -> list[str]:
+    """Delete the temp files atomic_open left in `folder` when its process was killed (a 233 KB
+    `.benchmark.json.<pid>.<n>.tmp` stays forever otherwise). Only ours (by name) and only of
+    processes no longer running; a caller holds the workspace lock, so nobody else writes there."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in entries:
+        m = _TEMP_NAME.fullmatch(entry.name)
+        if m and entry.is_file(follow_symlinks=False) and not _running(int(m.group(1))):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+    return removed
 
 
 def now_iso() -> str:
