@@ -234,17 +234,20 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
     record_path = it_dir / "iteration.json"
     previous = read_json(record_path) if record_path.is_file() else {}
     previous = previous if isinstance(previous, dict) else {}
-    snapshot_hash = write_snapshot(it_dir, p.skill.path, previous.get("snapshot_sha256"))
-    started = previous.get("started_at")
-    write_json(record_path, {
-        "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
+    recorded = previous.get("snapshot_sha256")
+    record = {
+        "schema_version": 1, "iteration": choice.number, "started_at": previous.get("started_at") or now_iso(),
         "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),
         "evals_path": str(p.evals_path.resolve()), "executor": p.executor.identity(),
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
-        "snapshot_sha256": snapshot_hash,
-    })
+        "snapshot_sha256": recorded,
+    }
+    write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
+    snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
+    if snapshot_hash != recorded:
+        write_json(record_path, {**record, "snapshot_sha256": snapshot_hash})
 
 
 def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
