@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.store.jsonio import atomic_open, atomic_write_text, write_json
+from skillassay.store.redact import _compiled
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
@@ -123,3 +127,16 @@ def test_matplotlib_writes_nothing_into_home(tmp_path: Path) -> None:
     assert not (home / ".config" / "matplotlib").exists()
     assert not (home / ".matplotlib").exists()
     assert Path(out.stdout.strip()) == home / ".cache" / "skillassay" / "matplotlib"
+
+
+OLD_KEY_SHAPES = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,})")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="sk-antAKIAghpou_rs xé0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", max_size=120))
+def test_fast_key_shapes_mask_what_the_word_boundary_regex_masks(text: str) -> None:
+    """The literal-led search (400 MB/s) masks exactly what `\\b(...)` (25 MB/s) did."""
+    redactor = _compiled(frozenset())
+    assert redactor.text(text) == OLD_KEY_SHAPES.sub("[REDACTED]", text)
+    ascii_text = text.replace("é", "e")
+    assert redactor.bytes(ascii_text.encode()) == OLD_KEY_SHAPES.sub("[REDACTED]", ascii_text).encode()

@@ -109,13 +109,14 @@ def isolated_workdir(workdir: Path, prefix: str) -> Iterator[Path]:
         yield run_dir
         _mirror(run_dir, workdir)
     finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(holder, Path(tempfile.gettempdir()))
 
 
 def _mirror(src: Path, dest: Path) -> None:
     for child in list(dest.iterdir()):
         if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
+            remove_tree(child, dest)
         else:
             child.unlink()
     shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)

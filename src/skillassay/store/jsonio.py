@@ -111,7 +111,7 @@ def remove_stale_temps(folder: Path | str) -> list[str]:
     """Delete the temp files atomic_open left in `folder` when its process was killed (a 233 KB
     `.benchmark.json.<pid>.<n>.tmp` stays forever otherwise). Only ours (by name) and only of
     processes no longer running; a caller holds the workspace lock, so nobody else writes there."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
     except (FileNotFoundError, NotADirectoryError):
