@@ -28,7 +28,8 @@ from skillassay.analyze.gate import evaluate
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
-from skillassay.store.jsonio import atomic_write_text, load_model
+from skillassay.store.jsonio import atomic_write_text, load_model, remove_stale_temps
+from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import RunIssue, read_trial
 from skillassay.store.records import TrialRecord, sort_records
 
@@ -170,13 +171,24 @@ def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, s
                         timestamp: str | None = None, on_eval: EvalsRead | None = None) -> AggregateResult:
     """Read an iteration in any supported layout and write benchmark.json (both spec shapes)
     and benchmark.md atomically. The gate is not applied here (that is `skillassay gate`);
-    benchmark.md shows it when the config has thresholds."""
+    benchmark.md shows it when the config has thresholds. It holds the workspace lock (the
+    iteration's parent) like `run`, and removes the temp files a killed aggregation left."""
+    if not iteration_dir.is_dir():  # no lock (it would create the folder): the reader says what is wrong
+        return aggregate_locked(iteration_dir, skill_name, skill_path, config_path, output, timestamp, on_eval)
+    with WorkspaceLock(iteration_dir.parent, "aggregate"):
+        return aggregate_locked(iteration_dir, skill_name, skill_path, config_path, output, timestamp, on_eval)
+
+
+def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: str | None,
+                     config_path: Path | None, output: Path | None, timestamp: str | None,
+                     on_eval: EvalsRead | None) -> AggregateResult:
     config = load_model(config_path, BenchmarkConfig) if config_path else None
     record = read_iteration_record(iteration_dir)
     json_path = output or iteration_dir / "benchmark.json"
     md_path = json_path.with_suffix(".md")
     if json_path.exists() and json_path.is_dir():
         raise InputError.one(json_path, "-o", "is a folder: give the path of the benchmark.json to write")
+    remove_stale_temps(json_path.parent)
     with gc_paused(), read_iteration(iteration_dir, json_path.parent, on_eval) as read:
         if not read.runs_read:
             raise nothing_to_aggregate(iteration_dir, len(read.evals), read.run_folders, read.skipped)

@@ -3,7 +3,9 @@
 Both run in a child process group with a timeout, because evals are code from other people
 and a check that hangs (or forks something that does) must not hang the benchmark: on
 timeout the whole group is killed. A `command` runs in a throwaway COPY of outputs/, so a
-check that writes or deletes cannot change what later checks and the judge see."""
+check that writes or deletes cannot change what later checks and the judge see. They run with
+the user's privileges, so they get the environment without secrets (names with KEY, TOKEN,
+SECRET, PASSWORD...), as the agent's run_shell does: an eval file must not read the API keys."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from skillassay.assertions.base import AssertionConfigError, AssertionPlugin, RunView, Verdict
 from skillassay.assertions.paths import UsesEvalDir
 from skillassay.executors.subprocess_util import run_process_group, tail
+from skillassay.store.redact import without_secrets
 
 KILL_GRACE_SECONDS = 0.5
 _FUNCTION = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -83,7 +86,7 @@ class PythonCheck(AssertionPlugin, UsesEvalDir):
             request, result = Path(tmp) / "request.json", Path(tmp) / "result.json"
             request.write_text(json.dumps({"function": self.function, "eval_dir": str(eval_dir) if eval_dir else None,
                                            "view": view_payload(run)}), encoding="utf-8")
-            env = dict(os.environ)
+            env = without_secrets(os.environ)  # code from evals.json gets no API keys
             if eval_dir:
                 env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(eval_dir), env.get("PYTHONPATH")]))
             outcome = run_process_group(
@@ -127,7 +130,7 @@ class CommandCheck(AssertionPlugin):
                 shutil.copytree(run.outputs_dir, work, symlinks=True)
             else:
                 work.mkdir()
-            env = {**os.environ, "SKILLASSAY_OUTPUTS_DIR": str(work), "SKILLASSAY_ANSWER_FILE": str(work / "answer.md")}
+            env = {**without_secrets(os.environ), "SKILLASSAY_OUTPUTS_DIR": str(work), "SKILLASSAY_ANSWER_FILE": str(work / "answer.md")}
             try:
                 outcome = run_process_group(self.argv, cwd=work, env=env, timeout_seconds=self.timeout,
                                             grace_seconds=KILL_GRACE_SECONDS)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.spec.skill import Skill
+from skillassay.store.layout import copy_skill_tree, remove_tree, safe_child
 from skillassay.store.redact import redact as _redact
 
 _STDERR_LIMIT = 200_000
@@ -79,12 +80,15 @@ def installed_skill(skill: Skill | None, skills_root: Path) -> Iterator[Path | N
     if skill is None:
         yield None
         return
-    dest = skills_root / skill.name
-    shutil.copytree(skill.path, dest, dirs_exist_ok=True)
+    # The name is checked when the skill is loaded; child() asserts it again here, because the
+    # folder made from it is deleted afterwards and an absolute name would delete the user's.
+    dest = safe_child(skills_root, skill.name)
+    copy_skill_tree(skill.path, dest)
     try:
         yield dest
     finally:
-        shutil.rmtree(dest, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(dest, skills_root)
         _prune_empty(skills_root, stop_after=2)
 
 
@@ -105,13 +109,14 @@ def isolated_workdir(workdir: Path, prefix: str) -> Iterator[Path]:
         yield run_dir
         _mirror(run_dir, workdir)
     finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(holder, Path(tempfile.gettempdir()))
 
 
 def _mirror(src: Path, dest: Path) -> None:
     for child in list(dest.iterdir()):
         if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
+            remove_tree(child, dest)
         else:
             child.unlink()
     shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)

@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+import platformdirs
+
+# matplotlib keeps its font cache and config in ~/.cache/matplotlib and ~/.config/matplotlib,
+# read when it is imported: point it at our own cache folder first, so skillassay writes
+# nothing of matplotlib's into the user's HOME (a MPLCONFIGDIR the user set is kept).
+os.environ.setdefault("MPLCONFIGDIR", str(Path(platformdirs.user_cache_dir("skillassay")) / "matplotlib"))
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402 - after MPLCONFIGDIR
+from matplotlib.figure import Figure  # noqa: E402
 
 MAX_EVALS_CHARTED = 40  # beyond this the bars are unreadable; tables still list every eval
 SKILL_COLOR, BASE_COLOR = "#2b6cb0", "#a0aec0"

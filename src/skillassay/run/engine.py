@@ -6,7 +6,7 @@ killed run loses nothing that finished."""
 
 from __future__ import annotations
 
-import shutil
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -44,12 +44,28 @@ from skillassay.run.plan import (
 )
 from skillassay.run.reuse import reuse_baseline
 from skillassay.spec.skill import Skill, load_skill
-from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
-from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
+from skillassay.store.jsonio import (
+    atomic_write_text,
+    load_model,
+    now_iso,
+    read_json,
+    remove_stale_temps,
+    write_json,
+)
+from skillassay.store.layout import (
+    SNAPSHOT_DIR,
+    copy_skill_tree,
+    default_workspace,
+    inside,
+    iteration_dir,
+    outside_links,
+    remove_tree,
+    safe_child,
+)
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import make_record, read_trial
 from skillassay.store.records import TrialRecord, sort_records
-from skillassay.store.redact import make_redactor
+from skillassay.store.redact import copy_redacted, disk_redactor, register_env
 
 
 @dataclass
@@ -160,12 +176,16 @@ def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path) -> di
 
 def prepare(req: RunRequest) -> Prepared:
     skill = load_skill(req.skill_dir)
+    if links := outside_links(skill.path):  # before hashing or copying anything of it
+        raise InputError(links)
     config = load_config(req)
     evals_path = default_evals_path(req, config)
     evals = load_model(evals_path, EvalSet)
     grader = make_grader(req.judge, req.judge_model, req.judge_samples)
     require_judge(evals.evals, evals_path, grader)
     name = req.executor or config.executor or "local"
+    if isinstance(req.executor_options.get("env"), dict):  # `-o env=...`: masked in every file from now on
+        register_env(req.executor_options["env"])
     settings = ExecutorSettings(
         model=req.model or config.model,
         temperature=req.temperature if req.temperature is not None else config.temperature,
@@ -220,18 +240,42 @@ def load_skill_snapshot(path: Path, name: str) -> Skill:
 def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, trials: int,
                            configurations: list[str], seed: int) -> None:
     record_path = it_dir / "iteration.json"
-    started = read_json(record_path).get("started_at") if record_path.is_file() else None
-    write_json(record_path, {
-        "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
+    previous = read_json(record_path) if record_path.is_file() else {}
+    previous = previous if isinstance(previous, dict) else {}
+    recorded = previous.get("snapshot_sha256")
+    record = {
+        "schema_version": 1, "iteration": choice.number, "started_at": previous.get("started_at") or now_iso(),
         "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),
         "evals_path": str(p.evals_path.resolve()), "executor": p.executor.identity(),
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
-    })
+        "snapshot_sha256": recorded,
+    }
+    write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
+    snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
+    if snapshot_hash != recorded:
+        write_json(record_path, {**record, "snapshot_sha256": snapshot_hash})
+
+
+def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
+    """The skill as measured, in skill-snapshot/, and its hash. It is the next iteration's
+    previous_version baseline, so a copy cut short by a kill must never pass for it: the copy
+    goes to a temporary folder renamed into place, and a snapshot found on resume is kept only
+    when it hashes to what iteration.json recorded (else it is copied again: resuming means the
+    skill's fingerprint is unchanged, so a new copy is the same version)."""
     snap = it_dir / SNAPSHOT_DIR
-    if not snap.exists():
-        shutil.copytree(p.skill.path, snap, ignore=shutil.ignore_patterns("*-workspace", ".git", "__pycache__"))
+    if snap.is_dir() and not snap.is_symlink() and recorded == hash_tree(snap):
+        return str(recorded)
+    it_dir.mkdir(parents=True, exist_ok=True)
+    for stale in it_dir.glob(f".{SNAPSHOT_DIR}.*.tmp"):  # a killed copy's; we hold the workspace lock
+        remove_tree(stale, it_dir)
+    tmp = safe_child(it_dir, f".{SNAPSHOT_DIR}.{os.getpid()}.tmp")
+    copy_skill_tree(skill_path, tmp, copy_file=copy_redacted)
+    if snap.exists() or snap.is_symlink():
+        remove_tree(snap, it_dir)
+    os.replace(tmp, snap)
+    return hash_tree(snap)
 
 
 def write_eval_metadata(it_dir: Path, evals: list[Eval]) -> None:
@@ -254,7 +298,7 @@ class TrialRunner:
                  grader: Grader | None = None) -> None:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
-        self.redactor = make_redactor()
+        self.redactor = disk_redactor().text  # the answer graded is the answer on disk
 
     def __call__(self, trial: Trial) -> TrialRecord:
         result, metrics, timing = execute_trial(
@@ -311,6 +355,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     seed = req.seed if req.seed is not None else (p.config.seed or 0)
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
+    for folder in (p.workspace, it_dir):  # what a killed run or aggregation left half-written
+        remove_stale_temps(folder)
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
     write_eval_metadata(it_dir, p.evals.evals)
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
@@ -322,6 +368,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     for t in planned:
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
         # None: not graded yet (or its grading.json is unusable), so it runs again
+        if rec is None:
+            remove_stale_temps(t.run_dir)  # a killed attempt's half-written grading.json, say
         (done.append(rec) if rec else todo.append(t))
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 

@@ -21,7 +21,7 @@ from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
-from skillassay.store.layout import ANSWER_FILE
+from skillassay.store.layout import ANSWER_FILE, remove_tree
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     try:
         os.makedirs(out_s)
     except FileExistsError:
-        shutil.rmtree(out_s)
+        remove_tree(outputs, run)
         os.mkdir(out_s)
     for src in input_files:
         shutil.copy2(src, outputs / src.name)
@@ -177,7 +177,7 @@ def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]
         return []  # the common case for answer-only agents: nothing to walk
     for entry in top:
         if entry.name in AGENT_DIRS and entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
+            remove_tree(Path(entry.path), outputs)
     after = snapshot(outputs)
     for rel, sig in before.items():
         if after.get(rel) == sig:

@@ -52,11 +52,13 @@ def hash_tree(root: Path) -> str:
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in {".git", "__pycache__"} and not d.endswith("-workspace"))
-        for name in sorted(filenames):
+        links = sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d)))
+        for name in sorted(filenames) + links:
             p = Path(dirpath) / name
             h.update(str(p.relative_to(root)).encode())
             h.update(b"\0")
-            h.update(p.read_bytes())
+            # A link counts as where it points, never as what is there (it may lead anywhere).
+            h.update(b"->" + os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
             h.update(b"\0")
     return h.hexdigest()
 

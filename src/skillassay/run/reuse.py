@@ -19,7 +19,7 @@ from pathlib import Path
 from skillassay.errors import InputError
 from skillassay.run.plan import hash_tree
 from skillassay.store.jsonio import write_json
-from skillassay.store.layout import SNAPSHOT_DIR, iteration_dir
+from skillassay.store.layout import SNAPSHOT_DIR, iteration_dir, remove_tree
 
 PROVENANCE = "baseline_reuse.json"
 MUST_MATCH = {"settings": "the model or executor settings (seed, temperature, options, baseline type)",
@@ -87,8 +87,8 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
             src = source / slug / configuration / f"run-{k}"
             dst = target / slug / configuration / f"run-{k}"
             if (src / "grading.json").is_file() and not (dst / "grading.json").is_file():
-                if dst.exists():
-                    shutil.rmtree(dst)
+                if dst.exists() or dst.is_symlink():
+                    remove_tree(dst, target)
                 shutil.copytree(src, dst, symlinks=True)
                 copied.append(dst)
     if copied:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from skillassay.errors import InputError
+from skillassay.errors import InputError, Problem
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,34 @@ class Skill:
     @property
     def skill_md(self) -> Path:
         return self.path / "SKILL.md"
+
+
+NAME_MAX = 64
+_NAME_CHARS = re.compile(r"[a-z0-9-]+")
+
+
+def name_problems(value: Any, folder: str | None = None) -> list[str]:
+    """The Agent Skills name rule, the one copy of it: `validate` reports these and `run` refuses
+    them, because the name becomes a path (`<name>-workspace`, `.claude/skills/<name>`) and a
+    name like `/home/me` or `..` would point those outside where we mean to write and delete.
+    `folder` is the skill folder's name, which the spec wants equal to the name; None skips that
+    rule (a snapshot lives in `skill-snapshot/`)."""
+    if not isinstance(value, str):
+        kind = "nothing (null)" if value is None else type(value).__name__
+        return [f"expected a string of a-z, 0-9 and '-', got {kind}"]
+    out = []
+    if not 1 <= len(value) <= NAME_MAX:
+        out.append(f"must be 1-{NAME_MAX} characters, got {len(value)}")
+    if value and not _NAME_CHARS.fullmatch(value):
+        bad = sorted({c for c in value if not re.fullmatch(r"[a-z0-9-]", c)})
+        out.append(f"only lowercase a-z, 0-9 and '-' are allowed, found {''.join(bad)!r}")
+    if value.startswith("-") or value.endswith("-"):
+        out.append("must not start or end with '-'")
+    if "--" in value:
+        out.append("must not contain '--'")
+    if value and folder is not None and value != folder:
+        out.append(f"must equal the skill folder's name {folder!r}, got {value!r}")
+    return out
 
 
 def split_frontmatter(text: str, file: Path) -> tuple[dict, str]:
@@ -59,6 +89,8 @@ def load_skill(path: Path) -> Skill:
     name, desc = fm.get("name"), fm.get("description")
     if not isinstance(name, str) or not name:
         raise InputError.one(md, "name", "required: the skill's name (a-z0-9-)")
+    if problems := name_problems(name):
+        raise InputError([Problem(str(md), "name", m) for m in problems])
     if not isinstance(desc, str) or not desc:
         raise InputError.one(md, "description", "required: what the skill does and when to use it")
     return Skill(path=path.resolve(), name=name, description=desc, body=body.strip(), frontmatter=fm)

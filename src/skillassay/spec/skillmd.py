@@ -7,36 +7,21 @@ each naming SKILL.md, the frontmatter key and what was expected."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from skillassay.errors import InputError, Problem
-from skillassay.spec.skill import split_frontmatter
+from skillassay.spec.skill import name_problems, split_frontmatter
 
-NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
-_NAME_CHARS = re.compile(r"[a-z0-9-]+")
 
 
 def _check_name(value: Any, folder: str) -> list[str]:
     if not isinstance(value, str):
         return [f"expected a string of a-z, 0-9 and '-', got {_yaml_type(value)}"]
-    out = []
-    if not 1 <= len(value) <= NAME_MAX:
-        out.append(f"must be 1-{NAME_MAX} characters, got {len(value)}")
-    if value and not _NAME_CHARS.fullmatch(value):
-        bad = sorted({c for c in value if not re.fullmatch(r"[a-z0-9-]", c)})
-        out.append(f"only lowercase a-z, 0-9 and '-' are allowed, found {''.join(bad)!r}")
-    if value.startswith("-") or value.endswith("-"):
-        out.append("must not start or end with '-'")
-    if "--" in value:
-        out.append("must not contain '--'")
-    if value and value != folder:
-        out.append(f"must equal the skill folder's name {folder!r}, got {value!r}")
-    return out
+    return name_problems(value, folder)
 
 
 def _check_description(value: Any) -> list[str]:

@@ -7,24 +7,68 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import IO, Any, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
 from skillassay.errors import InputError, Problem
+from skillassay.store.redact import DiskRedactor, disk_redactor
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class _RedactedBytes:
+    """The `.buffer` of a redacting handle. Bytes arrive in arbitrary blocks (a spool copied a
+    megabyte at a time), so the text after the last newline waits for the next block: JSON
+    puts no newline inside a string, so a secret is never cut in two."""
+
+    def __init__(self, raw: IO[bytes], redactor: DiskRedactor) -> None:
+        self.raw, self.redactor, self.carry = raw, redactor, b""
+
+    def write(self, data: bytes) -> int:
+        data = self.carry + data
+        cut = data.rfind(b"\n") + 1
+        self.carry = data[cut:]
+        if cut:
+            self.raw.write(self.redactor.bytes(data[:cut]))
+        return len(data)
+
+    def drain(self) -> None:
+        if self.carry:
+            self.raw.write(self.redactor.bytes(self.carry))
+            self.carry = b""
+
+
+class _RedactedText:
+    """What atomic_open hands out: every write is masked by the one disk redactor, so no file
+    we write can carry a key (store/redact.py)."""
+
+    def __init__(self, fh: TextIO, redactor: DiskRedactor) -> None:
+        self.fh, self.redactor = fh, redactor
+        self.buffer = _RedactedBytes(fh.buffer, redactor)
+
+    def write(self, text: str) -> int:
+        self.buffer.drain()
+        return self.fh.write(self.redactor.text(text))
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+    def close_pending(self) -> None:
+        self.buffer.drain()
 
 
 @contextlib.contextmanager
 def atomic_open(path: Path | str) -> Iterator[TextIO]:
     """A text file handle whose content replaces `path` atomically (temp file in the same
-    folder + os.replace) when the block ends without error; on error the temp file goes."""
+    folder + os.replace) when the block ends without error; on error the temp file goes.
+    Everything written through it passes the disk redactor (secrets masked)."""
     # Hot path (six files per trial): plain string paths, and a per-process, per-thread temp
     # name that is unique without mkstemp's cost.
     folder, name = os.path.split(os.fspath(path))
@@ -38,12 +82,47 @@ def atomic_open(path: Path | str) -> Iterator[TextIO]:
             os.makedirs(folder, exist_ok=True)
             fh = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
         with fh:
-            yield fh
+            masked = _RedactedText(fh, disk_redactor())
+            yield cast(TextIO, masked)
+            masked.close_pending()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+_TEMP_NAME = re.compile(r"\..+\.(\d+)\.(\d+)\.tmp")  # atomic_open's: .<name>.<pid>.<thread>.tmp
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or a pid no process can have
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temps(folder: Path | str) -> list[str]:
+    """Delete the temp files atomic_open left in `folder` when its process was killed (a 233 KB
+    `.benchmark.json.<pid>.<n>.tmp` stays forever otherwise). Only ours (by name) and only of
+    processes no longer running; a caller holds the workspace lock, so nobody else writes there."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in entries:
+        m = _TEMP_NAME.fullmatch(entry.name)
+        if m and entry.is_file(follow_symlinks=False) and not _running(int(m.group(1))):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+    return removed
 
 
 def now_iso() -> str:

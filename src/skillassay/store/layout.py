@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+
+from skillassay.errors import InputError, Problem
 
 RUN_DIR = re.compile(r"run-(\d+)")  # a run folder's name, run-K (run_dir writes it)
 SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
+SKILL_COPY_SKIPS = ("*-workspace", ".git", "__pycache__")  # never part of a skill's copy
 ANSWER_FILE = "answer.md"  # the agent's final text, written into outputs/ beside its files
 
 
 def default_workspace(skill_dir: Path, skill_name: str) -> Path:
     """skill-creator puts `<skill-name>-workspace/` beside the skill folder."""
-    return skill_dir.resolve().parent / f"{skill_name}-workspace"
+    return safe_child(skill_dir.resolve().parent, f"{skill_name}-workspace")
 
 
 def iteration_dir(workspace: Path, n: int) -> Path:
@@ -40,3 +47,66 @@ def inside(base: Path, candidate: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def safe_child(parent: Path, name: str) -> Path:
+    """`parent / name` for a name that is one plain path component. Names come from files other
+    people wrote (a skill's name, an eval's slug); joined unchecked, `/home/me` or `..` makes
+    the path point anywhere, and what we later write or delete there is the user's."""
+    if (not name or name in {".", ".."} or "/" in name or "\\" in name or "\0" in name
+            or os.path.isabs(name)):
+        raise InputError.one(parent, name, "not a plain file or folder name: a path built from it "
+                             f"would leave {parent}")
+    return ensure_inside(parent, parent / name)
+
+
+def ensure_inside(parent: Path, path: Path) -> Path:
+    """`path`, if it (symlinks and .. resolved) stays inside `parent` and is not `parent` itself."""
+    if not inside(parent, path) or path.resolve() == parent.resolve():
+        raise InputError.one(path, "", f"refusing a path outside {parent}")
+    return path
+
+
+def remove_tree(path: Path, parent: Path) -> None:
+    """rmtree, only ever inside `parent`: the last line of defence for the user's folders."""
+    if path.is_symlink():  # a link is removed, never what it points to
+        if not inside(parent, path.parent):
+            raise InputError.one(path, "", f"refusing a path outside {parent}")
+        path.unlink()
+        return
+    shutil.rmtree(ensure_inside(parent, path))
+
+
+def _skipped(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SKILL_COPY_SKIPS)
+
+
+def outside_links(root: Path) -> list[Problem]:
+    """Symbolic links in a skill folder that lead out of it. Followed, such a link copies a file
+    of the user's (`~/.ssh/id_rsa`, say) into the snapshot and into the agent's view."""
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are listed, not entered
+        dirnames[:] = [d for d in dirnames if not _skipped(d)]
+        for name in (*dirnames, *filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink() and not inside(root, path):
+                problems.append(Problem(str(path), "", f"symbolic link to {os.readlink(path)!r} leads out of "
+                                        f"the skill folder {root}: replace it with the file it points to"))
+    return problems
+
+
+def copy_skill_tree(src: Path, dest: Path, copy_file: Callable[[str, str], object] = shutil.copy2) -> None:
+    """Copy a skill folder without following links: one that stays inside is copied as a link
+    (made relative, so it points into the copy), one that leads out is refused (exit 2, naming
+    it). Following them would copy outside files in, and `loop -> .` would recurse."""
+    if problems := outside_links(src):
+        raise InputError(problems)
+    shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True, copy_function=copy_file,
+                    ignore=shutil.ignore_patterns(*SKILL_COPY_SKIPS))
+    for dirpath, dirnames, filenames in os.walk(dest):
+        for name in (*dirnames, *filenames):
+            link = Path(dirpath) / name
+            if link.is_symlink() and os.path.isabs(target := os.readlink(link)):
+                relative = os.path.relpath(dest / Path(target).resolve().relative_to(src.resolve()), dirpath)
+                link.unlink()
+                link.symlink_to(relative)
