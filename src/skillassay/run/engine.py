@@ -35,7 +35,8 @@ from skillassay.run.plan import (
     hash_value,
     plan_trials,
 )
-from skillassay.run.reuse import reuse_baseline
+from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline
+from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
@@ -68,6 +69,7 @@ class RunRequest:
     judge_samples: int = 1
     judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
+    stop_after_same_errors: int = DEFAULT_LIMIT  # stop.py: the first N trials failing alike stop the run (0: never)
 
 
 @dataclass
@@ -311,18 +313,26 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
     done: list[TrialRecord] = []
     todo: list[Trial] = []
+    again = 0
     for t in planned:
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
+        if rec is not None and rec.status in RUN_AGAIN:  # failed before: runs again, the attempt kept
+            archive_failed_attempt(t.run_dir)
+            rec, again = None, again + 1
         # None: not graded yet (or its grading.json is unusable), so it runs again
         (done.append(rec) if rec else todo.append(t))
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          p.grader)
-    progress.start(len(todo), len(done), choice.reason)
-    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress)
+    message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
+    progress.start(len(todo), len(done), message)
+    streak = SameErrorStreak(req.stop_after_same_errors)
+    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress, streak)
     progress.finish()
     p.executor.close()
+    if streak.tripped:
+        raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
     records = sort_records(done + executed)
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
@@ -337,7 +347,20 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                       sum(1 for r in executed if not r.completed), records, comparison)
 
 
-def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress) -> list[TrialRecord]:
+def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
+    """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
+    return InputError.one(it_dir, f"--executor {executor}",
+                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
+                          f"succeeded, so the rest would fail too; no further trials were started "
+                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
+                          "again to resume: finished trials are kept and the failed ones are run again.")
+
+
+def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
+                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
+    """Runs the trials; stops starting new ones once `streak` trips (trials already running
+    finish and are recorded)."""
+    streak = streak or SameErrorStreak(0)
     results: list[TrialRecord] = []
     lock = threading.Lock()
     if concurrency <= 1:
@@ -347,14 +370,21 @@ def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progre
             rec = runner(queue.popleft())
             results.append(rec)
             progress.trial_done(rec)
+            if streak.add(rec):
+                break
         return results
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         futures = [pool.submit(runner, t) for t in todo]
         for fut in as_completed(futures):
+            if fut.cancelled():
+                continue
             rec = fut.result()
             with lock:
                 results.append(rec)
             progress.trial_done(rec)
+            if streak.add(rec):
+                for pending in futures:
+                    pending.cancel()
     return results
 
 
