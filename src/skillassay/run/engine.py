@@ -353,7 +353,7 @@ def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed
                           f"run stopped: the first {streak.count} trials all failed with the same error and none "
                           f"succeeded, so the rest would fail too; no further trials were started "
                           f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
-                          "again to resume: finished trials are kept and the failed ones are run again.")
+                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
