@@ -4,6 +4,7 @@ against tests/fake_model_api.py (only the hosted model is faked)."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -224,3 +225,42 @@ def test_real_cli_bad_request_is_error_not_transient(work, codex_env):
     with FakeModelAPI([HttpError(400, "invalid_request_error", "no such model")]) as api:
         r = _run(api, work, None)
     assert r.status == "error" and "no such model" in (r.error or "")
+
+
+# ------------------------------------------------------------------ skill_triggered from what was read
+
+def _command(cmd: str, exit_code: int, output: str = "") -> list[dict]:
+    item = {"id": "item_0", "type": "command_execution", "command": f"/bin/bash -lc {shlex.quote(cmd)}",
+            "aggregated_output": output, "exit_code": exit_code,
+            "status": "completed" if exit_code == 0 else "failed"}
+    return [{"type": "item.completed", "item": item}, {"type": "turn.completed", "usage": {}}]
+
+
+@pytest.mark.parametrize(("cmd", "exit_code", "output", "triggered"), [
+    ("cd .agents/skills/demo-skill && cat SKILL.md", 0, "---\nname: demo-skill\n", True),
+    ("cd /tmp/x/work/.agents/skills/demo-skill && sed -n '1,80p' SKILL.md", 0, "---\n", True),
+    ("cat /tmp/x/work/.agents/skills/demo-skill/SKILL.md", 0, "---\n", True),
+    ("cd .agents && cat skills/demo-skill/SKILL.md | head -n 20", 0, "---\n", True),
+    ("cat /nonexistent/demo-skill/SKILL.md", 1, "cat: /nonexistent/demo-skill/SKILL.md: No such file or directory\n", False),
+    ("cat .agents/skills/demo-skill/SKILL.md; true", 0, "cat: .agents/skills/demo-skill/SKILL.md: No such file or directory\n", False),
+    ("ls .agents/skills/demo-skill/SKILL.md", 0, ".agents/skills/demo-skill/SKILL.md\n", False),
+    ("echo demo-skill/SKILL.md > notes.txt", 0, "", False),
+    ("cat .agents/skills/other-skill/SKILL.md", 0, "---\n", False),
+])
+def test_skill_triggered_from_the_paths_really_read(cmd, exit_code, output, triggered):
+    r = parse_stream(_command(cmd, exit_code, output), skill_name="demo-skill")
+    assert r.skill_triggered is triggered
+
+
+@needs_codex
+@pytest.mark.parametrize(("cmd", "triggered"), [
+    ("cd .agents/skills/demo-skill && cat SKILL.md", True),
+    ("cat /nonexistent/demo-skill/SKILL.md", False),
+])
+def test_real_cli_skill_triggered_follows_cd_and_failure(tmp_path, work, codex_env, cmd, triggered):
+    """The real Codex runs the command in its shell; what it reports decides."""
+    skill = make_skill(tmp_path / "skills")
+    script = [Reply(tool_calls=[_shell(cmd)]), Reply(text="done")]
+    r, _ = run_scripted(script, _run, work, skill)
+    assert r.status == "ok", r.error
+    assert r.skill_triggered is triggered, r.transcript
