@@ -151,7 +151,7 @@ def files_read(command: str) -> list[str]:
         argv = command.split()
     script = _shell_script(argv)
     words = _words(script if script is not None else command)
-    cwd, read, simple = ".", [], []
+    cwd, read, simple = ".", list[str](), list[str]()
     for word in [*words, ";"]:
         if word not in _SEPARATORS:
             simple.append(word)
@@ -163,7 +163,8 @@ def files_read(command: str) -> list[str]:
 
 def _simple_command(words: list[str], cwd: str, read: list[str]) -> str:
     """Adds the files `words` reads to `read`; returns the cwd after it."""
-    operands, skip = [], False
+    operands: list[str] = []
+    skip = False
     for word in words:
         if skip:
             skip = False
