@@ -59,6 +59,12 @@ class Stall:
 
 
 @dataclass
+class Disconnect:
+    """Open the stream, send the first event, then close the connection: a dropped stream,
+    which the CLIs recover from by retrying the request."""
+
+
+@dataclass
 class HttpError:
     """Answer with an HTTP error, as the hosted API does when overloaded or rate limited."""
 
@@ -67,7 +73,7 @@ class HttpError:
     message: str = "Overloaded"
 
 
-ScriptItem = Reply | Stall | HttpError
+ScriptItem = Reply | Stall | Disconnect | HttpError
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -261,6 +267,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(item, Stall):
             self._stall(kind, model)
             return
+        if isinstance(item, Disconnect):
+            self._opening_frame(kind, model)  # then the handler returns: the connection closes
+            return
         if isinstance(item, HttpError):
             self._send_json(item.status, {"type": "error", "error": {
                 "type": item.error_type, "message": item.message}})
@@ -294,8 +303,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.fake.failures.append("client hung up mid-stream")
 
-    def _stall(self, kind: str, model: str) -> None:
-        """Send only the opening event, then keep the connection open and silent."""
+    def _opening_frame(self, kind: str, model: str) -> bool:
+        """Start the stream with its first event only; False when the client already left."""
         first = (anthropic_events(Reply(), model) if kind == "anthropic"
                  else responses_events(Reply(), model))[0]
         self._start_stream()
@@ -303,9 +312,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(first)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            return
-        self.fake.closing.wait(timeout=120)
+            return False
+        return True
+
+    def _stall(self, kind: str, model: str) -> None:
+        """Send only the opening event, then keep the connection open and silent."""
+        if self._opening_frame(kind, model):
+            self.fake.closing.wait(timeout=120)
 
 
-__all__ = ["FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
+__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
            "responses_events"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from agent_cli_support import check_availability, load_events, make_skill, run_scripted, run_stalled, run_trial
-from fake_model_api import FakeModelAPI, HttpError, Reply, ToolCall
+from fake_model_api import Disconnect, FakeModelAPI, HttpError, Reply, ToolCall
 
 from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.codex import (
@@ -264,3 +264,36 @@ def test_real_cli_skill_triggered_follows_cd_and_failure(tmp_path, work, codex_e
     r, _ = run_scripted(script, _run, work, skill)
     assert r.status == "ok", r.error
     assert r.skill_triggered is triggered, r.transcript
+
+
+# ------------------------------------------------------------------ a dropped stream Codex recovered from
+
+def test_reconnect_notice_followed_by_a_completed_turn_is_not_a_failure():
+    events = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before completion: "
+                                     "stream closed before response.completed)"},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "51820"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 20}},
+    ]
+    r = parse_stream(events)
+    assert r.status == "ok" and r.error is None and r.final_text == "51820"
+    assert r.errors_encountered == 1  # the blip is counted, and kept in the transcript
+    # the same notice with no completed turn after it is the run's failure
+    r = parse_stream(events[:3])
+    assert r.status == "error" and "stream disconnected" in (r.error or "")
+
+
+@needs_codex
+def test_real_cli_recovers_from_a_dropped_stream(work, codex_env):
+    """The fake drops the first response stream; Codex reports `Reconnecting... 1/1` as a
+    top-level error event, retries, and completes the turn with the right answer."""
+    with FakeModelAPI([Disconnect(), Reply(text="The port is 51820.")]) as api:
+        settings = ExecutorSettings(model=MODEL, timeout_seconds=60,
+                                    options={"base_url": api.base_url + "/v1", "max_retries": 1})
+        r = run_trial(CodexExecutor, settings, work, None)
+    assert any(e.get("type") == "error" and "Reconnecting" in str(e.get("message")) for e in r.transcript), r.transcript
+    assert r.status == "ok", r.error
+    assert r.final_text == "The port is 51820."
+    assert r.usage.input_tokens == 100 and r.usage.output_tokens == 20

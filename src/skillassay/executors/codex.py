@@ -199,12 +199,18 @@ def _int(value: Any) -> int | None:
 
 
 def _apply_errors(out: TrialResult, events: list[dict[str, Any]]) -> None:
-    """A top-level `error` event or `turn.failed` ends the run in error; `error` *items* are
-    non-fatal notices (e.g. unknown model metadata) and only stay in the transcript."""
+    """A `turn.failed`, or a top-level `error` event with no `turn.completed` after it, ends
+    the run in error. An `error` event that a completed turn follows was recovered from (Codex
+    prints "Reconnecting... 1/5 (stream disconnected ...)" and retries the request itself): it
+    is counted in errors_encountered and stays in the transcript, but the answer stands.
+    `error` *items* are non-fatal notices (e.g. unknown model metadata) and only stay there."""
+    last_completed = max((i for i, e in enumerate(events) if e.get("type") == "turn.completed"), default=-1)
     messages: list[str] = []
-    for event in events:
+    for i, event in enumerate(events):
         kind = event.get("type")
-        if kind == "error":
+        if kind == "error" and i < last_completed:
+            out.errors_encountered += 1
+        elif kind == "error":
             messages.append(str(event.get("message") or "error"))
         elif kind == "turn.failed":
             err = event.get("error")
