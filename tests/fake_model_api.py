@@ -108,6 +108,20 @@ def anthropic_events(reply: Reply, model: str) -> list[bytes]:
     return frames
 
 
+def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    """The JSON body of one non-streamed Messages API response (`stream` false or absent),
+    which Claude Code falls back to when a stream breaks."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text is not None else []
+    content += [{"type": "tool_use", "id": _new_id("toolu"), "name": c.name, "input": c.arguments}
+                for c in reply.tool_calls]
+    return {"id": _new_id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                      "cache_creation_input_tokens": reply.cache_write_tokens,
+                      "cache_read_input_tokens": reply.cache_read_tokens}}
+
+
 def _anthropic_block(index: int, start: dict, delta: dict) -> list[bytes]:
     return [
         _sse("content_block_start",
@@ -274,6 +288,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(item.status, {"type": "error", "error": {
                 "type": item.error_type, "message": item.message}})
             return
+        if kind == "anthropic" and not body.get("stream"):
+            self._send_json(200, anthropic_message(item, model))
+            return
         frames = (anthropic_events(item, model) if kind == "anthropic"
                   else responses_events(item, model))
         self._send_stream(frames)
@@ -322,4 +339,4 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 __all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
-           "responses_events"]
+           "anthropic_message", "responses_events"]

@@ -297,3 +297,10 @@ def test_real_cli_recovers_from_a_dropped_stream(work, codex_env):
     assert r.status == "ok", r.error
     assert r.final_text == "The port is 51820."
     assert r.usage.input_tokens == 100 and r.usage.output_tokens == 20
+
+
+def test_zero_usage_is_unknown_not_zero():
+    events = [{"type": "item.completed", "item": {"id": "1", "type": "agent_message", "text": "hi"}},
+              {"type": "turn.completed", "usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}}]
+    r = parse_stream(events)
+    assert r.usage.input_tokens is None and r.usage.total_tokens is None

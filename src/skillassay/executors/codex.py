@@ -183,10 +183,12 @@ def _simple_command(words: list[str], cwd: str, read: list[str]) -> str:
 
 
 def _last_usage(events: list[dict[str, Any]]) -> Usage | None:
-    """Codex's cached_input_tokens is already a subset of input_tokens, as in our Usage."""
+    """Codex's cached_input_tokens is already a subset of input_tokens, as in our Usage. A
+    turn that called the model never used 0 tokens: 0/0 is no count, so usage stays unknown."""
     for event in reversed(events):
         raw = event.get("usage")
-        if event.get("type") == "turn.completed" and isinstance(raw, dict):
+        if event.get("type") == "turn.completed" and isinstance(raw, dict) \
+                and (raw.get("input_tokens") or raw.get("output_tokens")):
             return Usage(input_tokens=_int(raw.get("input_tokens")),
                          output_tokens=_int(raw.get("output_tokens")),
                          cached_input_tokens=_int(raw.get("cached_input_tokens")),
