@@ -5,10 +5,13 @@ early; errored and timed-out trials are run again by the next `run`, their earli
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+
+import pytest
 
 from skillassay.executors import Executor, ExecutorSettings, TransientError, TrialRequest, TrialResult
 from skillassay.executors.retry import parse_retry_after, retry_after_seconds
@@ -176,3 +179,46 @@ def test_failures_after_a_success_are_measurements_not_a_dead_provider(example_s
                      "--trials", "1", "--workspace", str(ws))
     assert "run stopped" not in out, out
     assert len(_graded(ws)) == 16
+
+
+@pytest.mark.skipif(shutil.which("claude") is None, reason="claude CLI not on PATH")
+def test_overloaded_api_stops_the_run_after_5_trials_and_retries_only_the_first(example_skill: Path, tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real Claude Code CLI against an API answering 529 to everything. The first trial
+    is retried (3 attempts); until a trial succeeds the next ones get one attempt each, and
+    the fifth failure stops the run: 3 + 4 requests, not the 48 of 16 trials x 3 attempts."""
+    from fake_model_api import FakeModelAPI, HttpError
+
+    from skillassay.errors import InputError
+    from skillassay.run.engine import RunRequest, run_benchmark
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-test-key-0123456789")
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    monkeypatch.delenv("CLAUDECODE", raising=False)
+    ws = tmp_path / "ws"
+    with FakeModelAPI([HttpError(529, "overloaded_error", "Overloaded")] * 60) as api:
+        req = RunRequest(skill_dir=example_skill, executor="claude-code", workspace=ws, trials=1,
+                         model="claude-sonnet-4-5", timeout_seconds=60,
+                         executor_options={"base_url": api.base_url},
+                         retry=RetryPolicy(attempts=3, wait_initial=0.1, wait_max=0.2))
+        with pytest.raises(InputError) as caught:
+            run_benchmark(req)
+    message = str(caught.value)
+    assert "run stopped" in message and "529" in message, message
+    assert len(api.model_requests()) == 3 + 4
+    graded = _graded(ws)
+    assert len(graded) == 5
+    metrics = [json.loads((g.parent / "outputs" / "metrics.json").read_text()) for g in graded]
+    assert sorted(m["attempts"] for m in metrics) == [1, 1, 1, 1, 3]
+    # the failed trials' transcripts are kept: the CLI's own events, then the retry markers
+    transcript = [json.loads(line) for line in (graded[0].parent / "transcript.jsonl").read_text().splitlines()]
+    assert any(e.get("type") == "result" and e.get("api_error_status") == 529 for e in transcript)
+
+
+def test_dead_provider_stops_a_concurrent_run_too(example_skill: Path, tmp_path: Path) -> None:
+    """Trials already running when the fifth failure lands finish; none is started after it."""
+    ws = tmp_path / "ws"
+    code, out = _cli("run", str(example_skill), "--executor", "command", "-o", _provider(tmp_path / "never"),
+                     "--trials", "3", "--concurrency", "3", "--workspace", str(ws))
+    assert code == 2 and "run stopped" in out, out
+    assert 5 <= len(_graded(ws)) <= 7, "at most the 2 trials running beside the fifth may finish"

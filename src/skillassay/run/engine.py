@@ -11,7 +11,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from skillassay.analyze.arms import Arms
@@ -249,11 +249,13 @@ class TrialRunner:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
         self.redactor = make_redactor()
+        self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
 
     def __call__(self, trial: Trial) -> TrialRecord:
+        retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
         result, metrics, timing = execute_trial(
             trial, self.p.executor, self.skills[trial.configuration],
-            self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor, write_timing=False)
+            self.p.input_files.get(trial.eval.id, []), retry, self.redactor, write_timing=False)
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
                         final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
@@ -327,7 +329,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                          p.grader)
     message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
     progress.start(len(todo), len(done), message)
-    streak = SameErrorStreak(req.stop_after_same_errors)
+    streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
     executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress, streak)
     progress.finish()
     p.executor.close()
@@ -358,31 +360,35 @@ def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
                 streak: SameErrorStreak | None = None) -> list[TrialRecord]:
-    """Runs the trials; stops starting new ones once `streak` trips (trials already running
-    finish and are recorded)."""
+    """Runs the trials; once `streak` trips no trial starts (those already running finish and
+    are recorded). The streak is fed in the worker, before it takes its next trial."""
     streak = streak or SameErrorStreak(0)
-    results: list[TrialRecord] = []
     lock = threading.Lock()
+
+    def guarded(trial: Trial) -> TrialRecord | None:
+        if streak.tripped:
+            return None
+        rec = runner(trial)
+        with lock:
+            streak.add(rec)
+        return rec
+
+    results: list[TrialRecord] = []
     if concurrency <= 1:
         queue = deque(todo)
         todo.clear()
-        while queue:
-            rec = runner(queue.popleft())
+        while queue and (rec := guarded(queue.popleft())) is not None:
             results.append(rec)
             progress.trial_done(rec)
-            if streak.add(rec):
-                break
         return results
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(runner, t) for t in todo]
+        futures = [pool.submit(guarded, t) for t in todo]
         for fut in as_completed(futures):
-            if fut.cancelled():
+            if (rec := fut.result()) is None:
                 continue
-            rec = fut.result()
-            with lock:
-                results.append(rec)
+            results.append(rec)
             progress.trial_done(rec)
-            if streak.add(rec):
+            if streak.tripped:
                 for pending in futures:
                     pending.cancel()
     return results

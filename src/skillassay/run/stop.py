@@ -34,6 +34,12 @@ class SameErrorStreak:
     succeeded: bool = False
     tripped: bool = False  # once set it stays: trials still running when it tripped change nothing
 
+    @property
+    def unproven(self) -> bool:
+        """Trials have failed and none has succeeded yet: the setup itself is in doubt, so a
+        trial is not worth retrying (the agent CLIs already retry inside, for minutes)."""
+        return self.limit > 0 and not self.succeeded and self.count > 0
+
     def add(self, record: TrialRecord) -> bool:
         """Count one finished trial; True when the run should stop."""
         if self.tripped or self.succeeded:
