@@ -59,6 +59,12 @@ class Stall:
 
 
 @dataclass
+class Disconnect:
+    """Open the stream, send the first event, then close the connection: a dropped stream,
+    which the CLIs recover from by retrying the request."""
+
+
+@dataclass
 class HttpError:
     """Answer with an HTTP error, as the hosted API does when overloaded or rate limited."""
 
@@ -67,7 +73,7 @@ class HttpError:
     message: str = "Overloaded"
 
 
-ScriptItem = Reply | Stall | HttpError
+ScriptItem = Reply | Stall | Disconnect | HttpError
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -100,6 +106,20 @@ def anthropic_events(reply: Reply, model: str) -> list[bytes]:
         "usage": {"output_tokens": reply.output_tokens}}))
     frames.append(_sse("message_stop", {"type": "message_stop"}))
     return frames
+
+
+def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    """The JSON body of one non-streamed Messages API response (`stream` false or absent),
+    which Claude Code falls back to when a stream breaks."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text is not None else []
+    content += [{"type": "tool_use", "id": _new_id("toolu"), "name": c.name, "input": c.arguments}
+                for c in reply.tool_calls]
+    return {"id": _new_id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                      "cache_creation_input_tokens": reply.cache_write_tokens,
+                      "cache_read_input_tokens": reply.cache_read_tokens}}
 
 
 def _anthropic_block(index: int, start: dict, delta: dict) -> list[bytes]:
@@ -261,9 +281,15 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(item, Stall):
             self._stall(kind, model)
             return
+        if isinstance(item, Disconnect):
+            self._opening_frame(kind, model)  # then the handler returns: the connection closes
+            return
         if isinstance(item, HttpError):
             self._send_json(item.status, {"type": "error", "error": {
                 "type": item.error_type, "message": item.message}})
+            return
+        if kind == "anthropic" and not body.get("stream"):
+            self._send_json(200, anthropic_message(item, model))
             return
         frames = (anthropic_events(item, model) if kind == "anthropic"
                   else responses_events(item, model))
@@ -294,8 +320,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.fake.failures.append("client hung up mid-stream")
 
-    def _stall(self, kind: str, model: str) -> None:
-        """Send only the opening event, then keep the connection open and silent."""
+    def _opening_frame(self, kind: str, model: str) -> bool:
+        """Start the stream with its first event only; False when the client already left."""
         first = (anthropic_events(Reply(), model) if kind == "anthropic"
                  else responses_events(Reply(), model))[0]
         self._start_stream()
@@ -303,9 +329,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(first)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            return
-        self.fake.closing.wait(timeout=120)
+            return False
+        return True
+
+    def _stall(self, kind: str, model: str) -> None:
+        """Send only the opening event, then keep the connection open and silent."""
+        if self._opening_frame(kind, model):
+            self.fake.closing.wait(timeout=120)
 
 
-__all__ = ["FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
-           "responses_events"]
+__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
+           "anthropic_message", "responses_events"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from agent_cli_support import check_availability, load_events, make_skill, run_scripted, run_stalled, run_trial
-from fake_model_api import FakeModelAPI, HttpError, Reply, ToolCall
+from fake_model_api import Disconnect, FakeModelAPI, HttpError, Reply, ToolCall
 
 from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.claude_code import (
@@ -343,3 +343,42 @@ def test_real_cli_overloaded_api_raises_transient(work, claude_env):
     with FakeModelAPI([HttpError(529, "overloaded_error", "Overloaded")]) as api, \
             pytest.raises(TransientError, match="529"):
         _run(api, work, None)
+
+
+# ------------------------------------------------------------------ tokens when `usage` is empty
+
+def test_parse_reads_model_usage_when_usage_is_zero():
+    """The result event of a run whose stream broke and whose non-streaming retry succeeded
+    (as the real CLI wrote it, see test_real_cli_dropped_stream_counts_the_tokens_of_the_retry)."""
+    event = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": "51820",
+             "total_cost_usd": 0.006312,
+             "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                       "output_tokens": 0},
+             "modelUsage": {"claude-sonnet-4-5": {"inputTokens": 1554, "outputTokens": 110,
+                                                  "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
+                                                  "costUSD": 0.006312},
+                            "claude-haiku-4-5": {"inputTokens": 40, "outputTokens": 5, "cacheReadInputTokens": 10,
+                                                 "cacheCreationInputTokens": 0, "costUSD": 0.0001}}}
+    r = parse_stream([event])
+    assert r.status == "ok"
+    assert (r.usage.input_tokens, r.usage.output_tokens, r.usage.cached_input_tokens) == (1604, 115, 10)
+    assert r.usage.total_tokens == 1719 and r.usage.cost_usd == 0.006312
+
+
+def test_parse_zero_usage_with_nothing_else_is_unknown_not_zero():
+    """The 529 run: usage 0/0 and modelUsage {}. Zero would read as a perfect token score."""
+    r = parse_stream(load_events("claude-2.1.197_api_error_529.jsonl"))
+    assert r.usage.input_tokens is None and r.usage.output_tokens is None and r.usage.total_tokens is None
+    assert r.usage.cost_usd is None
+
+
+@needs_claude
+def test_real_cli_dropped_stream_counts_the_tokens_of_the_retry(work, claude_env):
+    """The fake drops the first (streamed) response; Claude Code retries without streaming and
+    gets 1554 input / 110 output tokens, which its result event reports only in modelUsage."""
+    script = [Disconnect(), Reply(text="The port is 51820.", input_tokens=1554, output_tokens=110)]
+    r, api = run_scripted(script, _run, work, None)
+    assert [q["body"].get("stream") for q in api.model_requests()] == [True, None]
+    assert r.status == "ok", r.error
+    assert r.final_text == "The port is 51820."
+    assert r.usage.input_tokens == 1554 and r.usage.output_tokens == 110

@@ -4,12 +4,13 @@ against tests/fake_model_api.py (only the hosted model is faked)."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
 import pytest
 from agent_cli_support import check_availability, load_events, make_skill, run_scripted, run_stalled, run_trial
-from fake_model_api import FakeModelAPI, HttpError, Reply, ToolCall
+from fake_model_api import Disconnect, FakeModelAPI, HttpError, Reply, ToolCall
 
 from skillassay.executors.base import ExecutorSettings, TransientError
 from skillassay.executors.codex import (
@@ -224,3 +225,82 @@ def test_real_cli_bad_request_is_error_not_transient(work, codex_env):
     with FakeModelAPI([HttpError(400, "invalid_request_error", "no such model")]) as api:
         r = _run(api, work, None)
     assert r.status == "error" and "no such model" in (r.error or "")
+
+
+# ------------------------------------------------------------------ skill_triggered from what was read
+
+def _command(cmd: str, exit_code: int, output: str = "") -> list[dict]:
+    item = {"id": "item_0", "type": "command_execution", "command": f"/bin/bash -lc {shlex.quote(cmd)}",
+            "aggregated_output": output, "exit_code": exit_code,
+            "status": "completed" if exit_code == 0 else "failed"}
+    return [{"type": "item.completed", "item": item}, {"type": "turn.completed", "usage": {}}]
+
+
+@pytest.mark.parametrize(("cmd", "exit_code", "output", "triggered"), [
+    ("cd .agents/skills/demo-skill && cat SKILL.md", 0, "---\nname: demo-skill\n", True),
+    ("cd /tmp/x/work/.agents/skills/demo-skill && sed -n '1,80p' SKILL.md", 0, "---\n", True),
+    ("cat /tmp/x/work/.agents/skills/demo-skill/SKILL.md", 0, "---\n", True),
+    ("cd .agents && cat skills/demo-skill/SKILL.md | head -n 20", 0, "---\n", True),
+    ("cat /nonexistent/demo-skill/SKILL.md", 1, "cat: /nonexistent/demo-skill/SKILL.md: No such file or directory\n", False),
+    ("cat .agents/skills/demo-skill/SKILL.md; true", 0, "cat: .agents/skills/demo-skill/SKILL.md: No such file or directory\n", False),
+    ("ls .agents/skills/demo-skill/SKILL.md", 0, ".agents/skills/demo-skill/SKILL.md\n", False),
+    ("echo demo-skill/SKILL.md > notes.txt", 0, "", False),
+    ("cat .agents/skills/other-skill/SKILL.md", 0, "---\n", False),
+])
+def test_skill_triggered_from_the_paths_really_read(cmd, exit_code, output, triggered):
+    r = parse_stream(_command(cmd, exit_code, output), skill_name="demo-skill")
+    assert r.skill_triggered is triggered
+
+
+@needs_codex
+@pytest.mark.parametrize(("cmd", "triggered"), [
+    ("cd .agents/skills/demo-skill && cat SKILL.md", True),
+    ("cat /nonexistent/demo-skill/SKILL.md", False),
+])
+def test_real_cli_skill_triggered_follows_cd_and_failure(tmp_path, work, codex_env, cmd, triggered):
+    """The real Codex runs the command in its shell; what it reports decides."""
+    skill = make_skill(tmp_path / "skills")
+    script = [Reply(tool_calls=[_shell(cmd)]), Reply(text="done")]
+    r, _ = run_scripted(script, _run, work, skill)
+    assert r.status == "ok", r.error
+    assert r.skill_triggered is triggered, r.transcript
+
+
+# ------------------------------------------------------------------ a dropped stream Codex recovered from
+
+def test_reconnect_notice_followed_by_a_completed_turn_is_not_a_failure():
+    events = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before completion: "
+                                     "stream closed before response.completed)"},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "51820"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 20}},
+    ]
+    r = parse_stream(events)
+    assert r.status == "ok" and r.error is None and r.final_text == "51820"
+    assert r.errors_encountered == 1  # the blip is counted, and kept in the transcript
+    # the same notice with no completed turn after it is the run's failure
+    r = parse_stream(events[:3])
+    assert r.status == "error" and "stream disconnected" in (r.error or "")
+
+
+@needs_codex
+def test_real_cli_recovers_from_a_dropped_stream(work, codex_env):
+    """The fake drops the first response stream; Codex reports `Reconnecting... 1/1` as a
+    top-level error event, retries, and completes the turn with the right answer."""
+    with FakeModelAPI([Disconnect(), Reply(text="The port is 51820.")]) as api:
+        settings = ExecutorSettings(model=MODEL, timeout_seconds=60,
+                                    options={"base_url": api.base_url + "/v1", "max_retries": 1})
+        r = run_trial(CodexExecutor, settings, work, None)
+    assert any(e.get("type") == "error" and "Reconnecting" in str(e.get("message")) for e in r.transcript), r.transcript
+    assert r.status == "ok", r.error
+    assert r.final_text == "The port is 51820."
+    assert r.usage.input_tokens == 100 and r.usage.output_tokens == 20
+
+
+def test_zero_usage_is_unknown_not_zero():
+    events = [{"type": "item.completed", "item": {"id": "1", "type": "agent_message", "text": "hi"}},
+              {"type": "turn.completed", "usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}}]
+    r = parse_stream(events)
+    assert r.usage.input_tokens is None and r.usage.total_tokens is None

@@ -169,7 +169,8 @@ def test_concurrency_runs_trials_in_parallel(example_skill: Path, tmp_path: Path
 
 def test_timeout_records_trial_as_failed(example_skill: Path, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    code, out = run_echo(example_skill, ws, "--trials", "1", "-o", "delay_seconds=2", "--timeout", "0.05")
+    code, out = run_echo(example_skill, ws, "--trials", "1", "-o", "delay_seconds=2", "--timeout", "0.05",
+                         "--fail-fast", "0")  # every trial times out: measure them all
     m = json.loads((ws / "iteration-1/eval-1-server-port/with_skill/run-1/outputs/metrics.json").read_text())
     assert m["status"] == "timeout" and "timed out" in m["error"]
     bench = json.loads((ws / "iteration-1/benchmark.json").read_text())

@@ -102,6 +102,7 @@ def run(
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
+    fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N trials all fail with the same error before any succeeds: a dead provider or a broken setup. 0: never stop.")] = 5,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -116,7 +117,8 @@ def run(
                      temperature=temperature, max_tokens=max_tokens, seed=seed,
                      executor_options=parse_options(option or []), strict=strict,
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
-                     judge_model=judge_model, baseline_from=baseline_from)
+                     judge_model=judge_model, baseline_from=baseline_from,
+                     stop_after_same_errors=fail_fast)
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary

@@ -91,23 +91,24 @@ class AgentCliExecutor(Executor):
             env = self.child_env(os.environ, Path(home))
             outcome = run_process_group(
                 self.command_line(binary, request.prompt, cwd), cwd=cwd,
-                env=env, timeout_seconds=self.settings.timeout_seconds)
+                env=env, timeout_seconds=request.settings.timeout_seconds)
         events = events_from_lines(outcome.stdout_lines, env)
         result = self.parse_events(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env)
+        return self._finish(result, outcome, env, request.settings.timeout_seconds)
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome,
-                env: Mapping[str, str]) -> TrialResult:
-        """Fold the process's fate into what the events said."""
+                env: Mapping[str, str], timeout_seconds: float) -> TrialResult:
+        """Fold the process's fate into what the events said. The timeout is the request's:
+        on a retried trial the engine gives each attempt only what is left of the deadline."""
         result.model = result.model or self.settings.model
         if result.agent_duration_ms is None:
             result.agent_duration_ms = outcome.duration_ms
         if outcome.timed_out:
             result.status = "timeout"
-            result.error = (f"timed out after {self.settings.timeout_seconds:g}s; "
+            result.error = (f"timed out after {timeout_seconds:g}s; "
                             "process group killed")
         elif self.transient_failure(result):
-            raise TransientError(result.error or "transient API error")
+            raise TransientError(result.error or "transient API error", result=result)
         elif (why := self.unfinished(result)) is not None:
             result.status = "error"
             result.error = (f"{self.binary} exited with code {outcome.returncode} {why}: "

@@ -35,6 +35,7 @@ from tenacity import (
 
 from skillassay.errors import InputError
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
 
 T = TypeVar("T")
@@ -487,8 +488,8 @@ def call_with_retries(fn: Callable[[float], T], is_transient: Callable[[BaseExce
     deadline = time.monotonic() + timeout
     retrying = Retrying(
         retry=retry_if_exception(is_transient),
-        stop=stop_after_attempt(attempts) | stop_after_delay(timeout),
-        wait=wait_exponential(multiplier=initial, max=float(options.get("retry_max_wait", 30.0))),
+        stop=stop_after_attempt(attempts) | stop_after_delay(timeout) | stop_before_deadline(deadline),
+        wait=wait_retry_after(wait_exponential(multiplier=initial, max=float(options.get("retry_max_wait", 30.0)))),
         before_sleep=retry_recorder(transcript),
         reraise=True,
     )

@@ -19,7 +19,17 @@ Status = Literal["ok", "error", "timeout"]
 
 
 class TransientError(Exception):
-    """Raised by an executor for failures worth retrying (rate limits, 5xx, resets)."""
+    """Raised by an executor for failures worth retrying (rate limits, 5xx, resets).
+
+    `result` is what the failed attempt produced (its partial transcript above all): when the
+    retries run out it is the only evidence of why the trial failed, so it is kept. `retry_after`
+    is the provider's Retry-After in seconds, when it gave one; the retry waits at least that."""
+
+    def __init__(self, message: str = "", *, result: TrialResult | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

@@ -68,19 +68,48 @@ def _apply_result(out: TrialResult, event: dict[str, Any]) -> None:
 
 def _usage(event: dict[str, Any]) -> Usage:
     """Anthropic reports cache reads and writes beside input_tokens; our Usage counts every
-    input token in input_tokens and the cache reads again as cached_input_tokens."""
-    raw = event.get("usage")
+    input token in input_tokens and the cache reads again as cached_input_tokens.
+
+    When a stream breaks and the CLI's non-streaming retry succeeds, `usage` comes back 0/0
+    while `modelUsage` (per model) holds the real counts, so `modelUsage` is read then. A run
+    that called a model never used 0 tokens: with neither giving a count, they are unknown."""
     cost = event.get("total_cost_usd")
     cost_usd = float(cost) if isinstance(cost, int | float) else None
-    if not isinstance(raw, dict):
-        return Usage(cost_usd=cost_usd)
-    fresh = int(raw.get("input_tokens") or 0)
-    written = int(raw.get("cache_creation_input_tokens") or 0)
-    read = int(raw.get("cache_read_input_tokens") or 0)
-    output = raw.get("output_tokens")
-    return Usage(input_tokens=fresh + written + read,
-                 output_tokens=int(output) if output is not None else None,
-                 cached_input_tokens=read, cost_usd=cost_usd, raw=dict(raw))
+    given = event.get("usage")
+    raw: dict[str, Any] = given if isinstance(given, dict) else {}
+    usage = _usage_block(raw, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                         "output_tokens")
+    if usage is None or not (usage.input_tokens or usage.output_tokens):
+        usage = _model_usage(event.get("modelUsage"))
+        raw = {**raw, "modelUsage": event.get("modelUsage")}
+    if usage is None:  # unknown, not zero; and a cost of 0 for it is no figure either
+        return Usage(cost_usd=cost_usd or None, raw=dict(raw))
+    usage.cost_usd, usage.raw = cost_usd, dict(raw)
+    return usage
+
+
+def _usage_block(raw: dict[str, Any], fresh_key: str, written_key: str, read_key: str,
+                 output_key: str) -> Usage | None:
+    if not raw:
+        return None
+    fresh, written, read = (int(raw.get(k) or 0) for k in (fresh_key, written_key, read_key))
+    output = raw.get(output_key)
+    return Usage(input_tokens=fresh + written + read, output_tokens=int(output) if output is not None else None,
+                 cached_input_tokens=read)
+
+
+def _model_usage(per_model: Any) -> Usage | None:
+    """The counts of every model the run used (a main model and a small fast one, say), summed."""
+    if not isinstance(per_model, dict):
+        return None
+    blocks = [_usage_block(m, "inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")
+              for m in per_model.values() if isinstance(m, dict)]
+    counted = [b for b in blocks if b is not None and (b.input_tokens or b.output_tokens)]
+    if not counted:
+        return None
+    return Usage(input_tokens=sum(b.input_tokens or 0 for b in counted),
+                 output_tokens=sum(b.output_tokens or 0 for b in counted),
+                 cached_input_tokens=sum(b.cached_input_tokens or 0 for b in counted))
 
 
 def _error_text(event: dict[str, Any]) -> str:

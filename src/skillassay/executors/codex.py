@@ -10,9 +10,11 @@ sessions; `--skip-git-repo-check` because trial work dirs are not repositories."
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import shlex
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
@@ -21,6 +23,7 @@ from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 BINARY = "codex"
 INSTALL_HINT = "npm install -g @openai/codex"
 PROVIDER_ID = "skillassay"
+SKILLS_DIR = (".agents", "skills")  # under the work dir, where Codex discovers repository skills
 # Items that are the agent talking or thinking, not acting.
 _NON_TOOL_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error", "user_message"})
 # Codex reports HTTP failures as text ("unexpected status 529 ...", "exceeded retry limit,
@@ -98,17 +101,94 @@ def _item_failed(item: dict[str, Any]) -> bool:
 
 
 def _reads_skill(item: dict[str, Any], skill_name: str) -> bool:
-    """Codex has no Skill tool: it uses a skill by reading its SKILL.md with a command."""
-    if item_type(item) != "command_execution":
+    """Codex has no Skill tool: it uses a skill by reading its SKILL.md with a command. The
+    decision is made on the paths the command really read (after its `cd`s) and on whether it
+    succeeded: a failed `cat /nonexistent/<name>/SKILL.md` loaded nothing, while
+    `cd .agents/skills/<name> && cat SKILL.md` did."""
+    if item_type(item) != "command_execution" or not _succeeded(item):
         return False
-    return f"{skill_name}/SKILL.md" in str(item.get("command") or "")
+    want = (*SKILLS_DIR, skill_name, "SKILL.md")
+    return any(PurePosixPath(p).parts[-len(want):] == want for p in files_read(str(item.get("command") or "")))
+
+
+def _succeeded(item: dict[str, Any]) -> bool:
+    """Exit 0, and no `No such file` from a reader whose failure a later command masked (`; true`)."""
+    return item.get("exit_code") == 0 and item.get("status") != "failed" \
+        and "No such file or directory" not in str(item.get("aggregated_output") or "")
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+# Commands that show a file's text to the model; their operands are the files read.
+_READERS = frozenset({"cat", "head", "tail", "sed", "awk", "nl", "less", "more", "bat", "batcat", "grep",
+                      "egrep", "rg", "view"})
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_REDIRECTS = frozenset({">", ">>", "<", ">&", "<<", "<<<", "2>", "&>"})
+
+
+def _words(script: str) -> list[str]:
+    lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: read what can be read
+        return script.split()
+
+
+def _shell_script(argv: list[str]) -> str | None:
+    """`/bin/bash -lc 'SCRIPT'` (how Codex runs shell commands) -> SCRIPT."""
+    if len(argv) >= 3 and PurePosixPath(argv[0]).name in _SHELLS and argv[1].startswith("-") and "c" in argv[1]:
+        return argv[2]
+    return None
+
+
+def files_read(command: str) -> list[str]:
+    """The files a shell command line hands to a reader (cat, head, sed...), each joined to
+    the directory the command had `cd`-ed to at that point (relative to the agent's cwd, ".")."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    script = _shell_script(argv)
+    words = _words(script if script is not None else command)
+    cwd, read, simple = ".", list[str](), list[str]()
+    for word in [*words, ";"]:
+        if word not in _SEPARATORS:
+            simple.append(word)
+            continue
+        cwd = _simple_command(simple, cwd, read)
+        simple = []
+    return read
+
+
+def _simple_command(words: list[str], cwd: str, read: list[str]) -> str:
+    """Adds the files `words` reads to `read`; returns the cwd after it."""
+    operands: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _REDIRECTS:
+            skip = True  # the redirect's target is written, not read
+        elif not word.startswith("-") and (operands or not _ASSIGNMENT.match(word)):  # FOO=1 cat x
+            operands.append(word)
+    if not operands:
+        return cwd
+    name, args = PurePosixPath(operands[0]).name, operands[1:]
+    if name == "cd":
+        return posixpath.normpath(posixpath.join(cwd, args[0])) if args else cwd
+    if name in _READERS:
+        read.extend(posixpath.normpath(posixpath.join(cwd, a)) for a in args)
+    return cwd
 
 
 def _last_usage(events: list[dict[str, Any]]) -> Usage | None:
-    """Codex's cached_input_tokens is already a subset of input_tokens, as in our Usage."""
+    """Codex's cached_input_tokens is already a subset of input_tokens, as in our Usage. A
+    turn that called the model never used 0 tokens: 0/0 is no count, so usage stays unknown."""
     for event in reversed(events):
         raw = event.get("usage")
-        if event.get("type") == "turn.completed" and isinstance(raw, dict):
+        if event.get("type") == "turn.completed" and isinstance(raw, dict) \
+                and (raw.get("input_tokens") or raw.get("output_tokens")):
             return Usage(input_tokens=_int(raw.get("input_tokens")),
                          output_tokens=_int(raw.get("output_tokens")),
                          cached_input_tokens=_int(raw.get("cached_input_tokens")),
@@ -121,12 +201,18 @@ def _int(value: Any) -> int | None:
 
 
 def _apply_errors(out: TrialResult, events: list[dict[str, Any]]) -> None:
-    """A top-level `error` event or `turn.failed` ends the run in error; `error` *items* are
-    non-fatal notices (e.g. unknown model metadata) and only stay in the transcript."""
+    """A `turn.failed`, or a top-level `error` event with no `turn.completed` after it, ends
+    the run in error. An `error` event that a completed turn follows was recovered from (Codex
+    prints "Reconnecting... 1/5 (stream disconnected ...)" and retries the request itself): it
+    is counted in errors_encountered and stays in the transcript, but the answer stands.
+    `error` *items* are non-fatal notices (e.g. unknown model metadata) and only stay there."""
+    last_completed = max((i for i, e in enumerate(events) if e.get("type") == "turn.completed"), default=-1)
     messages: list[str] = []
-    for event in events:
+    for i, event in enumerate(events):
         kind = event.get("type")
-        if kind == "error":
+        if kind == "error" and i < last_completed:
+            out.errors_encountered += 1
+        elif kind == "error":
             messages.append(str(event.get("message") or "error"))
         elif kind == "turn.failed":
             err = event.get("error")
@@ -196,7 +282,7 @@ class CodexExecutor(AgentCliExecutor):
     install_hint: ClassVar[str] = INSTALL_HINT
     key_env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "CODEX_API_KEY")
     missing_key: ClassVar[str] = "OPENAI_API_KEY (or CODEX_API_KEY) not set"
-    skills_dir: ClassVar[tuple[str, ...]] = (".agents", "skills")
+    skills_dir: ClassVar[tuple[str, ...]] = SKILLS_DIR
     temp_prefix: ClassVar[str] = "skillassay-codex-"
 
     def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:

@@ -11,7 +11,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from skillassay.analyze.arms import Arms
@@ -42,7 +42,8 @@ from skillassay.run.plan import (
     hash_value,
     plan_trials,
 )
-from skillassay.run.reuse import reuse_baseline
+from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline
+from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
@@ -91,6 +92,7 @@ class RunRequest:
     judge_samples: int = 1
     judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
+    stop_after_same_errors: int = DEFAULT_LIMIT  # stop.py: the first N trials failing alike stop the run (0: never)
 
 
 @dataclass
@@ -299,11 +301,13 @@ class TrialRunner:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
         self.redactor = disk_redactor().text  # the answer graded is the answer on disk
+        self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
 
     def __call__(self, trial: Trial) -> TrialRecord:
+        retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
         result, metrics, timing = execute_trial(
             trial, self.p.executor, self.skills[trial.configuration],
-            self.p.input_files.get(trial.eval.id, []), self.retry, self.redactor, write_timing=False)
+            self.p.input_files.get(trial.eval.id, []), retry, self.redactor, write_timing=False)
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
                         final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
@@ -365,8 +369,12 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
     done: list[TrialRecord] = []
     todo: list[Trial] = []
+    again = 0
     for t in planned:
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
+        if rec is not None and rec.status in RUN_AGAIN:  # failed before: runs again, the attempt kept
+            archive_failed_attempt(t.run_dir)
+            rec, again = None, again + 1
         # None: not graded yet (or its grading.json is unusable), so it runs again
         if rec is None:
             remove_stale_temps(t.run_dir)  # a killed attempt's half-written grading.json, say
@@ -375,10 +383,14 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          p.grader)
-    progress.start(len(todo), len(done), choice.reason)
-    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress)
+    message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
+    progress.start(len(todo), len(done), message)
+    streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
+    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress, streak)
     progress.finish()
     p.executor.close()
+    if streak.tripped:
+        raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
     records = sort_records(done + executed)
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
@@ -393,24 +405,48 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                       sum(1 for r in executed if not r.completed), records, comparison)
 
 
-def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress) -> list[TrialRecord]:
-    results: list[TrialRecord] = []
+def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
+    """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
+    return InputError.one(it_dir, f"--executor {executor}",
+                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
+                          f"succeeded, so the rest would fail too; no further trials were started "
+                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
+                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
+
+
+def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
+                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
+    """Runs the trials; once `streak` trips no trial starts (those already running finish and
+    are recorded). The streak is fed in the worker, before it takes its next trial."""
+    streak = streak or SameErrorStreak(0)
     lock = threading.Lock()
+
+    def guarded(trial: Trial) -> TrialRecord | None:
+        if streak.tripped:
+            return None
+        rec = runner(trial)
+        with lock:
+            streak.add(rec)
+        return rec
+
+    results: list[TrialRecord] = []
     if concurrency <= 1:
         queue = deque(todo)
         todo.clear()
-        while queue:
-            rec = runner(queue.popleft())
+        while queue and (rec := guarded(queue.popleft())) is not None:
             results.append(rec)
             progress.trial_done(rec)
         return results
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(runner, t) for t in todo]
+        futures = [pool.submit(guarded, t) for t in todo]
         for fut in as_completed(futures):
-            rec = fut.result()
-            with lock:
-                results.append(rec)
+            if (rec := fut.result()) is None:
+                continue
+            results.append(rec)
             progress.trial_done(rec)
+            if streak.tripped:
+                for pending in futures:
+                    pending.cancel()
     return results
 
 

@@ -10,13 +10,14 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
@@ -67,20 +68,57 @@ def run_with_deadline(executor: Executor, request: TrialRequest) -> TrialResult:
     return box["result"]  # type: ignore[return-value]
 
 
+def with_time_left(request: TrialRequest, deadline: float) -> TrialRequest:
+    """The request for a retry: its timeout is what is left of the trial's deadline, so all
+    attempts together never run past the one timeout the user set."""
+    left = max(deadline - time.monotonic(), 0.001)
+    if left >= request.settings.timeout_seconds:
+        return request
+    return replace(request, settings=replace(request.settings, timeout_seconds=round(left, 3)))
+
+
+def failed_attempt_events(exc: TransientError, attempt: int, sleep: float | None) -> list[dict[str, Any]]:
+    """What a failed attempt leaves in the transcript: its own events, then a retry marker."""
+    events = list(exc.result.transcript) if exc.result is not None else []
+    marker: dict[str, Any] = {"type": "retry", "attempt": attempt, "error": str(exc)}
+    if sleep is not None:
+        marker["sleep_seconds"] = round(sleep, 3)
+    return [*events, marker]
+
+
 def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
+    """Run the trial, retrying transient failures with backoff that waits at least the
+    provider's Retry-After and never sleeps past the trial's deadline (the timeout covers all
+    attempts). When the retries run out, the failed attempts' transcripts are the result's."""
+    deadline = time.monotonic() + request.settings.timeout_seconds
     attempts = 0
+    history: list[dict[str, Any]] = []  # failed attempts' events and retry markers, in order
+
+    def remember(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, TransientError):
+            history.extend(failed_attempt_events(exc, state.attempt_number, state.upcoming_sleep))
+
+    retrying = Retrying(
+        stop=stop_after_attempt(policy.attempts) | stop_before_deadline(deadline),
+        wait=wait_retry_after(wait_exponential(multiplier=policy.wait_initial, max=policy.wait_max)),
+        retry=retry_if_exception_type(TransientError),
+        before_sleep=remember,
+        reraise=True,
+    )
     try:
-        for attempt in Retrying(
-            stop=stop_after_attempt(policy.attempts),
-            wait=wait_exponential(multiplier=policy.wait_initial, max=policy.wait_max),
-            retry=retry_if_exception_type(TransientError),
-            reraise=True,
-        ):
+        for attempt in retrying:
             with attempt:
                 attempts += 1
-                return run_with_deadline(executor, request), attempts
+                result = run_with_deadline(executor, request if attempts == 1 else with_time_left(request, deadline))
+                if history:  # a recovered trial still shows what it recovered from
+                    result.transcript = [e for e in history if e.get("type") == "retry"] + list(result.transcript)
+                return result, attempts
     except TransientError as exc:
-        return TrialResult(status="error", error=f"transient error after {attempts} attempts: {exc}"), attempts
+        events = [*history, *failed_attempt_events(exc, attempts, None)]
+        cut = " (the trial's deadline left no time for another)" if attempts < policy.attempts else ""
+        return replace(exc.result or TrialResult(), status="error", transcript=events,
+                       error=f"transient error after {attempts} attempts{cut}: {exc}"), attempts
     except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
         return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), attempts
     raise AssertionError("unreachable")  # pragma: no cover

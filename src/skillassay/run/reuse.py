@@ -106,3 +106,33 @@ def write_provenance(target: Path, source: Path, configuration: str, copied: lis
     runs = list(dict.fromkeys([*earlier, *(str(p.relative_to(target)) for p in copied)]))
     write_json(path, {"schema_version": 1, "source": str(source.resolve()), "configuration": configuration,
                       "runs": runs})
+
+
+# ---------------------------------------------------------------- failed trials, run again
+
+ATTEMPTS_DIR = "attempts"
+RUN_AGAIN = frozenset({"error", "timeout"})  # a trial that never measured anything
+_ATTEMPT_FILES = ("grading.json", "timing.json", "transcript.jsonl", "transcript.md", "outputs/metrics.json")
+
+
+def archive_failed_attempt(run_dir: Path) -> Path:
+    """Keep a failed trial's record in run-K/attempts/N/ and unmark the trial as done, so the
+    next `run` runs it again (after the cause was fixed, an errored trial is not a result) while
+    the earlier attempt's error and transcript stay in the run folder as evidence.
+
+    The copy is finished (renamed into place) before grading.json goes, so a kill in between
+    at worst archives the same attempt twice; it never loses it."""
+    attempts = run_dir / ATTEMPTS_DIR
+    attempts.mkdir(exist_ok=True)
+    n = 1 + max((int(p.name) for p in attempts.iterdir() if p.name.isdigit()), default=0)
+    partial = attempts / f".{n}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    for rel in _ATTEMPT_FILES:
+        src = run_dir / rel
+        if src.is_file():
+            shutil.copy2(src, partial / Path(rel).name)
+    dest = attempts / str(n)
+    partial.rename(dest)
+    (run_dir / "grading.json").unlink(missing_ok=True)
+    return dest
