@@ -72,8 +72,13 @@ def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
     else:
         for t in gate_result.thresholds:
             err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{gate_result.status}[/bold]", markup=True)
+        err.print(f"gate: [bold]{escape(gate_result.headline())}[/bold]", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(gate_result.exit_code)
+
+
+def _print_next_steps(steps: list[str]) -> None:
+    for step in steps:
+        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -128,6 +133,11 @@ def run(
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
+    if not as_json:
+        from skillassay.analyze.gate_check import next_steps
+
+        gates = {} if point_estimate else (outcome.benchmark.statistics or {}).get("gates") or {}
+        _print_next_steps(next_steps(outcome.gate, gates))
     _exit_with_gate(outcome.gate, as_json)
 
 
@@ -282,8 +292,7 @@ def gate(
     if as_json:
         sys.stdout.write(json.dumps(check.to_dict(), indent=2) + "\n")
         raise typer.Exit(check.result.exit_code)
-    for step in check.next_steps:
-        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
+    _print_next_steps(check.next_steps)
     _exit_with_gate(check.result, False)
 
 
