@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from skillassay.analyze.gate import GateResult
 from skillassay.cli.console import err, handles_input_errors, out
-from skillassay.errors import EXIT_BAD_INPUT, InputError
+from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 from skillassay.models import MODELS
 
 app = typer.Typer(
@@ -125,7 +125,7 @@ def run(
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
-              f"({outcome.failed} failed), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
+              f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
               highlight=False)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
@@ -193,7 +193,8 @@ def aggregate(
     """Aggregate graded runs into benchmark.json and benchmark.md.
 
     Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
-    every run it could not read. Exit 2 when nothing in the folder can be aggregated."""
+    every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
+    when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.cli.progress import count_bar
 
@@ -211,6 +212,13 @@ def aggregate(
         delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
                   f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+    from skillassay.analyze.gate import measurement_problems
+
+    problems = measurement_problems(result.benchmark)
+    if problems:  # the figures were written, but they are no measurement: never exit 0 on them
+        err.print(f"[red]measurement invalid[/red]: {escape('; '.join(problems))}", markup=True, highlight=False,
+                  soft_wrap=True)
+        raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
 @app.command()
@@ -280,7 +288,7 @@ def gate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
 ) -> None:
-    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive.
+    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive or invalid.
 
     Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
     or the one next to its skill; comparison_previous.json, when present, fails the gate on a

@@ -271,8 +271,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
 def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, Any] | None) -> list[str]:
     """The spec's recommendations: from regressions, low-reliability evals and threshold
     failures, plus what would make an undecided figure decided."""
-    recs = [f"Fix the measurement before reading anything else: {f}." for f in st.get("validity") or []
-            if f.startswith("measurement invalid")]
+    recs = [f"Fix the measurement before reading anything else: measurement invalid: {f}." for f in gate.problems]
     for r in (comparison or {}).get("per_eval") or []:
         if r.get("label") == "regressed":
             recs.append(f"Fix {eval_label(r)}: it regressed ({r['counts']}, a called regression). Run the skill's "
@@ -384,7 +383,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "previous": (comparison or {}).get("previous", {}).get("iteration"),
         "comparison": comparison,
         "gate": gate,
-        "invalid": [f for f in validity if f.startswith("measurement invalid")],
+        "invalid": gate.problems,  # measurement_problems: the same reasons as the console's
         "warnings": [f for f in validity if not f.startswith("measurement invalid")],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "certainty": certainty_notes(bench, st, gate, comparison),
