@@ -57,3 +57,49 @@ def test_progress_line_counts_errors_not_failures(example_skill: Path, tmp_path:
     lines = [line for line in out.splitlines() if line.startswith("[")]
     assert len(lines) == 16 and any(": FAIL (0 errored so far, " in line for line in lines), out
     assert not any("failed," in line for line in lines)
+
+
+def _rewrite_metadata(iteration: Path, eval_id: int, **changes: object) -> None:
+    path = iteration / f"eval-{eval_id}-e{eval_id}" / "eval_metadata.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def test_an_eval_is_the_same_only_if_its_content_is(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    same = {i: ("PPP", "FFF") for i in range(3, 9)}
+    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), **same})
+    it = write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), **same})
+    # eval 1 is now another task under the same id; eval 2 is the same eval and really regressed
+    _rewrite_metadata(it, 1, eval_name="opening-time", prompt="When does the office open?")
+    result = runner.invoke(app, ["compare", str(it), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["changed_evals"] == [{"eval_id": 1, "eval_name": "opening-time", "previous_eval_name": "e1",
+                                      "changed": ["prompt"]}]
+    assert 1 not in [r["eval_id"] for r in data["per_eval"]] and 2 in [r["eval_id"] for r in data["per_eval"]]
+    assert any("not compared" in n and "prompt of eval-1 (opening-time)" in n for n in data["notes"])
+    assert all(r["eval_id"] != 1 for r in data["raw_regressions"] if isinstance(r, dict)) and 1 not in data["raw_regressions"]
+    # changed expectations or input files count too; an unchanged eval does not
+    _rewrite_metadata(it, 3, expectations=["answer is right", {"type": "contains", "value": "4433"}])
+    _rewrite_metadata(it, 4, files=["data.csv"], files_sha256={"data.csv": "ab" * 32})
+    data = json.loads(runner.invoke(app, ["compare", str(it), "--json"]).stdout)
+    assert {r["eval_id"]: r["changed"] for r in data["changed_evals"]} == {1: ["prompt"], 3: ["expectations"]}
+    # eval 4: files recorded only now (an older iteration never recorded them) is not a change
+    _rewrite_metadata(tmp_path / "iteration-1", 4, files=["data.csv"], files_sha256={"data.csv": "cd" * 32})
+    data = json.loads(runner.invoke(app, ["compare", str(it), "--json"]).stdout)
+    assert {r["eval_id"]: r["changed"] for r in data["changed_evals"]} == {1: ["prompt"], 3: ["expectations"], 4: ["files"]}
+    out = runner.invoke(app, ["compare", str(it)]).output
+    assert "eval-2 (e2): regressed" in out  # the same eval, really worse: called
+    assert "eval-1 (opening-time): " not in out.split("Changed since")[0]  # never reported as a regression
+
+
+def test_run_records_input_files_in_eval_metadata(example_skill: Path, tmp_path: Path) -> None:
+    evals = json.loads((example_skill / "evals" / "evals.json").read_text())
+    (example_skill / "notes.txt").write_text("port 4433\n")
+    evals["evals"][0]["files"] = ["notes.txt"]
+    (example_skill / "evals" / "evals.json").write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1})
+    assert code == 0, out
+    meta = json.loads(next((tmp_path / "ws" / "iteration-1").glob("eval-1-*/eval_metadata.json")).read_text())
+    assert meta["files"] == ["notes.txt"] and len(meta["files_sha256"]["notes.txt"]) == 64

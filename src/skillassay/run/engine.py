@@ -226,11 +226,16 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         shutil.copytree(p.skill.path, snap, ignore=shutil.ignore_patterns("*-workspace", ".git", "__pycache__"))
 
 
-def write_eval_metadata(it_dir: Path, evals: list[Eval]) -> None:
+def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, list[Path]] | None = None) -> None:
+    """`files` and their sha256 ride along (extra fields), so `compare` can tell an eval whose
+    input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
+        extra = {} if input_files is None else {
+            "files": list(ev.files),
+            "files_sha256": {rel: hash_file(f) for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
         meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
-                            expectations=ev.all_expectations())
+                            expectations=ev.all_expectations(), **extra)
         write_json(path, meta)
 
 
@@ -304,7 +309,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
-    write_eval_metadata(it_dir, p.evals.evals)
+    write_eval_metadata(it_dir, p.evals.evals, p.input_files)
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
