@@ -103,3 +103,22 @@ def test_run_records_input_files_in_eval_metadata(example_skill: Path, tmp_path:
     assert code == 0, out
     meta = json.loads(next((tmp_path / "ws" / "iteration-1").glob("eval-1-*/eval_metadata.json")).read_text())
     assert meta["files"] == ["notes.txt"] and len(meta["files_sha256"]["notes.txt"]) == 64
+
+
+def test_run_suggests_baseline_from_when_only_the_skill_changed(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "--baseline-from" not in out  # first iteration: nothing to reuse
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nOne more line.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "skill changed since iteration 1" in out
+    assert "tip: the baseline arm is unchanged since iteration 1" in out
+    assert "`--baseline-from 1` reuses its 8 graded baseline trials" in out
+    # taking the advice: the baseline is copied, not run, and nothing is suggested any more
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nAnd another.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "2")
+    assert "8 trials already graded, 8 to run" in out and "tip:" not in out
+    # settings changed (another seed): the baseline is not the same measurement, no suggestion
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nAnd a third.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--seed", "7")
+    assert "tip:" not in out

@@ -132,6 +132,8 @@ def run(
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio "
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
+    for hint in outcome.hints:
+        err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     if not as_json:
         from skillassay.analyze.gate_check import next_steps

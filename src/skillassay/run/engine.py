@@ -35,7 +35,7 @@ from skillassay.run.plan import (
     hash_value,
     plan_trials,
 )
-from skillassay.run.reuse import reuse_baseline
+from skillassay.run.reuse import reuse_baseline, reuse_hint
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
@@ -81,6 +81,7 @@ class RunOutcome:
     failed: int
     records: list[TrialRecord]
     comparison: dict | None = None  # vs the previous iteration (compare.py)
+    hints: list[str] = field(default_factory=list)  # what would make the next run cheaper (reuse.reuse_hint)
 
 
 class Progress:
@@ -310,7 +311,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     configurations = ["with_skill", base_config]
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
     write_eval_metadata(it_dir, p.evals.evals, p.input_files)
-    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
+    slugs = [ev.slug for ev in p.evals.evals]
+    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
@@ -338,8 +340,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                            comparison=comparison)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
+    hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
+            if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
-                      sum(1 for r in executed if not r.completed), records, comparison)
+                      sum(1 for r in executed if not r.completed), records, comparison, [hint] if hint else [])
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress) -> list[TrialRecord]:
