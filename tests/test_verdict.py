@@ -122,3 +122,50 @@ def test_run_suggests_baseline_from_when_only_the_skill_changed(example_skill: P
     (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nAnd a third.\n")
     code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--seed", "7")
     assert "tip:" not in out
+
+
+def _skill_creator_iteration(root: Path) -> tuple[Path, Path]:
+    """Runs executed by someone else, laid out as skill-creator does: descriptive eval folder
+    names, outputs on disk, no iteration.json, no grading yet (and one legacy flat run)."""
+    it = root / "report-skill-workspace" / "iteration-1"
+    answers = {"with_skill": ["Total: 42 EUR", "Total: 42 EUR"], "without_skill": ["about forty", "42 EUR in all"]}
+    folder = it / "summarise-invoice"
+    folder.mkdir(parents=True)
+    (folder / "eval_metadata.json").write_text(json.dumps({"eval_id": 0, "eval_name": "summarise-invoice",
+                                                           "prompt": "Summarise the invoice"}))
+    for config, texts in answers.items():
+        for k, text in enumerate(texts, start=1):
+            out = folder / config / f"run-{k}" / "outputs"
+            out.mkdir(parents=True)
+            (out / "summary.md").write_text(text)
+    flat = it / "eval-1-totals" / "with_skill" / "outputs"  # no run-K level, no metadata
+    flat.mkdir(parents=True)
+    (flat / "summary.md").write_text("Total: 42 EUR")
+    evals = root / "evals.json"
+    evals.write_text(json.dumps({"skill_name": "report-skill", "evals": [
+        {"id": 0, "prompt": "Summarise the invoice",
+         "expectations": [{"type": "file_contains", "path": "summary.md", "value": "42 EUR"}]},
+        {"id": 1, "prompt": "Give the total",
+         "expectations": [{"type": "file_contains", "path": "summary.md", "value": "42"}]}]}))
+    return it, evals
+
+
+def test_grade_with_evals_works_on_a_skill_creator_iteration(tmp_path: Path) -> None:
+    it, evals = _skill_creator_iteration(tmp_path)
+    result = runner.invoke(app, ["grade", str(it), "--evals", str(evals)])
+    assert result.exit_code == 0, result.output
+    assert "re-graded 5 runs" in result.output
+    g = json.loads((it / "summarise-invoice" / "without_skill" / "run-1" / "grading.json").read_text())
+    assert g["summary"]["passed"] == 0 and g["summary"]["total"] == 1
+    assert (it / "eval-1-totals" / "with_skill" / "grading.json").is_file()
+    assert not (it / "eval-0").exists()  # metadata updated in the eval's own folder, no new one
+    bench = json.loads((it / "benchmark.json").read_text())
+    assert bench["skill_name"] == "report-skill" and bench["iteration"] == 1
+    assert bench["summary"]["with_skill"]["pass_rate"] == 1.0 and bench["summary"]["baseline"]["pass_rate"] == 0.5
+    # and `aggregate` reads the same folder to the same figures
+    assert runner.invoke(app, ["aggregate", str(it)]).exit_code in (0, 3)
+    again = json.loads((it / "benchmark.json").read_text())
+    assert again["summary"]["with_skill"]["pass_rate"] == 1.0
+    # without --evals there is nothing to grade against: said, exit 2
+    result = runner.invoke(app, ["grade", str(it)])
+    assert result.exit_code == 2 and "--evals" in result.output

@@ -164,7 +164,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 @handles_input_errors
 def grade(
     target: Annotated[Path, typer.Argument(metavar="TARGET", help="A workspace (its latest iteration) or an iteration folder.")],
-    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json; required for an iteration without one, e.g. skill-creator's runs executed elsewhere).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded, even if the run used a judge).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
