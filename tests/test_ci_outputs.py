@@ -35,7 +35,7 @@ def iteration(tmp_path_factory: pytest.TempPathFactory) -> Path:
     junit = root / "run.xml"
     code = cli("run", str(skill), "--executor", "echo", "--workspace", str(root / "ws"), "--trials", "2",
                "--junit", str(junit))
-    assert code == 3  # the example's improvement ratio is undefined with a 0% baseline
+    assert code == 3  # 75% with skill at 2 trials: min_pass_rate's interval straddles 0.5
     assert junit.is_file()
     return root / "ws" / "iteration-1"
 
@@ -54,7 +54,9 @@ def test_junit_from_run_is_valid_and_complete(iteration: Path) -> None:
     assert "with skill 2/2 trials passed (100%, 95% CI" in out and "baseline 0/2" in out
     gate = check_iteration(iteration).result
     inconclusive = {r.key for r in gate.thresholds if r.status == "INCONCLUSIVE"}
-    assert "min_improvement_ratio" in inconclusive  # undefined with a 0% baseline
+    assert inconclusive == {"min_pass_rate"}
+    # a 0% baseline makes the ratio unbounded, not undecidable: its lower bound clears 1.5
+    assert {r.key: r.status for r in gate.thresholds}["min_improvement_ratio"] == "PASS"
     for r in gate.thresholds:  # inconclusive is skipped, not failed; the message is the gate's line
         assert (found[r.key].find("skipped") is not None) == (r.key in inconclusive)
         assert found[r.key].find("failure") is None
@@ -144,7 +146,8 @@ def test_step_summary_appended_only_when_set(iteration: Path, tmp_path: Path) ->
     assert written[len("earlier step\n"):] == github_step_summary(loaded.benchmark, loaded.result, loaded.comparison)
     assert "## ⚠️ skillassay: acme-vpn, iteration 1: INCONCLUSIVE" in written
     assert "| Pass rate | 75% | 0% |" in written
-    assert f"- ⚠️ {md_cell(loaded.result.thresholds[-1].line())}" in written
+    undecided = next(t for t in loaded.result.thresholds if t.status == "INCONCLUSIVE")
+    assert f"- ⚠️ {md_cell(undecided.line())}" in written
     assert "| eval-1 (server-port) | 2/2 trials passed (100%, 95% CI 34%..100%) | 0/2 trials passed (0%, 95% CI 0%..66%) | - | ✅ |" in written
 
 
@@ -178,3 +181,25 @@ def test_documented_workflow_is_valid_yaml_and_gates_on_every_exit_code() -> Non
     for code in ("0)", "1)", "2)", "3)"):
         assert code in gate
     assert "pull_request" in workflow[True]  # PyYAML reads the bare key `on` as True
+
+
+def test_invalid_or_ungated_measurement_is_never_green(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    broken = write_iteration(tmp_path / "a", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")})
+    check = check_iteration(broken)
+    text = junit_xml(check.benchmark, check.result)
+    SCHEMA.validate(text)
+    failure = cases(text)["measurement"].find("failure")
+    assert failure is not None and "all with_skill trials errored" in failure.get("message", "")
+    summary = github_step_summary(check.benchmark, check.result)
+    assert summary.startswith("## ⛔ skillassay: synthetic, iteration 1: INVALID") and "✅" not in summary.split("###")[0]
+
+    ungated = write_iteration(tmp_path / "b", 1, {1: ("FFF", "FFF"), 2: ("FFF", "FFF")})
+    check = check_iteration(ungated)
+    text = junit_xml(check.benchmark, check.result)
+    SCHEMA.validate(text)
+    skipped = cases(text)["gate"].find("skipped")
+    assert skipped is not None and "nothing was gated" in skipped.get("message", "")
+    summary = github_step_summary(check.benchmark, check.result)
+    assert summary.startswith("## ➖ skillassay: synthetic, iteration 1: NOT_GATED") and "nothing was gated" in summary

@@ -215,7 +215,7 @@ def test_baseline_from_reuses_runs_and_tops_up(example_skill: Path, tmp_path: Pa
     drop_facts(example_skill, "port 4433")
     code, out = run_echo(example_skill, ws, "--trials", "3", "--baseline-from", "1")
     # with_skill 8 x 3 and one top-up baseline trial per eval were executed; 16 were reused
-    assert "iteration 2: 32 trials run (0 failed), 16 reused" in out, out
+    assert "iteration 2: 32 trials run (0 errored), 16 reused" in out, out
     src = ws / "iteration-1/eval-2-protocol/without_skill/run-1/timing.json"
     dst = ws / "iteration-2/eval-2-protocol/without_skill/run-1/timing.json"
     assert dst.read_bytes() == src.read_bytes(), "copied, not re-run"

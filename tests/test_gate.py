@@ -101,3 +101,62 @@ def test_regression_fails_gate_only_when_called(tmp_path: Path) -> None:
     assert code == 1
     assert "FAIL: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
     assert "next: Improve the skill on eval-1 (e1), eval-2 (e2), eval-3 (e3)" in out
+
+
+def test_every_trial_errored_without_thresholds_is_invalid_never_exit_0(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, {i: ("EEE", "TTT") for i in range(1, 4)})
+    code, out = gate(str(it))
+    assert code == 3, out
+    assert "gate: PASS" not in out and "gate: INVALID" in out
+    assert "all with_skill trials errored" in out and "all baseline trials errored" in out
+    assert "next: Fix the measurement first" in out
+    assert gate(str(it), "--strict")[0] == 1
+    data = json.loads(runner.invoke(app, ["gate", str(it), "--json"]).stdout)
+    assert data["status"] == "INVALID" and data["exit_code"] == 3 and data["problems"]
+
+
+def test_no_thresholds_says_nothing_was_gated(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path, 1, {i: ("FFF", "FFF") for i in range(1, 4)})  # 0%: valid, but bad
+    code, out = gate(str(it))
+    assert code == 0
+    assert "gate: PASS" not in out and "NOT_GATED" in out and "nothing was gated" in out
+
+
+def test_ungraded_expectations_make_the_measurement_invalid() -> None:
+    from skillassay.analyze.gate import evaluate, measurement_problems
+    from skillassay.models import Benchmark, Thresholds
+
+    arm = {"pass_rate": 1.0, "avg_tokens": 10.0, "avg_duration_seconds": 1.0}
+    bench = Benchmark.model_validate({"skill_name": "s", "summary": {
+        "total_evals": 2, "with_skill": {**arm, "ungraded_trials": 2}, "baseline": arm},
+        "thresholds_met": {"min_pass_rate": True}})
+    assert measurement_problems(bench) == [
+        "2 with_skill trial(s) have ungraded expectations (no judge verdict): grade them with --judge, "
+        "or make them typed assertions"]
+    result = evaluate(bench, Thresholds(min_pass_rate=0.5), point_estimate=True)
+    assert result.status == "INVALID" and result.exit_code == 3
+    clean = Benchmark.model_validate({"skill_name": "s", "summary": {
+        "total_evals": 2, "with_skill": arm, "baseline": arm}})
+    assert measurement_problems(clean) == []
+
+
+def test_zero_baseline_can_pass_min_improvement_ratio(tmp_path: Path) -> None:
+    evals = {i: ("PPP", "FFF") for i in range(1, 6)}
+    evals[5] = ("PPF", "FFF")  # 14/15 = 93% against 0/15
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_improvement_ratio": 1.5})
+    code, out = gate(str(it))
+    assert code == 0, out
+    assert "PASS: min_improvement_ratio: improvement ratio ∞ (95% CI" in out
+    lower = float(out.split("improvement ratio ∞ (95% CI ")[1].split("..")[0])
+    assert 1.5 < lower < 14 / 15 / 0.18  # skill >= ~0.70 over baseline <= ~0.20 (Wilson, 0 of 15)
+    # a bar the bound cannot clear stays undecided, with the way out
+    code, out = gate(str(it), "--config", str(_cfg(tmp_path, {"min_improvement_ratio": 50})))
+    assert code == 3 and "more baseline trials" in out
+    data = json.loads(runner.invoke(app, ["gate", str(it), "--json"]).stdout)
+    assert data["thresholds"][0]["value"] is None and data["status"] == "PASS"  # JSON has no infinity
+
+
+def _cfg(tmp_path: Path, thresholds: dict) -> Path:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({"thresholds": thresholds}))
+    return path

@@ -63,7 +63,7 @@ def test_second_concurrent_run_fails_fast_and_the_first_finishes(example_skill: 
 
     assert first.returncode in (0, 1, 3), err  # the gate's verdict, as for any solo run (3: inconclusive)
     assert "Traceback" not in err, err
-    assert f"{TRIALS} trials run (0 failed), 0 reused" in err, err  # it ran every trial, nobody else did
+    assert f"{TRIALS} trials run (0 errored), 0 reused" in err, err  # it ran every trial, nobody else did
     assert existing_iterations(ws) == [1], "the refused run started an iteration of its own"
     bench = Benchmark.model_validate_json((ws / "iteration-1" / "benchmark.json").read_text())
     assert len({(r.eval_id, r.configuration, r.run_number) for r in bench.runs}) == len(bench.runs) == TRIALS

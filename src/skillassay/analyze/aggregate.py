@@ -24,7 +24,7 @@ from skillassay.analyze.arms import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_
 from skillassay.analyze.benchmark import summarize, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.cell_reader import EvalsRead, read_iteration, with_arms, write_spooled_runs
-from skillassay.analyze.gate import evaluate
+from skillassay.analyze.gate import evaluate, measurement_problems
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
@@ -214,7 +214,7 @@ def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: st
         write_benchmark(json_path, bench)
     bench._write_runs = partial(_spool_gone, json_path)
     has_thresholds = any(v is not None for v in thresholds.model_dump().values())
-    gate = evaluate(bench, thresholds) if has_thresholds else None
+    gate = evaluate(bench, thresholds) if has_thresholds or measurement_problems(bench) else None
     atomic_write_text(md_path, render_benchmark_md(bench, gate))
     return AggregateResult(bench, json_path, md_path, arms, read.runs_read, read.configurations,
                            read.skipped, read.warnings)

@@ -12,6 +12,8 @@ same exact test rather than by a normal-approximation formula that is meaningles
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import re
 from pathlib import Path
@@ -26,6 +28,7 @@ from skillassay.analyze.arms import pick_arms
 from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
 from skillassay.models import BenchmarkConfig
+from skillassay.store.discover import METADATA, find_evals
 from skillassay.store.jsonio import load_model, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
@@ -146,6 +149,59 @@ def _synthetic(eval_id: Any, name: str, cfg: str, passes: Any, n: Any, tokens: A
             for k in range(n)]
 
 
+# What makes an eval the same eval: its id names it, these make it the same task and test.
+EVAL_CONTENT = ("prompt", "expectations", "files")
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def eval_content(metadata: dict[str, Any]) -> dict[str, str]:
+    """One digest per part of an eval's content, from its eval_metadata.json: prompt,
+    expectations (with skill-creator's `assertions`) and input files (names and, when `run`
+    recorded them, their sha256). Only the parts the file has: a skill-creator folder without
+    `files` is not called changed for lacking them."""
+    out: dict[str, str] = {}
+    if isinstance(metadata.get("prompt"), str):
+        out["prompt"] = _digest(metadata["prompt"])
+    if metadata.get("expectations") is not None or metadata.get("assertions") is not None:
+        out["expectations"] = _digest([metadata.get("expectations") or [], metadata.get("assertions") or []])
+    if metadata.get("files") is not None or metadata.get("files_sha256") is not None:
+        out["files"] = _digest([metadata.get("files") or [], metadata.get("files_sha256") or {}])
+    return out
+
+
+def read_eval_contents(folder: Path) -> dict[Any, dict[str, str]]:
+    """eval id -> eval_content, for the evals of an iteration folder that have an
+    eval_metadata.json; evals without one are absent (their content is unknown)."""
+    if not folder.is_dir():
+        return {}
+    out: dict[Any, dict[str, str]] = {}
+    for ev in find_evals(folder)[0]:
+        try:
+            data = json.loads(Path(ev.path, METADATA).read_bytes())
+        except (OSError, ValueError):
+            continue  # discovery already warned about an unreadable one
+        if isinstance(data, dict):
+            out[ev.eval_id] = eval_content(data)
+    return out
+
+
+def changed_evals(cur: dict[Any, dict[str, str]], prev: dict[Any, dict[str, str]],
+                  names: dict[Any, str], prev_names: dict[Any, str]) -> list[dict[str, Any]]:
+    """Evals whose id is in both iterations but whose content is not the same: a different
+    task under an old id, so comparing its pass rates would compare two different things."""
+    out = []
+    for eval_id in cur.keys() & prev.keys():
+        parts = [k for k in EVAL_CONTENT if k in cur[eval_id] and k in prev[eval_id]
+                 and cur[eval_id][k] != prev[eval_id][k]]
+        if parts:
+            out.append({"eval_id": eval_id, "eval_name": names.get(eval_id),
+                        "previous_eval_name": prev_names.get(eval_id), "changed": parts})
+    return sorted(out, key=lambda r: str(r["eval_id"]))
+
+
 @dataclasses.dataclass
 class Side:
     """One iteration as the comparison sees it."""
@@ -154,6 +210,8 @@ class Side:
     records: list[TrialRecord]
     benchmark: dict[str, Any]
     record: dict[str, Any]  # iteration.json, {} when absent
+    # eval id -> eval_content; {} for a previous_benchmark read from benchmark.json alone
+    contents: dict[Any, dict[str, str]] = dataclasses.field(default_factory=dict)
 
     @property
     def number(self) -> int | None:
@@ -173,7 +231,7 @@ def load_side(path: Path, records: list[TrialRecord] | None = None) -> Side:
             records = load_iteration_records(folder)  # raises InputError saying what was looked for
         else:
             records = records_from_benchmark(bench, bench_path)
-    return Side(folder, records, bench, read_iteration_record(folder))
+    return Side(folder, records, bench, read_iteration_record(folder), read_eval_contents(folder))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +425,10 @@ def comparison_notes(result: dict[str, Any], changed: list[str], drift: dict[str
         notes.append("The eval set changed between the two iterations: only evals present in both are compared.")
     if result["unmatched_evals"]:
         notes.append(f"{len(result['unmatched_evals'])} eval(s) ran in only one of the iterations and are not compared.")
+    if result.get("changed_evals"):
+        notes.append("Changed since the previous iteration, so not compared (same id, different "
+                     + "; ".join(f"{', '.join(r['changed'])} of {eval_label(r)}" for r in result["changed_evals"])
+                     + "): a changed eval is a different test, not a regression or an improvement.")
     if drift["changed"]:
         notes.append(f"The baseline arm changed too ({', '.join(str(e) for e in drift['changed'])}): without the "
                      "skill nothing should change, so the model or environment probably did.")
@@ -377,6 +439,12 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     """Everything comparison_previous.json holds, from the two iterations' records; pure."""
     skill_cfg, base_cfg = skill_and_baseline(cur)
     prev_skill, prev_base = skill_and_baseline(prev)
+    changed_rows = changed_evals(cur.contents, prev.contents, {r.eval_id: r.eval_name for r in cur.records},
+                                 {r.eval_id: r.eval_name for r in prev.records})
+    changed_ids = {r["eval_id"] for r in changed_rows}
+    if changed_ids:  # a changed eval is reported, never compared (nor in the suite figures)
+        cur = dataclasses.replace(cur, records=[r for r in cur.records if r.eval_id not in changed_ids])
+        prev = dataclasses.replace(prev, records=[r for r in prev.records if r.eval_id not in changed_ids])
     prev_records = renamed(renamed(prev.records, prev_skill, skill_cfg), prev_base, base_cfg)
     main = compare_iterations(cur.records, prev_records, skill_cfg, q=q, seed=seed)
     add_trials_to_call(main, q)
@@ -399,6 +467,7 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
         **{k: main[k] for k in ("per_eval", "raw_regressions", "raw_improvements", "regressed",
                                 "possible_regressions", "improved", "possible_improvements",
                                 "unmatched_evals", "suite")},
+        "changed_evals": changed_rows,
         "baseline_drift": drift,
     }
     result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)

@@ -1,16 +1,25 @@
-"""The gate: thresholds -> verdict and exit code (0 pass, 1 fail, 3 inconclusive).
+"""The gate: thresholds -> verdict and exit code (0 pass, 1 fail, 3 inconclusive or invalid).
 
 With statistics present, each threshold is PASS (whole interval on the good side), FAIL
 (whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
-into fail."""
+into fail. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
+never exits 0, thresholds or not; with nothing to gate the verdict says so (NOT_GATED)
+instead of claiming a PASS."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
+from skillassay.analyze.numerics import wilson_interval
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
+
+INVALID = "INVALID"
+NOT_GATED = "NOT_GATED"
+INVALID_PREFIX = "measurement invalid: "
 
 LABELS = {
     "min_pass_rate": ("with-skill pass rate", ">="),
@@ -35,7 +44,7 @@ class ThresholdResult:
 
     def line(self) -> str:
         label, op = _LINE_LABELS[self.key]
-        value = "n/a" if self.value is None else f"{self.value:.4g}"
+        value = ("n/a" if self.value is None else "∞" if math.isinf(self.value) else f"{self.value:.4g}")
         ci = ""
         if self.interval and any(b is not None for b in self.interval):
             # an unbounded side (e.g. a ratio whose baseline can resample to 0) is shown as such
@@ -52,13 +61,56 @@ class ThresholdResult:
 
 @dataclass
 class GateResult:
-    status: str  # PASS | FAIL | INCONCLUSIVE
+    status: str  # PASS | FAIL | INCONCLUSIVE | INVALID | NOT_GATED
     exit_code: int
     thresholds: list[ThresholdResult]
+    problems: list[str] = field(default_factory=list)  # measurement_problems: why no verdict holds
+
+    def headline(self) -> str:
+        """The verdict in words: what INVALID and NOT_GATED mean is said where they are shown,
+        so a reader never takes either for a PASS."""
+        if self.status == INVALID:
+            return f"{INVALID}: the measurement is invalid ({'; '.join(self.problems)}), so nothing is decided"
+        if self.status == NOT_GATED:
+            return (f"{NOT_GATED}: no thresholds configured and no previous iteration compared, so nothing "
+                    "was gated (set `thresholds` in the benchmark config)")
+        if self.problems:
+            return f"{self.status} (and the measurement is invalid: {'; '.join(self.problems)})"
+        return self.status
 
     def to_dict(self) -> dict:
-        return {"status": self.status, "exit_code": self.exit_code,
-                "thresholds": [t.__dict__ for t in self.thresholds]}
+        return {"status": self.status, "exit_code": self.exit_code, "headline": self.headline(),
+                "problems": list(self.problems),
+                "thresholds": [{**t.__dict__, "value": _finite(t.value)} for t in self.thresholds]}
+
+
+def _finite(x: float | None) -> float | None:
+    """JSON has no infinity: an unbounded ratio is written as null (its line says ∞)."""
+    return None if x is None or not math.isfinite(x) else x
+
+
+def measurement_problems(bench: Benchmark) -> list[str]:
+    """Why these figures cannot carry a verdict, one reason each: an arm with no trial
+    recorded or none completed (everything errored), trials whose expectations nobody graded,
+    nothing recorded at all. One function, so run, gate, aggregate, report and the CI outputs
+    can never disagree on whether a measurement is valid. Empty when it is valid."""
+    flags = [f.removeprefix(INVALID_PREFIX) for f in (bench.statistics or {}).get("validity") or []
+             if f.startswith(INVALID_PREFIX)]
+    problems = list(flags)
+    s = bench.summary
+    if s is None:
+        if not bench.runs and not problems:
+            problems.append("no trials recorded")
+        return problems
+    for role, arm in (("with_skill", s.with_skill), ("baseline", s.baseline)):
+        if arm.pass_rate is None and not any(f" {role} " in f" {f} " for f in flags):
+            problems.append(f"no completed {role} trials")
+        # ArmSummary.ungraded_trials may not exist yet in every version of the model
+        ungraded = getattr(arm, "ungraded_trials", 0) or 0
+        if ungraded:
+            problems.append(f"{ungraded} {role} trial(s) have ungraded expectations (no judge verdict): "
+                            "grade them with --judge, or make them typed assertions")
+    return problems
 
 
 def _value(bench: Benchmark, key: str) -> float | None:
@@ -85,6 +137,33 @@ def _responsible(bench: Benchmark, key: str, limit: float) -> list[str]:
         if bad:
             out.append(name)
     return out
+
+
+def zero_baseline_ratio(bench: Benchmark) -> tuple[float, list[float | None]] | None:
+    """(∞, [lower bound, None]) when the baseline passed none of its completed trials while the
+    skill passed some: the ratio is unbounded, yet a skill at 93% against 0% clearly clears a
+    1.5x bar. The lower bound is the skill's lower 95% bound over the baseline's upper one;
+    each is one side of a two-sided 95% interval (97.5% one-sided), so both hold at once with
+    probability >= 95% (Bonferroni) and so does the bound. The skill's bound is the lower of
+    the eval-clustered interval and the pooled Wilson one; the baseline's is the pooled Wilson
+    upper bound (0 of n passes: about 3.84 / (n + 3.84)). None otherwise."""
+    s, st = bench.summary, bench.statistics or {}
+    if s is None or s.baseline.pass_rate != 0 or not s.with_skill.pass_rate:
+        return None
+    skill = st.get("skill_configuration", "with_skill")
+    base = st.get("baseline_configuration", "without_skill")
+
+    def pooled(cfg: str) -> tuple[int, int]:
+        arms = [((p.get("configurations") or {}).get(cfg) or {}) for p in st.get("per_eval") or []]
+        return sum(a.get("passes") or 0 for a in arms), sum(a.get("completed") or 0 for a in arms)
+
+    (sp, sn), (bp, bn) = pooled(skill), pooled(base)
+    base_iv, skill_iv = wilson_interval(bp, bn), wilson_interval(sp, sn)
+    if bp != 0 or base_iv is None or skill_iv is None:
+        return None
+    clustered: Any = ((st.get("configurations") or {}).get(skill) or {}).get("pass_rate_interval")
+    lows = [skill_iv[0]] + ([clustered[0]] if clustered and clustered[0] is not None else [])
+    return math.inf, [round(max(0.0, min(lows)) / base_iv[1], 4), None]
 
 
 def not_computable_reason(bench: Benchmark, key: str) -> str:
@@ -137,12 +216,21 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         value = _value(bench, key)
         plain = (bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
+        unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
+        if unbounded is not None:
+            value, bound = unbounded
+            sg = {"interval": bound, "decision": "PASS" if point_estimate or (bound[0] or 0) >= limit
+                  else "INCONCLUSIVE"}
         if value is None:
             status, advice = "INCONCLUSIVE", not_computable_reason(bench, key)
         elif sg.get("decision") in {"PASS", "FAIL", "INCONCLUSIVE"}:
             status, advice = sg["decision"], ""
             if status == "INCONCLUSIVE" and sg.get("trials_to_decide"):
                 advice = f"add trials to decide (about {sg['trials_to_decide']} per arm)"
+            if unbounded is not None:
+                advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; the interval's "
+                          "lower end is the skill's lower 95% bound over the baseline's upper one"
+                          + ("" if status == "PASS" else ": more baseline trials would lower that upper bound"))
         else:
             status, advice = ("PASS" if plain else "FAIL"), ""
         if status == "FAIL":
@@ -152,9 +240,20 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
                                        advice))
     if comparison:
         results.append(regression_result(comparison, point_estimate))
+    return verdict(results, measurement_problems(bench), strict=strict)
+
+
+def verdict(results: list[ThresholdResult], problems: list[str], *, strict: bool = False) -> GateResult:
+    """FAIL wins (a figure that clearly misses is a fail whatever else is wrong); an invalid
+    measurement is never a PASS, even with no thresholds (exit 3, or 1 under --strict, like
+    INCONCLUSIVE); with nothing gated the verdict is NOT_GATED, exit 0, never a PASS."""
     statuses = {r.status for r in results}
-    if "FAIL" in statuses or (strict and "INCONCLUSIVE" in statuses):
-        return GateResult("FAIL", EXIT_FAIL, results)
+    if "FAIL" in statuses or (strict and ("INCONCLUSIVE" in statuses or problems)):
+        return GateResult("FAIL", EXIT_FAIL, results, problems)
+    if problems:
+        return GateResult(INVALID, EXIT_INCONCLUSIVE, results, problems)
     if "INCONCLUSIVE" in statuses:
-        return GateResult("INCONCLUSIVE", EXIT_INCONCLUSIVE, results)
-    return GateResult("PASS", EXIT_PASS, results)
+        return GateResult("INCONCLUSIVE", EXIT_INCONCLUSIVE, results, problems)
+    if not results:
+        return GateResult(NOT_GATED, EXIT_PASS, results, problems)
+    return GateResult("PASS", EXIT_PASS, results, problems)

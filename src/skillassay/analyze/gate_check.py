@@ -35,8 +35,12 @@ class GateCheck:
 
 def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
     """One actionable sentence per threshold that did not pass: improve the skill on the named
-    evals when it failed; add the trials (or evals) that would decide it when inconclusive."""
+    evals when it failed; add the trials (or evals) that would decide it when inconclusive;
+    an invalid measurement first, since no threshold means anything until it is fixed."""
     steps = []
+    if result.problems:
+        steps.append(f"Fix the measurement first ({'; '.join(result.problems)}): read the trials' errors in "
+                     "report.md or their grading.json, fix the cause (executor, judge, evals), then re-run.")
     for t in result.thresholds:
         if t.status == "PASS":
             continue

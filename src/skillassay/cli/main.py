@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from skillassay.analyze.gate import GateResult
 from skillassay.cli.console import err, handles_input_errors, out
-from skillassay.errors import EXIT_BAD_INPUT, InputError
+from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 from skillassay.models import MODELS
 from skillassay.models.benchmark import Summary
 
@@ -73,8 +73,13 @@ def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
     else:
         for t in gate_result.thresholds:
             err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{gate_result.status}[/bold]", markup=True)
+        err.print(f"gate: [bold]{escape(gate_result.headline())}[/bold]", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(gate_result.exit_code)
+
+
+def _print_next_steps(steps: list[str]) -> None:
+    for step in steps:
+        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -123,7 +128,7 @@ def run(
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
-              f"({outcome.failed} failed), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
+              f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
               highlight=False)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
@@ -131,7 +136,14 @@ def run(
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
         _print_ungraded(s)
+    for hint in outcome.hints:
+        err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
+    if not as_json:
+        from skillassay.analyze.gate_check import next_steps
+
+        gates = {} if point_estimate else (outcome.benchmark.statistics or {}).get("gates") or {}
+        _print_next_steps(next_steps(outcome.gate, gates))
     _exit_with_gate(outcome.gate, as_json)
 
 
@@ -162,7 +174,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 @handles_input_errors
 def grade(
     target: Annotated[Path, typer.Argument(metavar="TARGET", help="A workspace (its latest iteration) or an iteration folder.")],
-    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json).")] = None,
+    evals: Annotated[Path | None, typer.Option(help="Eval set (default: the one recorded in iteration.json; required for an iteration without one, e.g. skill-creator's runs executed elsewhere).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded, even if the run used a judge).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
@@ -194,7 +206,8 @@ def aggregate(
     """Aggregate graded runs into benchmark.json and benchmark.md.
 
     Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
-    every run it could not read. Exit 2 when nothing in the folder can be aggregated."""
+    every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
+    when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.cli.progress import count_bar
 
@@ -213,6 +226,13 @@ def aggregate(
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
                   f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
         _print_ungraded(s)
+    from skillassay.analyze.gate import measurement_problems
+
+    problems = measurement_problems(result.benchmark)
+    if problems:  # the figures were written, but they are no measurement: never exit 0 on them
+        err.print(f"[red]measurement invalid[/red]: {escape('; '.join(problems))}", markup=True, highlight=False,
+                  soft_wrap=True)
+        raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
 @app.command()
@@ -282,7 +302,7 @@ def gate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
 ) -> None:
-    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive.
+    """Check thresholds and regressions; exit 0 pass, 1 fail, 3 inconclusive or invalid.
 
     Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
     or the one next to its skill; comparison_previous.json, when present, fails the gate on a
@@ -294,8 +314,7 @@ def gate(
     if as_json:
         sys.stdout.write(json.dumps(check.to_dict(), indent=2) + "\n")
         raise typer.Exit(check.result.exit_code)
-    for step in check.next_steps:
-        err.print(f"  next: {step}", highlight=False, soft_wrap=True)
+    _print_next_steps(check.next_steps)
     _exit_with_gate(check.result, False)
 
 

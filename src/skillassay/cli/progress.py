@@ -19,7 +19,7 @@ class RichProgress(EngineProgress):
         self.console = console
         self.failures = 0
         self.bar = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(),
+                            TextColumn("errored {task.fields[failed]}"), TimeElapsedColumn(),
                             console=console, transient=False)
         self.task: TaskID | None = None
 
@@ -56,9 +56,12 @@ class LineProgress(EngineProgress):
             self.failures += 1
         verdict = ("PASS" if record.passed else "UNGRADED" if record.ungraded
                    else "FAIL" if record.completed else record.status.upper())
+        # "errored so far", not "failed": a trial that ran and failed its expectations is not an
+        # error, and "FAIL (0 failed)" read as a contradiction
         self.console.print(
             f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}: "
-            f"{verdict} ({self.failures} failed, {time.perf_counter() - self.t0:.1f}s)", highlight=False)
+            f"{verdict} ({self.failures} errored so far, {time.perf_counter() - self.t0:.1f}s elapsed)",
+            highlight=False)
 
     def finish(self) -> None:
         pass

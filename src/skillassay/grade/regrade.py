@@ -12,15 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.arms import Arms
+from skillassay.analyze.aggregate import default_skill_name, iteration_number
+from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
+from skillassay.store.discover import METADATA, eval_runs, find_evals
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
-from skillassay.store.layout import RUN_DIR, SNAPSHOT_DIR, existing_iterations, iteration_dir
+from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import load_metrics, load_timing, read_trial
 from skillassay.store.records import TrialRecord, sort_records
@@ -37,13 +39,17 @@ class RegradeOutcome:
 
 
 def resolve_iteration(target: Path) -> Path:
-    """An iteration folder as given, or a workspace's latest iteration."""
+    """An iteration folder as given (ours, with iteration.json, or skill-creator's: run folders
+    in any layout `aggregate` reads), or a workspace's latest iteration."""
     if (target / "iteration.json").is_file():
         return target
     numbers = existing_iterations(target)
-    if not numbers:
-        raise InputError.one(target, "", "neither an iteration folder (iteration.json) nor a workspace with iteration-N folders")
-    return iteration_dir(target, numbers[-1])
+    if numbers:
+        return iteration_dir(target, numbers[-1])
+    if target.is_dir() and find_evals(target)[0]:
+        return target  # executed by someone else: eval folders with runs, no iteration.json
+    raise InputError.one(target, "", "neither an iteration folder (iteration.json, or eval-*/ folders with runs) "
+                         "nor a workspace with iteration-N folders")
 
 
 def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | None) -> Path:
@@ -51,7 +57,8 @@ def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | No
         return override
     recorded = record.get("evals_path")
     if not recorded:
-        raise InputError.one(it_dir / "iteration.json", "$.evals_path", "no eval set recorded: pass --evals")
+        where = "$.evals_path" if (it_dir / "iteration.json").is_file() else "--evals"
+        raise InputError.one(it_dir / "iteration.json", where, "no eval set recorded: pass --evals")
     return Path(recorded)
 
 
@@ -73,25 +80,28 @@ class RunRef:
     configuration: str
     run_number: int
     run_dir: Path
+    eval_dir: Path | None = None  # the eval's folder as found (skill-creator names them freely)
 
 
 def find_runs(it_dir: Path, evals: dict[int, Eval]) -> list[RunRef]:
-    """Every executed run (it has outputs/) under eval folders that carry eval_metadata.json.
-    An eval folder whose id is not in the eval set is an error: its runs cannot be graded."""
+    """Every executed run (it has outputs/), in every layout discovery knows (`eval-*/<config>/
+    run-K/`, legacy `runs/`, a configuration folder holding outputs/ directly), the eval's id
+    from eval_metadata.json or else its folder name. An eval whose id is not in the eval set
+    is an error: its runs cannot be graded."""
     refs, unknown = [], []
-    for meta_path in sorted(it_dir.glob("*/eval_metadata.json")):
-        meta = load_model(meta_path, EvalMetadata)
-        ev = evals.get(int(meta.eval_id)) if str(meta.eval_id).isdigit() else None
+    for ev_dir in find_evals(it_dir)[0]:
+        if (Path(ev_dir.path) / METADATA).is_file():
+            load_model(Path(ev_dir.path) / METADATA, EvalMetadata)  # a broken one is bad input, named
+        ev = evals.get(int(ev_dir.eval_id)) if str(ev_dir.eval_id).isdigit() else None
+        runs = [r for r in eval_runs(ev_dir) if (Path(r.path) / "outputs").is_dir()]
         if ev is None:
-            unknown.append(str(meta.eval_id))
+            if runs or (Path(ev_dir.path) / METADATA).is_file():
+                unknown.append(str(ev_dir.eval_id))
             continue
-        for run_dir in sorted(meta_path.parent.glob("*/run-*")):
-            m = RUN_DIR.fullmatch(run_dir.name)
-            if m and (run_dir / "outputs").is_dir():
-                refs.append(RunRef(ev, run_dir.parent.name, int(m.group(1)), run_dir))
+        refs += [RunRef(ev, r.configuration, r.run_number, Path(r.path), Path(ev_dir.path)) for r in runs]
     if unknown:
         raise InputError.one(it_dir, "eval_metadata.json", f"eval id(s) {', '.join(unknown)} are not in the eval set")
-    return refs
+    return sorted(refs, key=lambda r: (r.eval.id, r.configuration, r.run_number))
 
 
 def failed_grading(grading: Grading, status: str, error: str | None) -> Grading:
@@ -114,11 +124,12 @@ def regrade_run(ref: RunRef, compiled: list[CompiledExpectation], grader: Grader
     return grading
 
 
-def update_metadata(it_dir: Path, ev: Eval) -> None:
-    """The viewer shows expectations from eval_metadata.json: keep it in step with the grading."""
+def update_metadata(it_dir: Path, ev: Eval, eval_dir: Path | None = None) -> None:
+    """The viewer shows expectations from eval_metadata.json: keep it in step with the grading.
+    Written in the eval's own folder (a skill-creator folder is not named like our slug)."""
     meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
                         expectations=ev.all_expectations())
-    write_json(it_dir / ev.slug / "eval_metadata.json", meta)
+    write_json((eval_dir or it_dir / ev.slug) / METADATA, meta)
 
 
 def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: str | None = None,
@@ -134,7 +145,8 @@ def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: st
 
 def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
                    judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
-    record = read_json(it_dir / "iteration.json")
+    # no iteration.json: a skill-creator iteration, whose runs someone else executed
+    record = read_json(it_dir / "iteration.json") if (it_dir / "iteration.json").is_file() else {}
     if not isinstance(record, dict):
         raise InputError.one(it_dir / "iteration.json", "$", "expected a JSON object")
     path = resolve_evals_path(it_dir, record, evals_path)
@@ -145,8 +157,8 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
     grader = grader or make_grader(judge, judge_model, judge_samples, use_cache)
     eval_dir = path.resolve().parent
 
-    for ev in {r.eval.id: r.eval for r in refs}.values():
-        update_metadata(it_dir, ev)
+    for ref in {r.eval.id: r for r in refs}.values():
+        update_metadata(it_dir, ref.eval, ref.eval_dir)
     for ref in refs:
         regrade_run(ref, compiled[ref.eval.id], grader, eval_dir)
 
@@ -160,13 +172,20 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
 def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str, Any],
                       thresholds: Thresholds) -> tuple[Benchmark, GateResult]:
 
-    configurations = record.get("configurations") or ["with_skill", "without_skill"]
-    arms = Arms(configurations[0], configurations[1] if len(configurations) > 1 else "without_skill")
+    configurations = record.get("configurations")
+    if configurations:
+        arms = Arms(configurations[0], configurations[1] if len(configurations) > 1 else "without_skill")
+    else:  # skill-creator's folders: its configuration names (with_skill / old_skill / ...)
+        arms = pick_arms((r.configuration for r in records), record.get("baseline_type"))
     number = record.get("iteration")
+    if not isinstance(number, int):
+        number = iteration_number(it_dir, record)
+    trials = record.get("trials_per_eval") or max((r.run_number for r in records), default=None)
     bench = build_benchmark(
-        records, skill_name=record.get("skill_name") or it_dir.parent.name, skill_path=record.get("skill_path"),
+        records, skill_name=record.get("skill_name") or default_skill_name(it_dir, record),
+        skill_path=record.get("skill_path"),
         iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
-        trials_requested=record.get("trials_per_eval"), thresholds=thresholds, arms=arms,
+        trials_requested=trials, thresholds=thresholds, arms=arms,
         executor_model=(record.get("executor") or {}).get("model"))
     write_benchmark(it_dir / "benchmark.json", bench)
     gate_result = evaluate(bench, thresholds)

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.gate import GateResult, ThresholdResult
+from skillassay.analyze.gate import INVALID, NOT_GATED, GateResult, ThresholdResult
 from skillassay.models import Benchmark
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
 from skillassay.store.jsonio import atomic_write_text
 
 # XML 1.0 forbids most control characters even when escaped; agent output is full of them.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-STATUS_ICON = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️"}
+STATUS_ICON = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", INVALID: "⛔", NOT_GATED: "➖"}
 VERDICT_ICON = {"PASS": "✅", "FAIL": "❌", "WARN": "⚠️"}
 
 
@@ -138,13 +138,31 @@ def _threshold_case(t: ThresholdResult, gate_result: GateResult, suite: str) -> 
     return case
 
 
+def _gate_case(gate_result: GateResult, suite: str) -> ET.Element | None:
+    """A testcase for what no threshold says: an invalid measurement fails (a CI reading only
+    JUnit must not see all green); nothing gated is skipped, never passed."""
+    if not gate_result.problems and gate_result.status != NOT_GATED:
+        return None
+    case = ET.Element("testcase", name="measurement" if gate_result.problems else "gate", classname=suite,
+                      time="0.000")
+    line = xml_text(gate_result.headline())
+    if gate_result.problems:
+        ET.SubElement(case, "failure", message=line, type="MeasurementInvalid").text = line
+    else:
+        ET.SubElement(case, "skipped", message=line)
+    ET.SubElement(case, "system-out").text = line
+    return case
+
+
 def junit_xml(bench: Benchmark, gate_result: GateResult, comparison: dict[str, Any] | None = None) -> str:
     skill = bench.skill_name or (bench.metadata.skill_name if bench.metadata else "skill")
     prefix = f"skillassay.{xml_text(skill)}"
     root = ET.Element("testsuites", name=f"{prefix} iteration {bench.iteration or '?'}")
     _suite(root, f"{prefix}.evals", [_eval_case(f, gate_result, f"{prefix}.evals") for f in eval_facts(bench, comparison)])
+    gate_case = _gate_case(gate_result, f"{prefix}.thresholds")
     _suite(root, f"{prefix}.thresholds",
-           [_threshold_case(t, gate_result, f"{prefix}.thresholds") for t in gate_result.thresholds])
+           ([gate_case] if gate_case is not None else [])
+           + [_threshold_case(t, gate_result, f"{prefix}.thresholds") for t in gate_result.thresholds])
     suites = root.findall("testsuite")
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
@@ -183,6 +201,8 @@ def github_step_summary(benchmark: Benchmark, gate_result: GateResult,
     skill = benchmark.skill_name or (benchmark.metadata.skill_name if benchmark.metadata else "skill")
     lines = [f"## {STATUS_ICON.get(gate_result.status, '')} skillassay: {md_cell(skill)}, iteration "
              f"{benchmark.iteration or '?'}: {gate_result.status}", ""]
+    if gate_result.status != gate_result.headline():  # INVALID, NOT_GATED or a fail on an invalid measurement
+        lines += [f"**{md_cell(gate_result.headline())}**", ""]
     s = benchmark.summary
     if s is not None:
         ratio = "n/a" if s.improvement_ratio is None else f"{s.improvement_ratio:.2f}x"

@@ -279,8 +279,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
 def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, Any] | None) -> list[str]:
     """The spec's recommendations: from regressions, low-reliability evals and threshold
     failures, plus what would make an undecided figure decided."""
-    recs = [f"Fix the measurement before reading anything else: {f}." for f in st.get("validity") or []
-            if f.startswith("measurement invalid")]
+    recs = [f"Fix the measurement before reading anything else: measurement invalid: {f}." for f in gate.problems]
     ungraded = sum((c or {}).get("trials_ungraded") or 0 for c in (st.get("configurations") or {}).values())
     if ungraded:
         recs.append(f"Grade the {ungraded} ungraded trials: each grading.json's evidence says why an expectation "
@@ -397,7 +396,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "previous": (comparison or {}).get("previous", {}).get("iteration"),
         "comparison": comparison,
         "gate": gate,
-        "invalid": [f for f in validity if f.startswith("measurement invalid")],
+        "invalid": gate.problems,  # measurement_problems: the same reasons as the console's
         "warnings": [f for f in validity if not f.startswith("measurement invalid")],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "certainty": certainty_notes(bench, st, gate, comparison),

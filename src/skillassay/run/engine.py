@@ -42,7 +42,7 @@ from skillassay.run.plan import (
     hash_value,
     plan_trials,
 )
-from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline
+from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline, reuse_hint
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
@@ -106,6 +106,7 @@ class RunOutcome:
     failed: int
     records: list[TrialRecord]
     comparison: dict | None = None  # vs the previous iteration (compare.py)
+    hints: list[str] = field(default_factory=list)  # what would make the next run cheaper (reuse.reuse_hint)
 
 
 class Progress:
@@ -280,11 +281,16 @@ def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
     return hash_tree(snap)
 
 
-def write_eval_metadata(it_dir: Path, evals: list[Eval]) -> None:
+def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, list[Path]] | None = None) -> None:
+    """`files` and their sha256 ride along (extra fields), so `compare` can tell an eval whose
+    input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
+        extra = {} if input_files is None else {
+            "files": list(ev.files),
+            "files_sha256": {rel: hash_file(f) for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
         meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
-                            expectations=ev.all_expectations())
+                            expectations=ev.all_expectations(), **extra)
         write_json(path, meta)
 
 
@@ -362,8 +368,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     for folder in (p.workspace, it_dir):  # what a killed run or aggregation left half-written
         remove_stale_temps(folder)
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
-    write_eval_metadata(it_dir, p.evals.evals)
-    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, [ev.slug for ev in p.evals.evals], trials)
+    write_eval_metadata(it_dir, p.evals.evals, p.input_files)
+    slugs = [ev.slug for ev in p.evals.evals]
+    reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
@@ -401,8 +408,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                            comparison=comparison)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
+    hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
+            if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
-                      sum(1 for r in executed if not r.completed), records, comparison)
+                      sum(1 for r in executed if not r.completed), records, comparison, [hint] if hint else [])
 
 
 def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:

@@ -19,7 +19,7 @@ from pathlib import Path
 from skillassay.errors import InputError
 from skillassay.run.plan import hash_tree
 from skillassay.store.jsonio import write_json
-from skillassay.store.layout import SNAPSHOT_DIR, iteration_dir, remove_tree
+from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir, remove_tree
 
 PROVENANCE = "baseline_reuse.json"
 MUST_MATCH = {"settings": "the model or executor settings (seed, temperature, options, baseline type)",
@@ -136,3 +136,29 @@ def archive_failed_attempt(run_dir: Path) -> Path:
     partial.rename(dest)
     (run_dir / "grading.json").unlink(missing_ok=True)
     return dest
+
+
+def reuse_hint(workspace: Path, target: Path, fingerprint: dict[str, str], configuration: str,
+               eval_slugs: list[str], trials: int) -> str | None:
+    """The `--baseline-from` suggestion after a run that paid for baseline trials an earlier
+    iteration already had under the same eval set and settings (only the skill changed, and
+    the no-skill baseline never sees it). None when no earlier iteration qualifies, or for a
+    previous_version baseline (its old skill changes with every iteration)."""
+    if configuration != "without_skill":
+        return None
+    for n in reversed(existing_iterations(workspace)):
+        source = iteration_dir(workspace, n)
+        if source.resolve() == target.resolve():
+            continue
+        try:
+            if refusal(source_fingerprint(source), fingerprint) is not None:
+                continue
+        except InputError:
+            continue
+        graded = sum((source / slug / configuration / f"run-{k}" / "grading.json").is_file()
+                     for slug in eval_slugs for k in range(1, trials + 1))
+        if graded:
+            return (f"the baseline arm is unchanged since iteration {n} (same eval set and settings; only the skill "
+                    f"changed): next time, `--baseline-from {n}` reuses its {graded} graded baseline trials instead "
+                    "of running them again")
+    return None

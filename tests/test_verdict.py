@@ -1,0 +1,171 @@
+"""What `run` and `aggregate` say and exit with when the measurement cannot carry a verdict
+(everything errored), when nothing was gated, and when the gate is undecided: real runs of
+the `echo` executor on the example skill, real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from skillassay.cli.main import app
+
+runner = CliRunner()
+
+
+def run_echo(skill: Path, ws: Path, cfg: dict, *extra: str) -> tuple[int, str]:
+    path = ws.parent / "cfg.json"
+    path.write_text(json.dumps(cfg))
+    result = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--workspace", str(ws),
+                                 "--config", str(path), *extra])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.output
+
+
+def test_every_trial_errored_never_exits_0_and_says_why(example_skill: Path, tmp_path: Path) -> None:
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1},
+                         "-o", "delay_seconds=2", "--timeout", "0.05")
+    assert code == 3, out
+    assert "gate: PASS" not in out and "gate: INVALID" in out
+    assert "all with_skill trials errored" in out and "all baseline trials errored" in out
+    assert "16 trials run (16 errored)" in out
+    assert "next: Fix the measurement first" in out
+    it = tmp_path / "ws" / "iteration-1"
+    assert "INVALID" in (it / "benchmark.md").read_text() and "This measurement is invalid" in (it / "report.md").read_text()
+    # the same files aggregated again: aggregate says so and does not exit 0 either
+    result = runner.invoke(app, ["aggregate", str(it)])
+    assert result.exit_code == 3 and "measurement invalid" in result.output and "all with_skill trials errored" in result.output
+
+
+def test_no_thresholds_says_nothing_was_gated(example_skill: Path, tmp_path: Path) -> None:
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1})
+    assert code == 0, out
+    assert "gate: PASS" not in out and "gate: NOT_GATED" in out and "nothing was gated" in out
+
+
+def test_inconclusive_run_says_what_would_decide_it(example_skill: Path, tmp_path: Path) -> None:
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.9}})
+    assert code == 3, out
+    assert "INCONCLUSIVE: min_pass_rate" in out
+    step = next(line for line in out.splitlines() if line.startswith("  next: min_pass_rate is undecided"))
+    assert "trials" in step or "evals" in step
+
+
+def test_progress_line_counts_errors_not_failures(example_skill: Path, tmp_path: Path) -> None:
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1})
+    lines = [line for line in out.splitlines() if line.startswith("[")]
+    assert len(lines) == 16 and any(": FAIL (0 errored so far, " in line for line in lines), out
+    assert not any("failed," in line for line in lines)
+
+
+def _rewrite_metadata(iteration: Path, eval_id: int, **changes: object) -> None:
+    path = iteration / f"eval-{eval_id}-e{eval_id}" / "eval_metadata.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def test_an_eval_is_the_same_only_if_its_content_is(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    same = {i: ("PPP", "FFF") for i in range(3, 9)}
+    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), **same})
+    it = write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), **same})
+    # eval 1 is now another task under the same id; eval 2 is the same eval and really regressed
+    _rewrite_metadata(it, 1, eval_name="opening-time", prompt="When does the office open?")
+    result = runner.invoke(app, ["compare", str(it), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["changed_evals"] == [{"eval_id": 1, "eval_name": "opening-time", "previous_eval_name": "e1",
+                                      "changed": ["prompt"]}]
+    assert 1 not in [r["eval_id"] for r in data["per_eval"]] and 2 in [r["eval_id"] for r in data["per_eval"]]
+    assert any("not compared" in n and "prompt of eval-1 (opening-time)" in n for n in data["notes"])
+    assert all(r["eval_id"] != 1 for r in data["raw_regressions"] if isinstance(r, dict)) and 1 not in data["raw_regressions"]
+    # changed expectations or input files count too; an unchanged eval does not
+    _rewrite_metadata(it, 3, expectations=["answer is right", {"type": "contains", "value": "4433"}])
+    _rewrite_metadata(it, 4, files=["data.csv"], files_sha256={"data.csv": "ab" * 32})
+    data = json.loads(runner.invoke(app, ["compare", str(it), "--json"]).stdout)
+    assert {r["eval_id"]: r["changed"] for r in data["changed_evals"]} == {1: ["prompt"], 3: ["expectations"]}
+    # eval 4: files recorded only now (an older iteration never recorded them) is not a change
+    _rewrite_metadata(tmp_path / "iteration-1", 4, files=["data.csv"], files_sha256={"data.csv": "cd" * 32})
+    data = json.loads(runner.invoke(app, ["compare", str(it), "--json"]).stdout)
+    assert {r["eval_id"]: r["changed"] for r in data["changed_evals"]} == {1: ["prompt"], 3: ["expectations"], 4: ["files"]}
+    out = runner.invoke(app, ["compare", str(it)]).output
+    assert "eval-2 (e2): regressed" in out  # the same eval, really worse: called
+    assert "eval-1 (opening-time): " not in out.split("Changed since")[0]  # never reported as a regression
+
+
+def test_run_records_input_files_in_eval_metadata(example_skill: Path, tmp_path: Path) -> None:
+    evals = json.loads((example_skill / "evals" / "evals.json").read_text())
+    (example_skill / "notes.txt").write_text("port 4433\n")
+    evals["evals"][0]["files"] = ["notes.txt"]
+    (example_skill / "evals" / "evals.json").write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1})
+    assert code == 0, out
+    meta = json.loads(next((tmp_path / "ws" / "iteration-1").glob("eval-1-*/eval_metadata.json")).read_text())
+    assert meta["files"] == ["notes.txt"] and len(meta["files_sha256"]["notes.txt"]) == 64
+
+
+def test_run_suggests_baseline_from_when_only_the_skill_changed(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "--baseline-from" not in out  # first iteration: nothing to reuse
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nOne more line.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "skill changed since iteration 1" in out
+    assert "tip: the baseline arm is unchanged since iteration 1" in out
+    assert "`--baseline-from 1` reuses its 8 graded baseline trials" in out
+    # taking the advice: the baseline is copied, not run, and nothing is suggested any more
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nAnd another.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "2")
+    assert "8 trials already graded, 8 to run" in out and "tip:" not in out
+    # settings changed (another seed): the baseline is not the same measurement, no suggestion
+    (example_skill / "SKILL.md").write_text((example_skill / "SKILL.md").read_text() + "\nAnd a third.\n")
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--seed", "7")
+    assert "tip:" not in out
+
+
+def _skill_creator_iteration(root: Path) -> tuple[Path, Path]:
+    """Runs executed by someone else, laid out as skill-creator does: descriptive eval folder
+    names, outputs on disk, no iteration.json, no grading yet (and one legacy flat run)."""
+    it = root / "report-skill-workspace" / "iteration-1"
+    answers = {"with_skill": ["Total: 42 EUR", "Total: 42 EUR"], "without_skill": ["about forty", "42 EUR in all"]}
+    folder = it / "summarise-invoice"
+    folder.mkdir(parents=True)
+    (folder / "eval_metadata.json").write_text(json.dumps({"eval_id": 0, "eval_name": "summarise-invoice",
+                                                           "prompt": "Summarise the invoice"}))
+    for config, texts in answers.items():
+        for k, text in enumerate(texts, start=1):
+            out = folder / config / f"run-{k}" / "outputs"
+            out.mkdir(parents=True)
+            (out / "summary.md").write_text(text)
+    flat = it / "eval-1-totals" / "with_skill" / "outputs"  # no run-K level, no metadata
+    flat.mkdir(parents=True)
+    (flat / "summary.md").write_text("Total: 42 EUR")
+    evals = root / "evals.json"
+    evals.write_text(json.dumps({"skill_name": "report-skill", "evals": [
+        {"id": 0, "prompt": "Summarise the invoice",
+         "expectations": [{"type": "file_contains", "path": "summary.md", "value": "42 EUR"}]},
+        {"id": 1, "prompt": "Give the total",
+         "expectations": [{"type": "file_contains", "path": "summary.md", "value": "42"}]}]}))
+    return it, evals
+
+
+def test_grade_with_evals_works_on_a_skill_creator_iteration(tmp_path: Path) -> None:
+    it, evals = _skill_creator_iteration(tmp_path)
+    result = runner.invoke(app, ["grade", str(it), "--evals", str(evals)])
+    assert result.exit_code == 0, result.output
+    assert "re-graded 5 runs" in result.output
+    g = json.loads((it / "summarise-invoice" / "without_skill" / "run-1" / "grading.json").read_text())
+    assert g["summary"]["passed"] == 0 and g["summary"]["total"] == 1
+    assert (it / "eval-1-totals" / "with_skill" / "grading.json").is_file()
+    assert not (it / "eval-0").exists()  # metadata updated in the eval's own folder, no new one
+    bench = json.loads((it / "benchmark.json").read_text())
+    assert bench["skill_name"] == "report-skill" and bench["iteration"] == 1
+    assert bench["summary"]["with_skill"]["pass_rate"] == 1.0 and bench["summary"]["baseline"]["pass_rate"] == 0.5
+    # and `aggregate` reads the same folder to the same figures
+    assert runner.invoke(app, ["aggregate", str(it)]).exit_code in (0, 3)
+    again = json.loads((it / "benchmark.json").read_text())
+    assert again["summary"]["with_skill"]["pass_rate"] == 1.0
+    # without --evals there is nothing to grade against: said, exit 2
+    result = runner.invoke(app, ["grade", str(it)])
+    assert result.exit_code == 2 and "--evals" in result.output
