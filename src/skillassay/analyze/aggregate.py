@@ -166,6 +166,17 @@ def _spool_gone(written: Path, fh: object) -> None:
     raise RuntimeError(f"runs[] of this aggregation are in {written}; read it from there (nothing keeps them in memory)")
 
 
+def planned_trials(config: BenchmarkConfig | None, record: dict[str, Any], found: int) -> int:
+    """Trials per eval the iteration planned: iteration.json's (what `run` used, --trials
+    included), else a trials_per_eval the config states, else the most any eval ran. Never the
+    config's default: K = 10 data read with a config that omits it would report 3 and drop
+    pass@5 and pass@10. Never fewer than ran, since pass@k needs k <= what was planned."""
+    planned = record.get("trials_per_eval")
+    if not (isinstance(planned, int) and not isinstance(planned, bool) and planned > 0):
+        planned = config.trials_per_eval if config and "trials_per_eval" in config.model_fields_set else 0
+    return max(planned, found)
+
+
 def aggregate_iteration(iteration_dir: Path, *, skill_name: str | None = None, skill_path: str | None = None,
                         config_path: Path | None = None, output: Path | None = None,
                         timestamp: str | None = None, on_eval: EvalsRead | None = None) -> AggregateResult:
@@ -194,9 +205,7 @@ def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: st
             raise nothing_to_aggregate(iteration_dir, len(read.evals), read.run_folders, read.skipped)
         baseline_type = config.baseline_type if config else record.get("baseline_type")
         arms = choose_arms(read.configurations, baseline_type, iteration_dir)
-        trials = config.trials_per_eval if config else record.get("trials_per_eval")
-        if not (isinstance(trials, int) and trials > 0):
-            trials = read.trials_found
+        trials = planned_trials(config, record, read.trials_found)
         executor: dict[str, Any] = record["executor"] if isinstance(record.get("executor"), dict) else {}
         thresholds = config.thresholds if config else BenchmarkConfig().thresholds
         configs = list(dict.fromkeys([arms.skill, arms.baseline, *read.graded_configurations]))

@@ -287,31 +287,60 @@ def ratio_difference(a1: list[float], b1: list[float], a2: list[float], b2: list
     return out
 
 
+def _candidate_trials(start: int) -> list[int]:
+    return [k for k in [*range(start, start + 20), 30, 40, 60, 80, 100, 150, MAX_TRIALS_SEARCHED] if k >= start]
+
+
+def _normal_p(rb: float, ra: float, k: np.ndarray, regression: bool) -> np.ndarray:
+    """One-sided pooled two-proportion z-test p at k trials per arm, on the rounded counts the
+    exact search would test: only a guide to where the exact test will first call it."""
+    c1, c2 = np.round(rb * k), np.round(ra * k)
+    pooled = (c1 + c2) / (2 * k)
+    se = np.sqrt(np.maximum(pooled * (1 - pooled), 1e-12) * 2 / k)
+    z = ((c1 - c2) if regression else (c2 - c1)) / k / se
+    return np.asarray(sps.norm.sf(z))
+
+
 def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list[float | None],
                    index: int, q: float, regression: bool) -> int | None:
     """Smallest trials per arm at which this eval's change would be called at FDR q, if the
     observed pass rates held and the other evals' p-values stayed as they are. Uses the same
     exact test and BH step as the call itself. None when the rates are equal or even
-    MAX_TRIALS_SEARCHED per arm would not do."""
+    MAX_TRIALS_SEARCHED per arm would not do.
+
+    Scanning every candidate with Boschloo took ~0.4 s per eval (~30 s for 20 evals on a loaded
+    machine), so the BH step is solved in closed form for the largest raw p that is called, a
+    normal approximation says where to start, and the exact test only confirms the answer and
+    that the candidate below it does not call: about three exact tests per eval."""
     (cb, nb), (ca, na) = before, after
     if not nb or not na:
         return None
     rb, ra = cb / nb, ca / na
     if math.isclose(rb, ra) or (ra < rb) != regression:
         return None
-    start = max(nb, na) + 1
-    for k in [*range(start, start + 20), 30, 40, 60, 80, 100, 150, MAX_TRIALS_SEARCHED]:
-        if k < start:
-            continue
-        c1, c2 = round(rb * k), round(ra * k)
-        if c1 == c2:
-            continue
-        p_reg, p_imp = stats.one_sided_exact_p(c1, k, c2, k, only_observed_direction=True)
+    ks = [k for k in _candidate_trials(max(nb, na) + 1) if round(rb * k) != round(ra * k)]
+    if not ks:
+        return None
+    limit = stats.bh_call_threshold(others, index, q)
+    guide = _normal_p(rb, ra, np.array(ks, dtype=float), regression)
+    if guide[-1] > 3 * limit:
+        return None  # far beyond the exact test's reach at MAX_TRIALS_SEARCHED: no need to ask it
+
+    def called(k: int) -> bool:
+        p_reg, p_imp = stats.one_sided_exact_p(round(rb * k), k, round(ra * k), k, only_observed_direction=True)
         ps = list(others)
         ps[index] = p_reg if regression else p_imp
         adj = stats.bh_adjust(ps)[index]
-        if adj is not None and adj <= q:
-            return k
+        return adj is not None and adj <= q
+
+    i = int(np.argmax(guide <= limit)) if (guide <= limit).any() else len(ks) - 1
+    if called(ks[i]):
+        while i > 0 and called(ks[i - 1]):
+            i -= 1
+        return ks[i]
+    for j in range(i + 1, len(ks)):
+        if called(ks[j]):
+            return ks[j]
     return None
 
 

@@ -9,6 +9,7 @@ one eval share the prompt, so treating E*K trials as independent would overstate
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -422,21 +423,45 @@ def one_sided_exact_p(
     it could not reject anyway, a larger p only makes Benjamini-Hochberg more conservative,
     and Boschloo costs ~0.1 s per call at K = 200.
     """
-    from scipy import stats as sps
-
     if n_before <= 0 or n_after <= 0:
         return None, None
     total = c_before + c_after
     if total == 0 or total == n_before + n_after:
         return 1.0, 1.0
-    table = [[c_before, c_after], [n_before - c_before, n_after - c_after]]
     drop = c_before * n_after - c_after * n_before  # > 0 when the rate went down
     p_reg = p_imp = 1.0
     if not only_observed_direction or drop > 0:
-        p_reg = float(sps.boschloo_exact(table, alternative="greater").pvalue)
+        p_reg = _boschloo(c_before, n_before, c_after, n_after, "greater")
     if not only_observed_direction or drop < 0:
-        p_imp = float(sps.boschloo_exact(table, alternative="less").pvalue)
+        p_imp = _boschloo(c_before, n_before, c_after, n_after, "less")
     return min(1.0, p_reg), min(1.0, p_imp)
+
+
+@functools.lru_cache(maxsize=4096)
+def _boschloo(c_before: int, n_before: int, c_after: int, n_after: int, alternative: str) -> float:
+    """One Boschloo p-value, remembered: evals with the same counts (common at small K) and the
+    trials-to-call search, which re-asks the same tables, then pay for each table once."""
+    from scipy import stats as sps
+
+    table = [[c_before, c_after], [n_before - c_before, n_after - c_after]]
+    return float(sps.boschloo_exact(table, alternative=alternative).pvalue)
+
+
+def bh_call_threshold(p_values: Sequence[float | None], index: int, q: float) -> float:
+    """The largest raw p that test `index` may have and still be called at FDR q by
+    Benjamini-Hochberg, the other p-values staying as they are.
+
+    Closed form of the step-up rule: with m tests and the others sorted o_1 <= ... <= o_{m-1},
+    a p-value x is rejected iff some rank r has x <= r q / m and o_{r-1} <= r q / m (then at
+    least r p-values are <= r q / m, so the step-up rule reaches x). None entries are not tests.
+    """
+    others = sorted(p for i, p in enumerate(p_values) if i != index and p is not None)
+    m = len(others) + 1
+    best = q / m
+    for r in range(2, m + 1):
+        if others[r - 2] <= r * q / m:
+            best = r * q / m
+    return best
 
 
 def bh_adjust(p_values: Sequence[float | None]) -> list[float | None]:
