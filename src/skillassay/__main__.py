@@ -1,3 +1,3 @@
-from skillassay.cli.main import app
+from skillassay.cli.main import main
 
-app()
+main()

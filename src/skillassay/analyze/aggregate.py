@@ -10,7 +10,6 @@ and every run that could not be read is named, by path, in the output and in `no
 from __future__ import annotations
 
 import gc
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ from skillassay.analyze.gate import evaluate, measurement_problems
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
-from skillassay.store.jsonio import atomic_write_text, load_model, remove_stale_temps
+from skillassay.store.jsonio import atomic_write_text, load_json_lenient, load_model, remove_stale_temps
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import RunIssue, read_trial
 from skillassay.store.records import TrialRecord, sort_records
@@ -129,10 +128,7 @@ def choose_arms(configurations: list[str], baseline_type: str | None, where: Pat
 
 def read_iteration_record(iteration: Path) -> dict[str, Any]:
     """Our own iteration.json (absent in skill-creator workspaces): a source of defaults only."""
-    try:
-        data = json.loads((iteration / "iteration.json").read_bytes())
-    except (OSError, ValueError):
-        return {}
+    data = load_json_lenient(iteration / "iteration.json")
     return data if isinstance(data, dict) else {}
 
 

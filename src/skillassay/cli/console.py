@@ -5,14 +5,21 @@ Shared by the command modules (main, improve) so that none of them imports anoth
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import tempfile
+import traceback
 from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import platformdirs
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from skillassay.errors import EXIT_BAD_INPUT, InputError
+from skillassay.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, InputError
 
 # markup off by default: printed text carries eval names, evidence and paths, which may
 # contain [brackets]; calls that want styling opt in and escape what they interpolate.
@@ -33,3 +40,42 @@ def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(EXIT_BAD_INPUT) from None
 
     return wrapper
+
+
+def crash_log_dir() -> Path:
+    return platformdirs.user_log_path("skillassay")
+
+
+def write_crash_log(exc: BaseException) -> Path:
+    """The traceback, redacted (exception text can carry a key), in our user log folder, else in
+    the temp folder: the user gets a file to attach to a bug report, not a screenful."""
+    from skillassay.store.redact import redact
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    text = redact(f"skillassay {' '.join(sys.argv[1:])}\n\n" + "".join(traceback.format_exception(exc)))
+    for folder in (crash_log_dir(), Path(tempfile.gettempdir())):
+        path = folder / f"crash-{stamp}-{os.getpid()}.log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    raise exc
+
+
+def run_app(app: Callable[[], Any]) -> None:
+    """Run the CLI. An exception that reaches here is a bug in skillassay, not a verdict and not
+    bad input: one line says so, the traceback goes to a log file, and the exit code is our own
+    (EXIT_INTERNAL), so CI never reads a crash as a failed threshold (1) or a pass."""
+    try:
+        app()
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        try:
+            where = f"traceback in {write_crash_log(exc)}"
+        except Exception:  # noqa: BLE001 - cannot write anywhere: the traceback goes to stderr
+            traceback.print_exc()
+            where = "traceback above"
+        err.print(f"internal error (a bug in skillassay, please report it): {type(exc).__name__}: "
+                  f"{str(exc).splitlines()[0] if str(exc) else ''} - {where}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_INTERNAL)

@@ -365,5 +365,8 @@ from skillassay.cli.improve import register as _register_improve  # noqa: E402  
 _register_improve(app)
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The console script and `python -m skillassay`: the app behind the crash handler."""
+    from skillassay.cli.console import run_app
+
+    run_app(app)

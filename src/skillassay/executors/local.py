@@ -21,6 +21,7 @@ import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.spec.skill import Skill
+from skillassay.store.jsonio import load_json_lenient
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -57,10 +58,8 @@ def safe_batch_size(model: Path) -> int:
     """FAST_N_BATCH when batched decoding works with this build on this CPU, else 1."""
     cache = Path(platformdirs.user_cache_dir("skillassay")) / "llama-batch-probe.json"
     key = _probe_cache_key(model)
-    try:
-        known = json.loads(cache.read_text())
-    except (OSError, ValueError):
-        known = {}
+    known = load_json_lenient(cache, {})
+    known = known if isinstance(known, dict) else {}
     if key not in known:
         code = ("import sys; from llama_cpp import Llama; "
                 f"m = Llama(model_path=sys.argv[1], n_ctx=256, n_batch={FAST_N_BATCH}, verbose=False); "

@@ -8,7 +8,6 @@ judge, its cache and the grader's timing (grading.json and timing.json) on top o
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterable
@@ -32,7 +31,7 @@ from skillassay.models import (
     Timing,
 )
 from skillassay.models.runfiles import GradingTiming, UserNotesSummary
-from skillassay.store.jsonio import now_iso
+from skillassay.store.jsonio import load_json_lenient, now_iso
 from skillassay.store.layout import ANSWER_FILE
 
 if TYPE_CHECKING:
@@ -193,10 +192,7 @@ def record_grader_timing(run_dir: Path, start: str, end: str, seconds: float) ->
     from skillassay.store.jsonio import write_json
 
     path = run_dir / "timing.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except ValueError:
-        data = {}
+    data = load_json_lenient(path, {})
     if not isinstance(data, dict):
         data = {}
     data.update(grader_start=start, grader_end=end, grader_duration_seconds=round(seconds, 6))

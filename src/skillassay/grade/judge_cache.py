@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.models import ExpectationResult
-from skillassay.store.jsonio import write_json
+from skillassay.store.jsonio import load_json_lenient, write_json
 
 CACHE_FILE = "grading_cache.json"
 SCHEMA_VERSION = 1
@@ -51,13 +51,11 @@ class JudgeCache:
     def load(cls, run_dir: Path) -> JudgeCache:
         """A missing or unreadable cache is an empty one (it only saves time)."""
         path = run_dir / CACHE_FILE
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return cls(path)
+        data = load_json_lenient(path)
         if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
             return cls(path)
-        return cls(path, dict(data.get("entries") or {}), dict(data.get("extras") or {}))
+        entries, extras = data.get("entries"), data.get("extras")
+        return cls(path, entries if isinstance(entries, dict) else {}, extras if isinstance(extras, dict) else {})
 
     def get(self, key: str) -> ExpectationResult | None:
         hit = self.entries.get(key)

@@ -7,7 +7,6 @@ looked up defensively: an older or foreign file still gets the charts its fields
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 from pathlib import Path
@@ -23,16 +22,14 @@ os.environ.setdefault("MPLCONFIGDIR", str(Path(platformdirs.user_cache_dir("skil
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402 - after MPLCONFIGDIR
 from matplotlib.figure import Figure  # noqa: E402
 
+from skillassay.store.jsonio import load_json_lenient
+
 MAX_EVALS_CHARTED = 40  # beyond this the bars are unreadable; tables still list every eval
 SKILL_COLOR, BASE_COLOR = "#2b6cb0", "#a0aec0"
 
 
 def load_benchmark(iteration_dir: Path) -> dict[str, Any]:
-    path = iteration_dir / "benchmark.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = load_json_lenient(iteration_dir / "benchmark.json")
     return data if isinstance(data, dict) else {}
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from skillassay.errors import InputError
 from skillassay.models import Eval
+from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import existing_iterations, iteration_dir, run_dir
 
 
@@ -113,8 +114,6 @@ def _requested(workspace: Path, fingerprint: dict[str, str], n: int, existing: l
 
 
 def read_fingerprint(iteration: Path) -> dict[str, str]:
-    try:
-        data = json.loads((iteration / "iteration.json").read_text(encoding="utf-8"))
-        return dict(data.get("fingerprint", {}))
-    except (OSError, ValueError):
-        return {}
+    data = load_json_lenient(iteration / "iteration.json")
+    fingerprint = data.get("fingerprint") if isinstance(data, dict) else None
+    return {str(k): str(v) for k, v in fingerprint.items()} if isinstance(fingerprint, dict) else {}

@@ -12,13 +12,12 @@ source are left for the engine to run (topping up to the requested trials).
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from skillassay.errors import InputError
 from skillassay.run.plan import hash_tree
-from skillassay.store.jsonio import write_json
+from skillassay.store.jsonio import load_json_lenient, parse_json_bytes, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir, remove_tree
 
 PROVENANCE = "baseline_reuse.json"
@@ -38,7 +37,7 @@ def resolve_source(value: str | Path, workspace: Path) -> Path:
 def source_fingerprint(source: Path) -> dict[str, str]:
     path = source / "iteration.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json_bytes(path.read_bytes())
     except (OSError, ValueError):
         raise InputError.one(path, "fingerprint",
                              "cannot reuse its baseline: no readable iteration.json, so nothing proves the "
@@ -99,10 +98,9 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
 def write_provenance(target: Path, source: Path, configuration: str, copied: list[Path]) -> None:
     """Which runs came from where, merged with an earlier record when a reuse is resumed."""
     path = target / PROVENANCE
-    try:
-        earlier = json.loads(path.read_text(encoding="utf-8")).get("runs", [])
-    except (OSError, ValueError, AttributeError):
-        earlier = []
+    data = load_json_lenient(path)
+    earlier = data.get("runs") if isinstance(data, dict) else None
+    earlier = [r for r in earlier if isinstance(r, str)] if isinstance(earlier, list) else []
     runs = list(dict.fromkeys([*earlier, *(str(p.relative_to(target)) for p in copied)]))
     write_json(path, {"schema_version": 1, "source": str(source.resolve()), "configuration": configuration,
                       "runs": runs})

@@ -10,6 +10,34 @@ from typing import Any
 import yaml
 
 from skillassay.errors import InputError, Problem
+from skillassay.store.jsonio import MAX_DEPTH, JSONLimitError, check_limits
+
+MAX_FRONTMATTER_CHARS = 100_000  # the spec's fields fit in a few KB
+
+
+class _TooDeep(yaml.YAMLError):
+    pass
+
+
+class FrontmatterLoader(yaml.SafeLoader):
+    """SafeLoader with limits: PyYAML's composer recurses once per nesting level (RecursionError
+    near 1,000), and aliases let a few lines stand for billions of nodes once anything walks
+    them; frontmatter needs neither deep nesting nor aliases."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise _TooDeep(f"line {mark.line + 1}: YAML aliases (*name) are not allowed in frontmatter")
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _TooDeep(f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep")
+            return super().compose_node(parent, index)  # type: ignore[no-any-return, arg-type]
+        finally:
+            self._depth -= 1
 
 
 @dataclass(frozen=True)
@@ -65,10 +93,17 @@ def split_frontmatter(text: str, file: Path) -> tuple[dict, str]:
             break
     else:
         raise InputError.one(file, "frontmatter", "frontmatter block is not closed by '---'")
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        raise InputError.one(file, "frontmatter", f"{len(raw):,} characters is over the {MAX_FRONTMATTER_CHARS:,} limit")
     try:
-        data = yaml.safe_load(raw) or {}
+        data = yaml.load(raw, Loader=FrontmatterLoader) or {}  # noqa: S506 - a SafeLoader subclass
+        check_limits(data, strings=True)  # a "\ud800" escape gives a str no file can hold
+    except _TooDeep as exc:
+        raise InputError.one(file, "frontmatter", str(exc)) from None
     except yaml.YAMLError as exc:
         raise InputError.one(file, "frontmatter", f"invalid YAML: {exc}") from None
+    except JSONLimitError as exc:
+        raise InputError.one(file, f"frontmatter {exc.location}", exc.message) from None
     if not isinstance(data, dict):
         raise InputError.one(file, "frontmatter", "expected a YAML mapping of keys to values")
     return data, body

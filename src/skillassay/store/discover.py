@@ -15,7 +15,6 @@ so a 200,000-run iteration costs one directory listing per eval and configuratio
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay.errors import InputError, describe_error
+from skillassay.store.jsonio import parse_json_bytes
 from skillassay.store.layout import RUN_DIR
 
 EVAL_DIR = re.compile(r"eval-(\d+)(?:-(.+))?")
@@ -113,7 +113,7 @@ def read_identity(eval_path: str, folder: str, warnings: list[str]) -> tuple[int
     path = os.path.join(eval_path, METADATA)
     try:
         with open(path, "rb") as fh:
-            data = json.loads(fh.read())
+            data = parse_json_bytes(fh.read())
     except FileNotFoundError:
         return fallback
     except (OSError, ValueError) as exc:

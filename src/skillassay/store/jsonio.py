@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TextIO, TypeVar, cast
 
+import orjson
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
@@ -147,25 +148,147 @@ def write_json(path: Path | str, data: Any) -> None:
     atomic_write_text(path, dump_json(data))
 
 
+# --- the one guarded parse every reader goes through ---------------------------------------
+#
+# Files come from other tools, other people and models. Python's json recurses (RecursionError
+# near depth 1,000), refuses integers over 4,300 digits with a bare ValueError, and accepts
+# lone surrogates that no encoder can write back; orjson reads 1,024 levels (deeper than
+# Python code can later walk) and turns long integers into floats. So: orjson first (fast), json
+# when orjson refuses or a long integer is present, and the limits below checked on the result.
+
+MAX_JSON_BYTES = 1 << 30  # a file beyond this is refused before it is read into memory
+MAX_DEPTH = 64  # nesting levels; our own files use fewer than 10
+MAX_INT_DIGITS = 64  # digits of one integer; no count, id or seed of ours needs more
+_LONG_RUN = re.compile(rb"[0-9]{19,}")  # orjson reads integers of 20+ digits as floats
+_HAS_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class JSONLimitError(ValueError):
+    """A file that parses but breaks a limit (or that Python's parser cannot take). A ValueError,
+    so readers that already treat ValueError as 'this file is broken' keep doing so."""
+
+    def __init__(self, location: str, message: str) -> None:
+        super().__init__(f"{location}: {message}" if location else message)
+        self.location = location
+        self.message = message
+
+
+def _line_col(raw: bytes, pos: int) -> str:
+    line, line_start = raw.count(b"\n", 0, pos) + 1, raw.rfind(b"\n", 0, pos) + 1
+    return f"line {line} column {pos - line_start + 1}"
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise JSONLimitError("", f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def check_limits(data: Any, strings: bool) -> None:
+    """Depth (always) and lone surrogates (when `strings`), naming the first offending place.
+    Iterative, so the check itself cannot hit the recursion limit."""
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(data, ())]
+    while stack:
+        node, loc = stack.pop()
+        if isinstance(node, dict):
+            items: Any = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            if strings and isinstance(node, str):
+                _check_string(node, loc)
+            continue
+        if len(loc) >= MAX_DEPTH:
+            where = json_path(loc[:8]) + ("..." if len(loc) > 8 else "")
+            raise JSONLimitError(where, f"nested more than {MAX_DEPTH} levels deep")
+        for key, value in items:
+            if strings and isinstance(key, str):
+                _check_string(key, loc)
+            if strings or isinstance(value, dict | list):
+                stack.append((value, (*loc, key)))
+
+
+def _check_string(text: str, loc: tuple[int | str, ...]) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise JSONLimitError(json_path(loc), f"a string holds an unpaired surrogate "
+                                             f"\\u{ord(text[exc.start]):04x}, which is not Unicode text") from None
+
+
+def parse_json_bytes(raw: bytes) -> Any:
+    """Parse JSON under the limits above. Raises json.JSONDecodeError (a ValueError, with line and
+    column) for bad JSON and JSONLimitError (a ValueError, with where) for a broken limit."""
+    if len(raw) > MAX_JSON_BYTES:
+        raise JSONLimitError("", f"{len(raw):,} bytes is over the {MAX_JSON_BYTES:,}-byte limit")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not _LONG_RUN.search(raw):
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if str(exc).startswith("depth limit exceeded"):
+                raise JSONLimitError(_line_col(raw, exc.pos), f"nested more than {MAX_DEPTH} levels deep") from None
+        else:
+            # Depth cannot exceed the number of brackets; count them first (C speed) to skip the walk.
+            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+                check_limits(data, strings=False)
+            return data
+    # json decides what orjson refuses (NaN, Infinity: json reads them) and says why with line
+    # and column; and it keeps long integers exact.
+    text = raw.decode("utf-8")
+    try:
+        data = json.loads(text, parse_int=_bounded_int)
+    except RecursionError:
+        raise JSONLimitError("", f"nested more than {MAX_DEPTH} levels deep") from None
+    except JSONLimitError as exc:
+        digits = re.search(rf"[0-9]{{{MAX_INT_DIGITS + 1},}}", text)
+        where = _line_col(raw, len(text[: digits.start()].encode("utf-8"))) if digits else ""
+        raise JSONLimitError(where, exc.message) from None
+    check_limits(data, strings=bool(_HAS_ESCAPED_SURROGATE.search(raw)))
+    return data
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; any failure (missing, folder, empty, bad encoding, bad JSON) is an
-    InputError that names the file and, for syntax errors, the line and column."""
+    """Parse a JSON file; any failure (missing, folder, empty, bad encoding, bad JSON, a limit
+    broken) is an InputError that names the file and where in it."""
     if not path.exists():
         raise InputError.one(path, "", "file not found")
     if path.is_dir():
         raise InputError.one(path, "", "is a directory, expected a JSON file")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError.one(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise InputError.one(path, "", f"{path.stat().st_size:,} bytes is over the {MAX_JSON_BYTES:,}-byte limit")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError.one(path, "", f"cannot read: {exc.strerror}") from None
+    return parse_json_file_bytes(raw, path)
+
+
+def parse_json_file_bytes(raw: bytes, path: Path | str) -> Any:
+    """parse_json_bytes with every failure as an InputError naming `path` (for callers that
+    read the bytes themselves)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError.one(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if not text.strip():
         raise InputError.one(path, "", "file is empty, expected a JSON object")
     try:
-        return json.loads(text)
+        return parse_json_bytes(raw)
     except json.JSONDecodeError as exc:
         raise InputError.one(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except JSONLimitError as exc:
+        raise InputError.one(path, exc.location, exc.message) from None
+
+
+def load_json_lenient(path: Path | str, default: Any = None) -> Any:
+    """For files whose damage should only hide what they add (a cache, a viewer panel): the
+    parsed value, or `default` when the file is missing or broken in any way."""
+    try:
+        return parse_json_bytes(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return default
 
 
 def json_path(loc: tuple[int | str, ...]) -> str:

@@ -28,6 +28,7 @@ from types import TracebackType
 from filelock import FileLock, Timeout
 
 from skillassay.errors import InputError
+from skillassay.store.jsonio import load_json_lenient
 
 RUN_LOCK_FILE = ".skillassay-run.lock"  # stays after use on Unix: flock waiters must share one inode
 HOLDER_FILE = ".skillassay-run.holder.json"
@@ -81,10 +82,7 @@ def write_holder(path: Path, command: str) -> None:
 
 def read_holder(workspace: Path) -> dict[str, object]:
     """The holder's record, or {} when missing or unreadable (it may be mid-write or stale)."""
-    try:
-        data = json.loads((workspace / HOLDER_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = load_json_lenient(workspace / HOLDER_FILE)
     return data if isinstance(data, dict) else {}
 
 

@@ -3,9 +3,9 @@ command, whoever wrote the files; load_* give the pydantic models where a comman
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import reprlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,13 +17,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from skillassay.errors import describe_error
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
-from skillassay.store.jsonio import json_path
+from skillassay.store.jsonio import json_path, parse_json_bytes
 from skillassay.store.records import Outcome, TrialRecord, compact, trial_verdict
 
 
 def _read(path: Path) -> Any | None:
     try:
-        return json.loads(path.read_bytes())
+        return parse_json_bytes(path.read_bytes())
     except (OSError, ValueError):
         return None
 
@@ -131,7 +131,6 @@ class RunIssue:
         return f"{self.path}: {self.message}"
 
 
-_DECODER = json.JSONDecoder()
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
 _CHUNK = 1 << 16
@@ -169,8 +168,8 @@ def load_json_file(path: str) -> Any:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
-            pass  # json decides what orjson refuses (NaN) and says why with line and column
-    return _DECODER.decode(raw.decode("utf-8"))
+            pass  # the guarded parse decides what orjson refuses (NaN, depth) and says why
+    return parse_json_bytes(raw)
 
 
 def _is_int(v: Any) -> bool:
@@ -319,7 +318,7 @@ def _checked(d: dict, key: str, ok: Callable[[Any], bool], path: str, issues: li
     v = d.get(key)
     if v is None or ok(v):
         return v
-    issues.append(RunIssue(path, f"$.{key}: unexpected value {v!r}; reported as missing"))
+    issues.append(RunIssue(path, f"$.{key}: unexpected value {reprlib.repr(v)}; reported as missing"))
     return None
 
 

@@ -4,7 +4,6 @@ files are rendered only when that run is asked for."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from skillassay.report.charts import (
     trend_points,
 )
 from skillassay.store.discover import EVAL_DIR, discover
+from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
@@ -105,11 +105,7 @@ def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Ind
 
 def read_feedback(iteration_dir: Path) -> dict[str, Any]:
     """feedback.json as {"reviews": {run_id: text}, "status": ...}; unreadable means empty."""
-    try:
-        data = json.loads((iteration_dir / "feedback.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"reviews": {}, "status": "in_progress"}
-    data = as_dict(data)
+    data = as_dict(load_json_lenient(iteration_dir / "feedback.json"))
     reviews = {str(as_dict(r).get("run_id")): str(as_dict(r).get("feedback", "")) for r in as_list(data.get("reviews"))}
     return {"reviews": reviews, "status": str(data.get("status") or "in_progress")}
 
@@ -125,10 +121,7 @@ def index_payload(index: Index, bench: dict[str, Any], mode: str) -> dict[str, A
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return as_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return {}
+    return as_dict(load_json_lenient(path))
 
 
 def safe_child(base: Path, relative: str) -> Path | None:
@@ -283,10 +276,7 @@ def iteration_gate(iteration_dir: Path) -> GateResult | None:
 def iteration_comparison(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | None:
     """comparison_previous.json, else a comparison section in benchmark.json. A damaged file
     only hides the section: a review page should open whatever state the folder is in."""
-    try:
-        data = json.loads((iteration_dir / "comparison_previous.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
+    data = load_json_lenient(iteration_dir / "comparison_previous.json")
     found = as_dict(data) or as_dict(bench.get("comparison")) or as_dict(as_dict(bench.get("statistics")).get("comparison"))
     return found or None
 

@@ -1,0 +1,293 @@
+"""Fuzz every file skillassay reads: take a real workspace (made by `run` with the echo
+executor), damage one file in one hostile way, run the commands that read it, and count what
+is not a clean exit (0-3) as a finding: a traceback, or an exit code no command documents.
+
+The same cases (hypothesis strategies) run in the suite, briefly (tests/test_fuzz.py); this
+script runs many more and prints figures:
+
+    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--seed 1] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from skillassay.cli.main import app
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "acme-vpn"
+HOLE = "\u0000hole\u0000"  # stands for the damaged node until the text is written
+CLEAN_EXITS = {0, 1, 2, 3}
+
+
+# --- the workspace -------------------------------------------------------------------------
+
+
+def build_base(root: Path) -> Path:
+    """skill/ (3 evals) and ws/ with two iterations of 1 trial each, made by the real CLI."""
+    skill = root / "acme-vpn"
+    shutil.copytree(EXAMPLE, skill)
+    evals_path = skill / "evals" / "evals.json"
+    evals = json.loads(evals_path.read_text())
+    evals["evals"] = evals["evals"][:3]
+    evals_path.write_text(json.dumps(evals, indent=2))
+    args = ["run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(root / "ws")]
+    for n in (1, 2):
+        result = CliRunner().invoke(app, args, catch_exceptions=False)
+        if result.exit_code not in CLEAN_EXITS:
+            raise RuntimeError(f"building the base workspace failed: {result.output}")
+        if n == 1:  # a new skill version, so the second run is iteration-2
+            md = skill / "SKILL.md"
+            md.write_text(md.read_text() + "\nThe help desk answers within a day.\n")
+    it2 = root / "ws" / "iteration-2"
+    (it2 / "feedback.json").write_text(json.dumps(
+        {"reviews": [{"run_id": "eval-1-server-port/with_skill/run-1", "feedback": "ok", "timestamp": "x"}],
+         "status": "in_progress"}))
+    return root
+
+
+# Which file a case damages (relative to the base), and the commands that read it; {it} is
+# iteration-2, {ws} the workspace, {skill} the skill folder, {out} a scratch file.
+RUN = ["run", "{skill}", "--executor", "echo", "--trials", "1", "--workspace", "{ws}"]
+RUN_DIR = "ws/iteration-2/eval-1-server-port/with_skill/run-1"
+TARGETS: dict[str, tuple[str, list[list[str]]]] = {
+    "evals.json": ("acme-vpn/evals/evals.json", [["validate", "{skill}/evals/evals.json"], RUN,
+                                                 ["grade", "{it}", "--evals", "{skill}/evals/evals.json"]]),
+    "benchmark_config.json": ("acme-vpn/evals/benchmark_config.json",
+                              [["validate", "{skill}/evals/benchmark_config.json"], RUN,
+                               ["gate", "{it}", "--config", "{skill}/evals/benchmark_config.json"]]),
+    "SKILL.md": ("acme-vpn/SKILL.md", [["validate", "{skill}"], RUN]),
+    "grading.json": (f"{RUN_DIR}/grading.json", [["aggregate", "{it}"], ["view", "{it}", "--static", "{out}"], RUN]),
+    "timing.json": (f"{RUN_DIR}/timing.json", [["aggregate", "{it}"], ["view", "{it}", "--static", "{out}"]]),
+    "metrics.json": (f"{RUN_DIR}/outputs/metrics.json", [["aggregate", "{it}"], ["grade", "{it}"],
+                                                          ["view", "{it}", "--static", "{out}"]]),
+    "eval_metadata.json": ("ws/iteration-2/eval-1-server-port/eval_metadata.json",
+                           [["aggregate", "{it}"], ["grade", "{it}"], ["view", "{it}", "--static", "{out}"], RUN]),
+    "iteration.json": ("ws/iteration-2/iteration.json", [["aggregate", "{it}"], ["gate", "{it}"], ["compare", "{it}"],
+                                                         ["grade", "{it}"], ["history", "record", "{it}"], RUN]),
+    "benchmark.json": ("ws/iteration-2/benchmark.json", [["gate", "{it}"], ["report", "{it}"], ["compare", "{it}"],
+                                                         ["view", "{it}", "--static", "{out}"],
+                                                         ["history", "record", "{it}"]]),
+    "previous benchmark.json": ("ws/iteration-1/benchmark.json", [["compare", "{it}"], ["gate", "{it}"]]),
+    "history.json": ("ws/history.json", [["history", "show", "{ws}"], ["history", "record", "{it}"]]),
+    "feedback.json": ("ws/iteration-2/feedback.json", [["view", "{it}", "--static", "{out}"]]),
+}
+
+
+# --- hostile content -----------------------------------------------------------------------
+
+
+def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every node's path, the root included (our files are shallow: recursion is fine)."""
+    out = [prefix]
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        out.extend(_paths(value, (*prefix, key)))
+    return out
+
+
+def _replace(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    data = json.loads(json.dumps(data))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+def _delete(data: Any, path: tuple[Any, ...]) -> Any:
+    if not path:
+        return data
+    data = json.loads(json.dumps(data))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return data
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=3),
+    max_leaves=6)
+
+# Text spliced where HOLE was: what json.dumps cannot produce from Python values.
+RAW_NODES = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"a":' * 5_000 + "1" + "}" * 5_000,
+    "[" * 300 + "]" * 300,
+    "9" * 5_000,
+    "-" + "1" * 30,
+    '"\\ud800"',
+    '"\\udfff tail"',
+    '"a\\u0000b"',
+    "NaN", "Infinity", "-Infinity", "1e400", "-0",
+]
+
+
+@st.composite
+def damaged_json(draw: st.DrawFn, original: Any) -> bytes:
+    """One hostile variant of a valid JSON document."""
+    kind = draw(st.sampled_from(["raw", "retype", "delete", "bytes", "truncate"]))
+    if kind == "bytes":
+        return draw(st.sampled_from([b"", b"\xff\xfe", b"\xef\xbb\xbf", b"null", b"[]", b'"x"', b"1", b"{"]))\
+            + draw(st.binary(max_size=8))
+    text = json.dumps(original, indent=1)
+    if kind == "truncate":
+        return text[: draw(st.integers(0, max(len(text) - 1, 0)))].encode()
+    path = draw(st.sampled_from(_paths(original)))
+    if kind == "delete":
+        return json.dumps(_delete(original, path)).encode()
+    if kind == "retype":
+        return json.dumps(_replace(original, path, draw(json_values))).encode()
+    raw = draw(st.sampled_from(RAW_NODES))
+    return json.dumps(_replace(original, path, HOLE)).replace(json.dumps(HOLE), raw).encode()
+
+
+@st.composite
+def damaged_skill_md(draw: st.DrawFn, original: str) -> bytes:
+    body = original.split("---", 2)[2] if original.count("---") >= 2 else "\nbody\n"
+    front = draw(st.sampled_from([
+        "name: " + "[" * 50_000 + "]" * 50_000,
+        "name: acme-vpn\ndescription: " + "- " * 2_000 + "x",
+        "name: acme-vpn\ndescription: {" + "a: {" * 3_000 + "}" * 3_001,
+        "a: &a [x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c]\nname: acme-vpn\ndescription: d",
+        "name: [1, 2]\ndescription: {a: 1}",
+        "name: acme-vpn\ndescription: !!python/object:os.system x",
+        "name: acme-vpn\ndescription: 1e400",
+        "name: 12345678901234567890123456789\ndescription: x",
+        "name: acme-vpn\ndescription: \"\\ud800\"",
+        "- a\n- b",
+        "name: acme-vpn\ndescription: ok\nmetadata: {" + "x: " * 100 + "1}",
+    ]))
+    text = f"---\n{front}\n---{body}"
+    if draw(st.booleans()):
+        return text.encode()
+    return text.encode() + draw(st.sampled_from([b"\xff", b"\x00", b"\xed\xa0\x80"]))
+
+
+@dataclass
+class Case:
+    target: str
+    content: bytes
+    command: list[str]
+
+
+def case_strategy(base: Path) -> st.SearchStrategy[Case]:
+    originals = {name: (base / rel).read_bytes() for name, (rel, _) in TARGETS.items()}
+
+    @st.composite
+    def one(draw: st.DrawFn) -> Case:
+        target = draw(st.sampled_from(sorted(TARGETS)))
+        rel, commands = TARGETS[target]
+        original = originals[target]
+        if target == "SKILL.md":
+            content = draw(damaged_skill_md(original.decode()))
+        else:
+            content = draw(damaged_json(json.loads(original)))
+        return Case(target, content, draw(st.sampled_from(commands)))
+
+    return one()
+
+
+# --- running one case ----------------------------------------------------------------------
+
+
+@dataclass
+class Finding:
+    case: Case
+    exit_code: int | None
+    kind: str  # exception type and where it was raised
+    detail: str
+
+
+def run_case(base: Path, scratch: Path, case: Case) -> Finding | None:
+    """Copy the base, damage one file, run one command in-process. None when it ended cleanly."""
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    shutil.copytree(base, scratch, symlinks=True)
+    (scratch / TARGETS[case.target][0]).write_bytes(case.content)
+    fields = {"skill": str(scratch / "acme-vpn"), "ws": str(scratch / "ws"), "it": str(scratch / "ws" / "iteration-2"),
+              "out": str(scratch / "page.html")}
+    args = [a.format(**fields) for a in case.command]
+    result = CliRunner().invoke(app, args)
+    exc = result.exception
+    if exc is not None and not isinstance(exc, SystemExit):
+        ours = [f for f in traceback.extract_tb(exc.__traceback__) if "/skillassay/" in f.filename.replace("\\", "/")]
+        where = f"{Path(ours[-1].filename).parent.name}/{Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else "?"
+        detail = "".join(traceback.format_exception(exc))[-3000:]
+        return Finding(case, result.exit_code, f"{type(exc).__name__} at {where}", detail)
+    if result.exit_code not in CLEAN_EXITS:
+        return Finding(case, result.exit_code, f"exit {result.exit_code}", result.output[-2000:])
+    return None
+
+
+def describe(case: Case) -> str:
+    head = case.content[:120]
+    return f"{case.target} <- {head!r}{'...' if len(case.content) > 120 else ''} ({len(case.content):,} bytes); " \
+           f"skillassay {' '.join(case.command)}"
+
+
+def main() -> None:
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
+    args = ap.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="skillassay-fuzz-"))
+    t0 = time.perf_counter()
+    base = build_base(root / "base")
+    print(f"base workspace built in {time.perf_counter() - t0:.1f} s at {base}")
+    findings: list[Finding] = []
+    counts: collections.Counter[str] = collections.Counter()
+
+    @seed(args.seed)
+    @settings(max_examples=args.cases, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+              phases=[Phase.generate])
+    @given(case_strategy(base))
+    def fuzz_one(case: Case) -> None:
+        found = run_case(base, root / "scratch", case)
+        counts[case.target] += 1
+        if found is not None:
+            findings.append(found)
+        done = sum(counts.values())
+        if done % 250 == 0:
+            print(f"{done} cases, {len(findings)} findings, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    t0 = time.perf_counter()
+    fuzz_one()
+    took, done = time.perf_counter() - t0, sum(counts.values())
+    print(f"\n{done} cases in {took:.0f} s ({took / max(done, 1) * 1000:.0f} ms a case); per file: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    kinds = collections.Counter(f.kind for f in findings)
+    print(f"findings: {len(findings)} in {len(kinds)} kinds")
+    for kind, n in kinds.most_common():
+        first = next(f for f in findings if f.kind == kind)
+        print(f"  {n:5d}  {kind}\n         e.g. {describe(first.case)}")
+    if findings:
+        print("\nfirst traceback of each kind:")
+        for kind in kinds:
+            print(f"--- {kind}\n{next(f for f in findings if f.kind == kind).detail}")
+    if args.keep is None:
+        shutil.rmtree(root, ignore_errors=True)
+    raise SystemExit(1 if findings else 0)
+
+
+if __name__ == "__main__":
+    main()
