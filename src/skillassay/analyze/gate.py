@@ -107,7 +107,7 @@ def measurement_problems(bench: Benchmark) -> list[str]:
             problems.append(f"no completed {role} trials")
         # ArmSummary.ungraded_trials may not exist yet in every version of the model
         ungraded = getattr(arm, "ungraded_trials", 0) or 0
-        if ungraded:
+        if ungraded and not any(f" {role} " in f" {f} " and "ungraded" in f for f in flags):
             problems.append(f"{ungraded} {role} trial(s) have ungraded expectations (no judge verdict): "
                             "grade them with --judge, or make them typed assertions")
     return problems
