@@ -20,7 +20,7 @@ TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "acme-vpn-workspace"
-    shutil.copytree(FIXTURE / "acme-vpn-workspace", ws)
+    shutil.copytree(FIXTURE / "workspace", ws)
     for p in ws.rglob("*"):
         if p.is_file() and p.suffix in {".json", ".md"}:
             text = p.read_text(encoding="utf-8")
