@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from skillassay.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = Path(__file__).parent / "fixtures" / "golden-workspace"
+FIXTURE = Path(__file__).parent / "fixtures" / "golden_ws"
 EXAMPLE = str(ROOT / "examples" / "acme-vpn")
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
