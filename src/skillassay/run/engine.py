@@ -2,7 +2,8 @@
 
 The only module that chains stages; each stage is usable alone. Trials run in a bounded
 thread pool; a trial's grading.json is written last, so its presence means "done" and a
-killed run loses nothing that finished."""
+killed run loses nothing that finished. A trial that errored or timed out is not a result:
+the next run archives it (reuse.archive_failed_attempt) and runs it again."""
 
 from __future__ import annotations
 

@@ -49,7 +49,8 @@ class SameErrorStreak:
             return False
         sig = error_signature(record)
         self.count = self.count + 1 if sig == self.signature else 1
-        self.signature, self.error = sig, f"{record.status}: {record.error or 'no detail'}"
+        detail = record.error or "no detail"
+        self.signature, self.error = sig, detail if record.status == "error" else f"{record.status}: {detail}"
         self.tripped = 0 < self.limit <= self.count
         return self.tripped
 
