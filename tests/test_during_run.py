@@ -222,3 +222,26 @@ def test_dead_provider_stops_a_concurrent_run_too(example_skill: Path, tmp_path:
                      "--trials", "3", "--concurrency", "3", "--workspace", str(ws))
     assert code == 2 and "run stopped" in out, out
     assert 5 <= len(_graded(ws)) <= 7, "at most the 2 trials running beside the fifth may finish"
+
+
+def test_same_error_streak_ignores_ids_and_numbers_but_not_the_reason() -> None:
+    from skillassay.run.stop import SameErrorStreak
+    from skillassay.store.records import TrialRecord
+
+    def failed(error: str, status: str = "error") -> TrialRecord:
+        return TrialRecord(eval_id=1, eval_name="e", configuration="with_skill", run_number=1, status=status,
+                           passed=None, error=error)
+
+    streak = SameErrorStreak(3)
+    assert not streak.add(failed("529 Overloaded (request req_011CUx9Fh2Kq8PzE3n4) after 4.2s"))
+    assert not streak.add(failed("529 Overloaded (request req_011CUy7Zz1Lm2QaB9k0) after 9.9s"))
+    assert not streak.add(failed("401 invalid x-api-key"))  # another reason: counting starts over
+    assert streak.count == 1 and streak.unproven
+    assert not streak.add(failed("401 invalid x-api-key"))
+    assert streak.add(failed("401 invalid x-api-key")) and streak.tripped
+    assert streak.error == "401 invalid x-api-key"
+
+    proven = SameErrorStreak(2)
+    proven.add(TrialRecord(eval_id=1, eval_name="e", configuration="with_skill", run_number=1, status="ok", passed=True))
+    assert not any(proven.add(failed("timed out after 5s", "timeout")) for _ in range(5))
+    assert not proven.unproven

@@ -37,7 +37,7 @@ from skillassay.run.plan import (
     plan_trials,
 )
 from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline
-from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak
+from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, default_workspace, inside, iteration_dir
@@ -348,15 +348,6 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison)
-
-
-def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
-    """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
-    return InputError.one(it_dir, f"--executor {executor}",
-                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
-                          f"succeeded, so the rest would fail too; no further trials were started "
-                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
-                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
