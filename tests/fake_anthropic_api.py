@@ -64,6 +64,7 @@ def tool_use(name: str, tool_input: dict[str, Any], preamble: str | None = None,
 @dataclass
 class FakeAnthropic(ScriptedAPI):
     script: list[Reply | Failure]
+    retry_after: str = "0"  # the Retry-After header of 429 and 529 answers
 
     label = "Anthropic"
     route = "/v1/messages"
@@ -82,7 +83,7 @@ class FakeAnthropic(ScriptedAPI):
     def response_headers(self, status: int) -> dict[str, str]:
         headers = {"request-id": f"req_{next(_ids):08d}"}
         if status in (429, 529):
-            headers["retry-after"] = "0"
+            headers["retry-after"] = self.retry_after
         return headers
 
     def reply(self, item: Reply | Failure, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:

@@ -198,3 +198,16 @@ def test_trial_timeout_cuts_a_hanging_shell_command(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     assert result.status == "timeout" and "1.5s" in result.error
     assert AnthropicExecutor.handles_timeout is True
+
+
+def test_retry_after_header_is_honoured(tmp_path: Path) -> None:
+    """The API says "come back in 0.7 s"; retrying after the 0.01 s backoff would earn another 529."""
+    with FakeAnthropic([Failure(529, "overloaded"), text("ok")], retry_after="0.7") as fake:
+        ex = make(fake)
+        t0 = time.monotonic()
+        result = ex.run(trial(ex, tmp_path))
+        took = time.monotonic() - t0
+    fake.assert_clean()
+    assert result.status == "ok"
+    retries = [e for e in result.transcript if e["type"] == "retry"]
+    assert [r["sleep_seconds"] for r in retries] == [0.7] and took >= 0.7

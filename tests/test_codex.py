@@ -243,6 +243,7 @@ def _command(cmd: str, exit_code: int, output: str = "") -> list[dict]:
     ("cd .agents && cat skills/demo-skill/SKILL.md | head -n 20", 0, "---\n", True),
     ("cat /nonexistent/demo-skill/SKILL.md", 1, "cat: /nonexistent/demo-skill/SKILL.md: No such file or directory\n", False),
     ("cat .agents/skills/demo-skill/SKILL.md; true", 0, "cat: .agents/skills/demo-skill/SKILL.md: No such file or directory\n", False),
+    ("cat .agents/skills/demo-skill/SKILL.md", 0, "If the VPN says No such file or directory, reinstall.\n", True),
     ("ls .agents/skills/demo-skill/SKILL.md", 0, ".agents/skills/demo-skill/SKILL.md\n", False),
     ("echo demo-skill/SKILL.md > notes.txt", 0, "", False),
     ("cat .agents/skills/other-skill/SKILL.md", 0, "---\n", False),

@@ -222,3 +222,46 @@ def test_dead_provider_stops_a_concurrent_run_too(example_skill: Path, tmp_path:
                      "--trials", "3", "--concurrency", "3", "--workspace", str(ws))
     assert code == 2 and "run stopped" in out, out
     assert 5 <= len(_graded(ws)) <= 7, "at most the 2 trials running beside the fifth may finish"
+
+
+def test_same_error_streak_ignores_ids_and_numbers_but_not_the_reason() -> None:
+    from skillassay.run.stop import SameErrorStreak
+    from skillassay.store.records import TrialRecord
+
+    def failed(error: str, status: str = "error") -> TrialRecord:
+        return TrialRecord(eval_id=1, eval_name="e", configuration="with_skill", run_number=1, status=status,
+                           passed=None, error=error)
+
+    streak = SameErrorStreak(3)
+    assert not streak.add(failed("529 Overloaded (request req_011CUx9Fh2Kq8PzE3n4) after 4.2s"))
+    assert not streak.add(failed("529 Overloaded (request req_011CUy7Zz1Lm2QaB9k0) after 9.9s"))
+    assert not streak.add(failed("401 invalid x-api-key"))  # another reason: counting starts over
+    assert streak.count == 1 and streak.unproven
+    assert not streak.add(failed("401 invalid x-api-key"))
+    assert streak.add(failed("401 invalid x-api-key")) and streak.tripped
+    assert streak.error == "401 invalid x-api-key"
+
+    proven = SameErrorStreak(2)
+    proven.add(TrialRecord(eval_id=1, eval_name="e", configuration="with_skill", run_number=1, status="ok", passed=True))
+    assert not any(proven.add(failed("timed out after 5s", "timeout")) for _ in range(5))
+    assert not proven.unproven
+
+
+def test_api_executors_backoff_never_runs_past_the_trials_deadline() -> None:
+    """agent_loop's per-request retries: calls failing after 0.3 s with a 0.8 s first backoff
+    under a 1 s deadline used to sleep past it (0.3 + 0.8 + 0.3 = 1.4 s)."""
+    from skillassay.executors.agent_loop import call_with_retries as call_api
+
+    class Overloaded(Exception):
+        pass
+
+    def request(remaining: float) -> str:
+        time.sleep(0.3)
+        raise Overloaded(f"529 with {remaining:.2f}s left")
+
+    transcript: list[dict] = []
+    t0 = time.monotonic()
+    with pytest.raises(Overloaded):
+        call_api(request, lambda exc: isinstance(exc, Overloaded), {"retry_initial_wait": 0.8}, transcript, timeout=1.0)
+    took = time.monotonic() - t0
+    assert took <= 1.0, f"a 1 s trial spent {took:.2f}s in retries"

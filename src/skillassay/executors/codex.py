@@ -112,9 +112,11 @@ def _reads_skill(item: dict[str, Any], skill_name: str) -> bool:
 
 
 def _succeeded(item: dict[str, Any]) -> bool:
-    """Exit 0, and no `No such file` from a reader whose failure a later command masked (`; true`)."""
+    """Exit 0, and no `cat: ...SKILL.md: No such file or directory` from a reader whose failure
+    a later command masked (`; true`). Only that exact complaint counts: the skill's own text
+    may well say "No such file or directory"."""
     return item.get("exit_code") == 0 and item.get("status") != "failed" \
-        and "No such file or directory" not in str(item.get("aggregated_output") or "")
+        and "SKILL.md: No such file or directory" not in str(item.get("aggregated_output") or "")
 
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})

@@ -2,7 +2,8 @@
 
 The only module that chains stages; each stage is usable alone. Trials run in a bounded
 thread pool; a trial's grading.json is written last, so its presence means "done" and a
-killed run loses nothing that finished."""
+killed run loses nothing that finished. A trial that errored or timed out is not a result:
+the next run archives it (reuse.archive_failed_attempt) and runs it again."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from skillassay.run.plan import (
     plan_trials,
 )
 from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline, reuse_hint
-from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak
+from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
@@ -412,15 +413,6 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison, [hint] if hint else [])
-
-
-def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
-    """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
-    return InputError.one(it_dir, f"--executor {executor}",
-                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
-                          f"succeeded, so the rest would fail too; no further trials were started "
-                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
-                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
+from skillassay.errors import InputError
 from skillassay.store.records import TrialRecord
 
 DEFAULT_LIMIT = 5
@@ -49,9 +51,19 @@ class SameErrorStreak:
             return False
         sig = error_signature(record)
         self.count = self.count + 1 if sig == self.signature else 1
-        self.signature, self.error = sig, f"{record.status}: {record.error or 'no detail'}"
+        detail = record.error or "no detail"
+        self.signature, self.error = sig, detail if record.status == "error" else f"{record.status}: {detail}"
         self.tripped = 0 < self.limit <= self.count
         return self.tripped
 
 
-__all__ = ["DEFAULT_LIMIT", "SameErrorStreak", "error_signature"]
+def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
+    """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
+    return InputError.one(it_dir, f"--executor {executor}",
+                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
+                          f"succeeded, so the rest would fail too; no further trials were started "
+                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
+                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
+
+
+__all__ = ["DEFAULT_LIMIT", "SameErrorStreak", "error_signature", "stopped_early"]
