@@ -212,7 +212,9 @@ def load_skill_snapshot(path: Path, name: str) -> Skill:
 def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, trials: int,
                            configurations: list[str], seed: int) -> None:
     record_path = it_dir / "iteration.json"
-    started = read_json(record_path).get("started_at") if record_path.is_file() else None
+    earlier = read_json(record_path) if record_path.is_file() else None
+    started = earlier.get("started_at") if isinstance(earlier, dict) else None
+    started = started if isinstance(started, str) else None
     write_json(record_path, {
         "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
         "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),

@@ -122,7 +122,7 @@ def check_limits(data: Any, strings: bool) -> None:
             continue
         if len(loc) >= MAX_DEPTH:
             where = json_path(loc[:8]) + ("..." if len(loc) > 8 else "")
-            raise JSONLimitError(where, f"nested more than {MAX_DEPTH} levels deep")
+            raise JSONLimitError(where, f"nested too deeply (more than {MAX_DEPTH} levels)")
         for key, value in items:
             if strings and isinstance(key, str):
                 _check_string(key, loc)
@@ -138,9 +138,11 @@ def _check_string(text: str, loc: tuple[int | str, ...]) -> None:
                                              f"\\u{ord(text[exc.start]):04x}, which is not Unicode text") from None
 
 
-def parse_json_bytes(raw: bytes) -> Any:
+def parse_json_bytes(raw: bytes, *, allow_surrogates: bool = False) -> Any:
     """Parse JSON under the limits above. Raises json.JSONDecodeError (a ValueError, with line and
-    column) for bad JSON and JSONLimitError (a ValueError, with where) for a broken limit."""
+    column) for bad JSON and JSONLimitError (a ValueError, with where) for a broken limit.
+    `allow_surrogates` keeps lone surrogates (run files of other tools, read as written and
+    written back escaped); spec files refuse them, since what we write from them must encode."""
     if len(raw) > MAX_JSON_BYTES:
         raise JSONLimitError("", f"{len(raw):,} bytes is over the {MAX_JSON_BYTES:,}-byte limit")
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -150,7 +152,7 @@ def parse_json_bytes(raw: bytes) -> Any:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             if str(exc).startswith("depth limit exceeded"):
-                raise JSONLimitError(_line_col(raw, exc.pos), f"nested more than {MAX_DEPTH} levels deep") from None
+                raise JSONLimitError(_line_col(raw, exc.pos), f"nested too deeply (more than {MAX_DEPTH} levels)") from None
         else:
             # Depth cannot exceed the number of brackets; count them first (C speed) to skip the walk.
             if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
@@ -162,12 +164,12 @@ def parse_json_bytes(raw: bytes) -> Any:
     try:
         data = json.loads(text, parse_int=_bounded_int)
     except RecursionError:
-        raise JSONLimitError("", f"nested more than {MAX_DEPTH} levels deep") from None
+        raise JSONLimitError("", f"nested too deeply (more than {MAX_DEPTH} levels)") from None
     except JSONLimitError as exc:
         digits = re.search(rf"[0-9]{{{MAX_INT_DIGITS + 1},}}", text)
         where = _line_col(raw, len(text[: digits.start()].encode("utf-8"))) if digits else ""
         raise JSONLimitError(where, exc.message) from None
-    check_limits(data, strings=bool(_HAS_ESCAPED_SURROGATE.search(raw)))
+    check_limits(data, strings=not allow_surrogates and bool(_HAS_ESCAPED_SURROGATE.search(raw)))
     return data
 
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from skillassay.errors import InputError
 from skillassay.models import Feedback, Review
 from skillassay.report.charts import load_benchmark
-from skillassay.store.jsonio import load_model, now_iso, write_json
+from skillassay.store.jsonio import JSONLimitError, load_model, now_iso, parse_json_bytes, write_json
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
 
@@ -185,8 +185,10 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if length < 0 or length > MAX_BODY:
             raise HTTPError(413, f"body over {MAX_BODY} bytes")
         try:
-            data = json.loads(self.rfile.read(length).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            data = parse_json_bytes(self.rfile.read(length))
+        except JSONLimitError as exc:
+            raise HTTPError(400, f"body refused: {exc}") from None
+        except ValueError:  # UnicodeDecodeError and JSONDecodeError included
             raise HTTPError(400, "body is not JSON") from None
         if not isinstance(data, dict):
             raise HTTPError(400, "expected a JSON object")
