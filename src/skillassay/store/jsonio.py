@@ -81,7 +81,10 @@ def write_json(path: Path | str, data: Any) -> None:
 MAX_JSON_BYTES = 1 << 30  # a file beyond this is refused before it is read into memory
 MAX_DEPTH = 64  # nesting levels; our own files use fewer than 10
 MAX_INT_DIGITS = 64  # digits of one integer; no count, id or seed of ours needs more
-_LONG_RUN = re.compile(rb"[0-9]{19,}")  # orjson reads integers of 20+ digits as floats
+# orjson reads integers of 20+ digits as floats: a run of 19+ digits sends the file to json
+# (found with translate + find, ~30x faster than a regex search on a 6 MB benchmark.json).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 _HAS_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -104,6 +107,21 @@ def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise JSONLimitError("", f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS})")
     return int(text)
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether parsed JSON nests more than MAX_DEPTH levels: level by level, containers only,
+    no paths kept (the walk that names the place costs seconds on a 20,000-run benchmark.json)."""
+    level, depth = [data], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return True
+        nxt: list[Any] = []
+        for node in level:
+            nxt.extend(v for v in (node.values() if type(node) is dict else node) if type(v) is dict or type(v) is list)
+        level = nxt
+    return False
 
 
 def check_limits(data: Any, strings: bool) -> None:
@@ -147,16 +165,15 @@ def parse_json_bytes(raw: bytes, *, allow_surrogates: bool = False) -> Any:
         raise JSONLimitError("", f"{len(raw):,} bytes is over the {MAX_JSON_BYTES:,}-byte limit")
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if not _LONG_RUN.search(raw):
+    if _LONG_DIGITS not in raw.translate(_DIGITS_AS_ZERO):
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             if str(exc).startswith("depth limit exceeded"):
                 raise JSONLimitError(_line_col(raw, exc.pos), f"nested too deeply (more than {MAX_DEPTH} levels)") from None
         else:
-            # Depth cannot exceed the number of brackets; count them first (C speed) to skip the walk.
-            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
-                check_limits(data, strings=False)
+            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and type(data) in (dict, list) and _too_deep(data):
+                check_limits(data, strings=False)  # names the place (and raises)
             return data
     # json decides what orjson refuses (NaN, Infinity: json reads them) and says why with line
     # and column; and it keeps long integers exact.
