@@ -2,7 +2,13 @@
 25 runs) in served mode: index build at server start, the index API, and the page load in
 headless Chromium until the first run is on screen. The goal is well under 3 s.
 
+With --static, also `skillassay view --static` (in a child process: wall time, peak memory,
+page size); with --answer-kb, answers (and transcripts) of that size. The big-workspace goals
+(issue 15): 20,000 runs of 50 KB answers give a static page in under 60 s and 1 GB, and the
+served /api/benchmark answers in under 1 s.
+
     python benchmarks/viewer_open.py [--runs-per-arm 25] [--evals 100] [--keep DIR]
+    python benchmarks/viewer_open.py --runs-per-arm 100 --answer-kb 50 --static --no-browser
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -25,11 +33,14 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 CONFIGS = ("with_skill", "without_skill")
 
 
-def write_run(run_dir: Path, eval_id: int, config: str, k: int, passed: bool) -> None:
-    """The files the engine writes for one trial, small but real."""
+def write_run(run_dir: Path, eval_id: int, config: str, k: int, passed: bool, answer_kb: int = 0) -> None:
+    """The files the engine writes for one trial, small but real (answer_kb: pad the answer with
+    markdown paragraphs to that size, as a long agent answer would be)."""
     out = run_dir / "outputs"
     out.mkdir(parents=True)
     answer = f"# Answer {eval_id}/{config}/{k}\n\nThe port is {'4433' if passed else 'unknown'}.\n"
+    para = "The **client** connects to `vpn.acme.example` on port 4433 and retries with backoff.\n\n"
+    answer += para * (answer_kb * 1024 // len(para))
     (out / "answer.md").write_text(answer)
     write_json(out / "metrics.json", {"total_tool_calls": 0, "total_steps": 1, "status": "ok", "output_chars": len(answer)})
     write_json(run_dir / "timing.json", {"total_tokens": 180, "total_duration_seconds": 1.5})
@@ -39,7 +50,7 @@ def write_run(run_dir: Path, eval_id: int, config: str, k: int, passed: bool) ->
     (run_dir / "transcript.md").write_text(f"# Transcript\n\n{answer}")
 
 
-def build_workspace(root: Path, n_evals: int, runs_per_arm: int) -> Path:
+def build_workspace(root: Path, n_evals: int, runs_per_arm: int, answer_kb: int = 0) -> Path:
     it = root / "iteration-1"
     runs, per_eval = [], []
     for e in range(1, n_evals + 1):
@@ -52,7 +63,7 @@ def build_workspace(root: Path, n_evals: int, runs_per_arm: int) -> Path:
             for k in range(1, runs_per_arm + 1):
                 passed = (e + k) % (2 if config == "with_skill" else 5) == 0
                 passes += passed
-                write_run(eval_dir / config / f"run-{k}", e, config, k, passed)
+                write_run(eval_dir / config / f"run-{k}", e, config, k, passed, answer_kb)
                 runs.append({"eval_id": e, "eval_name": f"case-{e}", "configuration": config, "run_number": k,
                              "result": {"pass_rate": float(passed), "passed": int(passed), "failed": int(not passed),
                                         "total": 1, "time_seconds": 1.5, "tokens": 180, "errors": 0}})
@@ -86,20 +97,41 @@ def time_page_loads(server: ViewerServer, repeats: int) -> list[float]:
     return times
 
 
+def time_static(it: Path) -> None:
+    """`skillassay view --static` in a child process, so its peak memory is its own."""
+    out = it.parent / "page.html"
+    code = ("import resource, sys, time; from pathlib import Path; t = time.perf_counter(); "
+            "from skillassay.viewer.static_html import write_static; write_static(Path(sys.argv[1]), Path(sys.argv[2])); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", code, str(it), str(out)], capture_output=True, text=True, check=True)
+    seconds, peak_kb = done.stdout.split()
+    html = out.read_text(encoding="utf-8")
+    boot = json.loads(html.split('id="boot">', 1)[1].split("</script>", 1)[0])
+    embedded = sum(1 for d in boot["details"].values() if all(f["kind"] != "skipped" for f in d["files"]))
+    print(f"view --static: {float(seconds):.1f} s (goal < 60 s), peak memory {int(peak_kb) / 1024:.0f} MB "
+          f"(goal < 1024 MB), page {out.stat().st_size / 1e6:.0f} MB; outputs of {embedded:,} of "
+          f"{len(boot['details']):,} runs embedded; budget note on the page: {'budget_note' in boot['index']}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--evals", type=int, default=100)
     ap.add_argument("--runs-per-arm", type=int, default=25)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--keep", type=Path, help="build the workspace here and keep it")
+    ap.add_argument("--answer-kb", type=int, default=0, help="pad each answer to this many KB")
+    ap.add_argument("--static", action="store_true", help="also time `view --static`")
+    ap.add_argument("--no-browser", action="store_true", help="skip the headless Chromium page loads")
     args = ap.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="viewer-open-"))
     t0 = time.perf_counter()
-    it = build_workspace(root, args.evals, args.runs_per_arm)
-    n_runs = args.evals * len(CONFIGS) * args.runs_per_arm
+    it = root / "iteration-1"
+    if not (it / "benchmark.json").is_file():  # --keep DIR of an earlier run: reuse it
+        it = build_workspace(root, args.evals, args.runs_per_arm, args.answer_kb)
+    n_runs = len(json.loads((it / "benchmark.json").read_bytes())["runs"])
     print(f"workspace: {n_runs} runs written in {time.perf_counter() - t0:.1f} s at {it}")
 
-    t0 = time.perf_counter()
+    t0 = t_start = time.perf_counter()
     server, _ = start_server(it)
     start = time.perf_counter() - t0
     try:
@@ -109,16 +141,30 @@ def main() -> None:
         assert len(json.loads(body)["runs"]) == n_runs
         print(f"server start (index of {n_runs} runs, no output read): {start * 1000:.0f} ms")
         print(f"GET /api/index: {api * 1000:.0f} ms, {len(body) / 1e6:.2f} MB")
-        loads = time_page_loads(server, args.repeats)
-        print(f"page load to first run shown, headless Chromium, {args.repeats} cold loads: "
-              f"median {statistics.median(loads) * 1000:.0f} ms, max {max(loads) * 1000:.0f} ms")
-        print(f"open time (server start + median page load): {(start + statistics.median(loads)):.2f} s (goal < 3 s)")
+        # The server prepares the Benchmark tab in the background from its start; a GET right
+        # after the index waits for that (the worst case), a GET once a reviewer clicks the tab
+        # (here: after the page loads, or 2 s later) is what a reviewer sees.
         t0 = time.perf_counter()
         urllib.request.urlopen(server.url + "api/benchmark").read()
-        print(f"GET /api/benchmark (first, draws the charts): {(time.perf_counter() - t0) * 1000:.0f} ms")
+        print(f"GET /api/benchmark at once after start (waits for the background preparation): "
+              f"{(time.perf_counter() - t0) * 1000:.0f} ms, ready {time.perf_counter() - t_start:.1f} s after start")
+        if args.no_browser:
+            time.sleep(2)
+        else:
+            loads = time_page_loads(server, args.repeats)
+            print(f"page load to first run shown, headless Chromium, {args.repeats} cold loads: "
+                  f"median {statistics.median(loads) * 1000:.0f} ms, max {max(loads) * 1000:.0f} ms")
+            print(f"open time (server start + median page load): {(start + statistics.median(loads)):.2f} s (goal < 3 s)")
+        t0 = time.perf_counter()
+        urllib.request.urlopen(server.url + "api/benchmark").read()
+        print(f"GET /api/benchmark when the tab is opened: {(time.perf_counter() - t0) * 1000:.0f} ms (goal < 1 s)")
     finally:
         server.shutdown()
         server.server_close()
+    try:
+        if args.static:
+            time_static(it)
+    finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
 

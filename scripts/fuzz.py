@@ -1,11 +1,14 @@
-"""Fuzz every file skillassay reads: take a real workspace (made by `run` with the echo
-executor), damage one file in one hostile way, run the commands that read it, and count what
-is not a clean exit (0-3) as a finding: a traceback, or an exit code no command documents.
+"""Fuzz every file skillassay reads: damage one file of a real workspace in one hostile way,
+read it, and count every crash as a finding.
 
-The same cases (hypothesis strategies) run in the suite, briefly (tests/test_fuzz.py); this
-script runs many more and prints figures:
+--level readers (default): the suite's property test (tests/test_fuzz.py: its workspace, its
+damage strategies, its readers called as library functions), for many more cases; a finding is
+any exception other than InputError.
+--level cli: a workspace made by `run` with the echo executor, the CLI commands that read the
+damaged file (run, validate, aggregate, grade, gate, compare, report, view --static, history);
+a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
 
-    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--seed 1] [--keep DIR]
+    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -242,15 +245,66 @@ def describe(case: Case) -> str:
            f"skillassay {' '.join(case.command)}"
 
 
+def readers_level(cases: int, seed_value: int, root: Path) -> tuple[int, list[tuple[str, str, str, str]]]:
+    """(cases run, findings as (kind, file, reader, traceback)) over tests/test_fuzz.py's readers."""
+    import sys
+
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import test_fuzz as tf  # the suite's cases, so the long run and the suite cannot drift apart
+
+    shutil.rmtree(root / "sample", ignore_errors=True)
+    sample = tf.build_sample(root / "sample")
+    findings: list[tuple[str, str, str, str]] = []
+    done = 0
+    scratch = tf.Scratch(sample, root / "scratch")
+    t0 = time.perf_counter()
+
+    @seed(seed_value)
+    @settings(max_examples=cases, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+              phases=[Phase.generate])
+    @given(tf.file_cases(sample))
+    def one(case: tuple[str, bytes, str]) -> None:
+        nonlocal done
+        try:
+            scratch.run(case)
+        except Exception as exc:  # noqa: BLE001 - every exception but InputError is what we count
+            ours = [f for f in traceback.extract_tb(exc.__traceback__) if "/skillassay/" in f.filename]
+            where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else "?"
+            findings.append((f"{type(exc).__name__} at {where}", case[0], case[2],
+                             "".join(traceback.format_exception(exc))[-3000:]))
+        done += 1
+        if done % 250 == 0:
+            print(f"{done} cases, {len(findings)} findings, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    one()
+    return done, findings
+
+
 def main() -> None:
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=500)
+    ap.add_argument("--level", choices=["readers", "cli"], default="readers")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
     args = ap.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="skillassay-fuzz-"))
+    if args.level == "readers":
+        t0 = time.perf_counter()
+        done, found = readers_level(args.cases, args.seed, root)
+        took = time.perf_counter() - t0
+        print(f"\n{done} cases in {took:.0f} s ({took / max(done, 1) * 1000:.0f} ms a case)")
+        kinds = collections.Counter(k for k, *_ in found)
+        print(f"findings: {len(found)} in {len(kinds)} kinds")
+        for kind, n in kinds.most_common():
+            _, rel, reader, tb = next(f for f in found if f[0] == kind)
+            print(f"  {n:5d}  {kind}  e.g. {rel} read by {reader}\n{tb}")
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+        raise SystemExit(1 if found else 0)
     t0 = time.perf_counter()
     base = build_base(root / "base")
     print(f"base workspace built in {time.perf_counter() - t0:.1f} s at {base}")

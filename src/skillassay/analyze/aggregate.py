@@ -26,8 +26,9 @@ from skillassay.analyze.cell_reader import EvalsRead, read_iteration, with_arms,
 from skillassay.analyze.gate import evaluate, measurement_problems
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
+from skillassay.models.iteration import IterationRecord
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
-from skillassay.store.jsonio import atomic_write_text, load_json_lenient, load_model, remove_stale_temps
+from skillassay.store.jsonio import atomic_write_text, load_json_lenient, load_model, parse_model, remove_stale_temps
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import RunIssue, read_trial
 from skillassay.store.records import TrialRecord, sort_records
@@ -127,9 +128,18 @@ def choose_arms(configurations: list[str], baseline_type: str | None, where: Pat
 
 
 def read_iteration_record(iteration: Path) -> dict[str, Any]:
-    """Our own iteration.json (absent in skill-creator workspaces): a source of defaults only."""
-    data = load_json_lenient(iteration / "iteration.json")
-    return data if isinstance(data, dict) else {}
+    """Our own iteration.json (absent in skill-creator workspaces): a source of defaults only,
+    so an unreadable one is ignored; but one that reads with wrong types is an input error, since
+    its values would flow into benchmark.json and the comparisons."""
+    path = iteration / "iteration.json"
+    data = load_json_lenient(path)
+    return checked_iteration_record(data, path) if isinstance(data, dict) else {}
+
+
+def checked_iteration_record(data: Any, path: Path) -> dict[str, Any]:
+    """`data` itself (a dict) once IterationRecord accepts its types; else InputError naming the field."""
+    parse_model(data, IterationRecord, path)
+    return dict(data)
 
 
 def iteration_number(iteration: Path, record: dict[str, Any]) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.aggregate import default_skill_name, iteration_number
+from skillassay.analyze.aggregate import checked_iteration_record, default_skill_name, iteration_number
 from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
@@ -149,6 +149,7 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
     record = read_json(it_dir / "iteration.json") if (it_dir / "iteration.json").is_file() else {}
     if not isinstance(record, dict):
         raise InputError.one(it_dir / "iteration.json", "$", "expected a JSON object")
+    record = checked_iteration_record(record, it_dir / "iteration.json")
     path = resolve_evals_path(it_dir, record, evals_path)
     eval_set = load_model(path, EvalSet)
     evals = {ev.id: ev for ev in eval_set.evals}

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from filelock import FileLock, Timeout
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import SKILL_CONFIGS
 from skillassay.errors import InputError
 from skillassay.models.improve import History, HistoryEntry
-from skillassay.store.jsonio import read_json, write_json
+from skillassay.store.jsonio import read_json, validation_problems, write_json
 from skillassay.store.records import TrialRecord
 
 HISTORY_FILE = "history.json"
@@ -242,6 +243,48 @@ def _facts_extra(v: VersionFacts) -> dict[str, Any]:
                           "trials_completed": e.trials_completed, "passes": e.passes} for e in v.per_eval]}
 
 
+class StoredEvalRate(BaseModel):
+    """One item of an entry's per_eval, as we write it: checked on reading, because every later
+    comparison pairs on these numbers."""
+
+    model_config = ConfigDict(extra="allow")
+    eval_id: int | str
+    eval_name: Any = ""
+    expectation_pass_rate: float = Field(ge=0, le=1, allow_inf_nan=False)
+    trials_completed: int = Field(0, ge=0)
+    passes: Any = None
+
+
+_STORED_RATES: TypeAdapter[list[StoredEvalRate]] = TypeAdapter(list[StoredEvalRate])
+
+
+class StoredComparison(BaseModel):
+    """An entry's `comparison`, the fields `history show` prints: checked on reading, so a
+    hand-edited file is an input error naming the field, not a crash while printing it."""
+
+    model_config = ConfigDict(extra="allow")
+    against: str = "-"
+    mean_difference: float | None = None
+    interval: tuple[float, float] | None = None
+    p_value: float | None = None
+    reason: str | None = None
+
+
+def _check_entries(history: History, path: Path) -> History:
+    for entry in history.iterations:
+        comparison = (entry.model_extra or {}).get("comparison")
+        if comparison is None:
+            continue
+        try:
+            StoredComparison.model_validate(comparison)
+        except ValidationError as exc:
+            problems = validation_problems(path, exc, comparison)
+            for p in problems:
+                p.location = f"iterations[{entry.version}].comparison{p.location.removeprefix('$')}"
+            raise InputError(problems) from None
+    return history
+
+
 def facts_from_entry(entry: HistoryEntry, skill_name: str, where: Path) -> VersionFacts:
     """Back from a stored entry; an entry another tool wrote lacks the per-eval rates, and
     without them no later version could be compared with it, so that is an input error."""
@@ -250,14 +293,20 @@ def facts_from_entry(entry: HistoryEntry, skill_name: str, where: Path) -> Versi
         raise InputError.one(where, f"iterations[{entry.version}]",
                              "entry has no per-eval rates (not written by skillassay): move the file "
                              "away to start a new history")
+    try:
+        rates = _STORED_RATES.validate_python(extra["per_eval"])
+    except ValidationError as exc:
+        problems = validation_problems(where, exc, extra["per_eval"])
+        for p in problems:
+            p.location = f"iterations[{entry.version}].per_eval{p.location.removeprefix('$')}"
+        raise InputError(problems) from None
     return VersionFacts(
         iteration=extra["iteration"], iteration_dir=str(extra.get("iteration_dir", "")),
         started_at=extra.get("iteration_started_at"), skill_name=skill_name,
         skill_hash=extra.get("skill_hash"), evals_hash=extra.get("evals_hash"),
-        per_eval=tuple(EvalRate(p["eval_id"], str(p.get("eval_name", "")), float(p["expectation_pass_rate"]),
-                                int(p.get("trials_completed", 0)),
-                                p["passes"] if isinstance(p.get("passes"), int) else None)
-                       for p in extra["per_eval"]))
+        per_eval=tuple(EvalRate(p.eval_id, str(p.eval_name), p.expectation_pass_rate, p.trials_completed,
+                                p.passes if type(p.passes) is int else None)
+                       for p in rates))
 
 
 def _now() -> str:
@@ -273,7 +322,7 @@ def load_history(workspace: Path) -> History | None:
         return None
     from skillassay.store.jsonio import parse_model
 
-    return parse_model(read_json(path), History, path)
+    return _check_entries(parse_model(read_json(path), History, path), path)
 
 
 @contextlib.contextmanager

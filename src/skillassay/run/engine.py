@@ -247,8 +247,10 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
     previous = read_json(record_path) if record_path.is_file() else {}
     previous = previous if isinstance(previous, dict) else {}
     recorded = previous.get("snapshot_sha256")
+    started = previous.get("started_at")
+    started = started if isinstance(started, str) else None
     record = {
-        "schema_version": 1, "iteration": choice.number, "started_at": previous.get("started_at") or now_iso(),
+        "schema_version": 1, "iteration": choice.number, "started_at": started or now_iso(),
         "fingerprint": p.fingerprint, "skill_name": p.skill.name, "skill_path": str(p.skill.path),
         "evals_path": str(p.evals_path.resolve()), "executor": p.executor.identity(),
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,

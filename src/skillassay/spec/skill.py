@@ -34,7 +34,7 @@ class FrontmatterLoader(yaml.SafeLoader):
         try:
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
-                raise _TooDeep(f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep")
+                raise _TooDeep(f"line {mark.line + 1}: nested too deeply (more than {MAX_DEPTH} levels)")
             return super().compose_node(parent, index)  # type: ignore[no-any-return, arg-type]
         finally:
             self._depth -= 1

@@ -23,7 +23,7 @@ from skillassay.store.records import Outcome, TrialRecord, compact, trial_verdic
 
 def _read(path: Path) -> Any | None:
     try:
-        return parse_json_bytes(path.read_bytes())
+        return parse_json_bytes(path.read_bytes(), allow_surrogates=True)
     except (OSError, ValueError):
         return None
 
@@ -169,7 +169,7 @@ def load_json_file(path: str) -> Any:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass  # the guarded parse decides what orjson refuses (NaN, depth) and says why
-    return parse_json_bytes(raw)
+    return parse_json_bytes(raw, allow_surrogates=True)
 
 
 def _is_int(v: Any) -> bool:

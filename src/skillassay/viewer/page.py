@@ -46,8 +46,10 @@ def new_nonce() -> str:
     return secrets.token_urlsafe(18)
 
 
-def render_page(*, title: str, mode: str, boot: dict[str, Any], nonce: str) -> str:
+def render_page(*, title: str, mode: str, boot: dict[str, Any], nonce: str, boot_json: str | None = None) -> str:
+    """`boot_json` replaces the data (already script_json-escaped): the static page passes a
+    placeholder and streams the data in its place."""
     css = _asset("viewer.css") + "\n" + highlight_css()
     return _env().get_template("page.html.j2").render(
         title=title, mode=mode, csp=csp(nonce, mode == "served"), nonce=nonce,
-        css=css, js=_asset("viewer.js"), boot_json=script_json({"mode": mode, **boot}))
+        css=css, js=_asset("viewer.js"), boot_json=boot_json if boot_json is not None else script_json({"mode": mode, **boot}))

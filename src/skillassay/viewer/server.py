@@ -4,6 +4,7 @@ feedback.json, merged under a lock and written atomically."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import webbrowser
@@ -15,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from skillassay.errors import InputError
 from skillassay.models import Feedback, Review
 from skillassay.report.charts import load_benchmark
-from skillassay.store.jsonio import load_model, now_iso, write_json
+from skillassay.store.jsonio import JSONLimitError, load_model, now_iso, parse_json_bytes, write_json
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
 
@@ -57,7 +58,12 @@ class ViewerServer(ThreadingHTTPServer):
         self.index = build_index(self.iteration_dir, self.bench)
         self.lock = threading.Lock()
         self._benchmark: dict[str, Any] | None = None
+        self._benchmark_lock = threading.Lock()  # its own: drawing must not hold up /api/index
         super().__init__(("127.0.0.1", port), ViewerHandler)
+        # The Benchmark tab's data (a gate check over benchmark.json and two charts: seconds on a
+        # 20,000-run iteration, most of it importing scipy and matplotlib) is prepared while the
+        # reviewer looks at the first run, so the tab opens at once.
+        threading.Thread(target=self._prepare_benchmark, name="viewer-benchmark", daemon=True).start()
 
     @property
     def port(self) -> int:
@@ -68,10 +74,15 @@ class ViewerServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.port}/"
 
     def benchmark(self) -> dict[str, Any]:
-        with self.lock:  # charts are drawn once, on first request
+        with self._benchmark_lock:  # charts are drawn once, at start or on first request
             if self._benchmark is None:
                 self._benchmark = benchmark_payload(self.iteration_dir, self.bench)
             return self._benchmark
+
+    def _prepare_benchmark(self) -> None:
+        # A failure here is computed again, and answered, by the request.
+        with contextlib.suppress(Exception):
+            self.benchmark()
 
 
 class ViewerHandler(BaseHTTPRequestHandler):
@@ -120,6 +131,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
             handler()
         except HTTPError as exc:
             self._error(exc.status, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500 with its name, not a dropped connection
+            self._error(500, f"internal error (a bug in skillassay): {type(exc).__name__}")
 
     # --- GET ---------------------------------------------------------------------------
 
@@ -185,8 +198,10 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if length < 0 or length > MAX_BODY:
             raise HTTPError(413, f"body over {MAX_BODY} bytes")
         try:
-            data = json.loads(self.rfile.read(length).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            data = parse_json_bytes(self.rfile.read(length))
+        except JSONLimitError as exc:
+            raise HTTPError(400, f"body refused: {exc}") from None
+        except ValueError:  # UnicodeDecodeError and JSONDecodeError included
             raise HTTPError(400, "body is not JSON") from None
         if not isinstance(data, dict):
             raise HTTPError(400, "expected a JSON object")

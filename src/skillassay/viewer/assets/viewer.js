@@ -105,6 +105,7 @@
     if (d.transcript_html) {
       frag.append(el("details", { cls: "block transcript" }, el("summary", { text: "Transcript" }), escapedHtml("md", d.transcript_html)));
     }
+    if (d.transcript_note) frag.append(el("div", { cls: "note transcript-note", text: `transcript ${d.transcript_note}` }));
     if (d.previous) frag.append(renderPrevious(d.previous));
     return frag;
   }
@@ -279,6 +280,7 @@
     state.runs = index.runs;
     Object.assign(state.feedback, index.feedback);
     state.status = index.status;
+    if (index.budget_note) $("outputs-panel").prepend(el("div", { cls: "note budget-note", id: "budget-note", text: index.budget_note }));
     $("title").textContent = `${index.skill_name || "skill"} · iteration ${index.iteration ?? "?"} · ${index.runs.length} runs`;
     const select = $("run-select");
     const frag = document.createDocumentFragment();
