@@ -19,7 +19,7 @@ from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
-from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
+from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
 from skillassay.store.layout import RUN_DIR, SNAPSHOT_DIR, existing_iterations, iteration_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import load_metrics, load_timing, read_trial
@@ -110,6 +110,7 @@ def regrade_run(ref: RunRef, compiled: list[CompiledExpectation], grader: Grader
     grading = grader.grade_run(compiled, view, use_judge=status == "ok")
     if status != "ok":
         grading = failed_grading(grading, status, metrics.error)
+    remove_stale_temps(ref.run_dir)  # a grading.json a killed run was writing
     write_json(ref.run_dir / "grading.json", grading)
     return grading
 
@@ -134,6 +135,7 @@ def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: st
 
 def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
                    judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
+    remove_stale_temps(it_dir)  # a killed run's or aggregation's half-written files
     record = read_json(it_dir / "iteration.json")
     if not isinstance(record, dict):
         raise InputError.one(it_dir / "iteration.json", "$", "expected a JSON object")
