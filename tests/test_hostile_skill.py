@@ -218,9 +218,16 @@ def test_stale_temp_files_of_a_killed_aggregation_are_removed(tmp_path: Path) ->
     assert code == 0, out
     assert not stale.exists() and live.exists()
     live.unlink()
-    stale.write_text("again", encoding="utf-8")
-    assert run("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(ws))[0] in (0, 1, 3)
-    assert not stale.exists()
+    run_dir = next(it.glob("eval-*/with_skill/run-1"))
+    half_graded = run_dir / f".grading.json.{int(dead.stdout)}.7.tmp"
+    for command in (["run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(ws)],
+                    ["grade", str(it)]):
+        stale.write_text("again", encoding="utf-8")
+        half_graded.write_text("{", encoding="utf-8")
+        (run_dir / "grading.json").unlink()  # that trial is not done: it runs (or is graded) again
+        code, out = run(*command)
+        assert code in (0, 1, 3), out
+        assert not stale.exists() and not half_graded.exists(), command
 
 
 def test_remove_stale_temps_leaves_other_files(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
+from skillassay.report.ci_outputs import append_step_summary
 from skillassay.store.jsonio import atomic_open, atomic_write_text, write_json
 from skillassay.store.redact import _compiled
 
@@ -140,3 +141,12 @@ def test_fast_key_shapes_mask_what_the_word_boundary_regex_masks(text: str) -> N
     assert redactor.text(text) == OLD_KEY_SHAPES.sub("[REDACTED]", text)
     ascii_text = text.replace("é", "e")
     assert redactor.bytes(ascii_text.encode()) == OLD_KEY_SHAPES.sub("[REDACTED]", ascii_text).encode()
+
+
+def test_the_job_summary_is_masked_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$GITHUB_STEP_SUMMARY is appended to, not written through jsonio: it masks on its own."""
+    monkeypatch.setenv("DEPLOY_TOKEN", ENV_SECRET)
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n", encoding="utf-8")
+    append_step_summary(f"| eval {ENV_SECRET} | {PROMPT_KEY} |\n", {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert summary.read_text() == "# earlier step\n| eval [REDACTED] | [REDACTED] |\n"

@@ -21,7 +21,7 @@ from skillassay.errors import InputError
 from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
 from skillassay.store.discover import METADATA, eval_runs, find_evals
-from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, write_json
+from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import load_metrics, load_timing, read_trial
@@ -120,6 +120,7 @@ def regrade_run(ref: RunRef, compiled: list[CompiledExpectation], grader: Grader
     grading = grader.grade_run(compiled, view, use_judge=status == "ok")
     if status != "ok":
         grading = failed_grading(grading, status, metrics.error)
+    remove_stale_temps(ref.run_dir)  # a grading.json a killed run was writing
     write_json(ref.run_dir / "grading.json", grading)
     return grading
 
@@ -145,6 +146,7 @@ def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: st
 
 def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
                    judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
+    remove_stale_temps(it_dir)  # a killed run's or aggregation's half-written files
     # no iteration.json: a skill-creator iteration, whose runs someone else executed
     record = read_json(it_dir / "iteration.json") if (it_dir / "iteration.json").is_file() else {}
     if not isinstance(record, dict):

@@ -15,6 +15,7 @@ from skillassay.analyze.gate import INVALID, NOT_GATED, GateResult, ThresholdRes
 from skillassay.models import Benchmark
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
 from skillassay.store.jsonio import atomic_write_text
+from skillassay.store.redact import disk_redactor
 
 # XML 1.0 forbids most control characters even when escaped; agent output is full of them.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -233,6 +234,6 @@ def append_step_summary(text: str, env: Mapping[str, str] | None = None) -> Path
     if not target:
         return None
     path = Path(target)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(text)
+    with path.open("a", encoding="utf-8") as fh:  # appended, so not through jsonio: masked here
+        fh.write(disk_redactor().text(text))
     return path

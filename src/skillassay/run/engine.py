@@ -368,8 +368,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     seed = req.seed if req.seed is not None else (p.config.seed or 0)
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
-    for folder in (p.workspace, it_dir):  # what a killed run or aggregation left half-written
-        remove_stale_temps(folder)
+    for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
+        remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
     write_eval_metadata(it_dir, p.evals.evals, p.input_files)
     slugs = [ev.slug for ev in p.evals.evals]
