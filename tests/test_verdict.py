@@ -169,3 +169,54 @@ def test_grade_with_evals_works_on_a_skill_creator_iteration(tmp_path: Path) -> 
     # without --evals there is nothing to grade against: said, exit 2
     result = runner.invoke(app, ["grade", str(it)])
     assert result.exit_code == 2 and "--evals" in result.output
+
+
+def test_view_on_a_workspace_opens_its_latest_iteration(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    page = tmp_path / "view.html"
+    result = runner.invoke(app, ["view", str(ws), "--static", str(page)])
+    assert result.exit_code == 0, result.output
+    assert "opening its latest iteration, iteration-1" in result.output
+    html = page.read_text()
+    expected = tmp_path / "expected.html"
+    assert runner.invoke(app, ["view", str(ws / "iteration-1"), "--static", str(expected)]).exit_code == 0
+    assert "server-port" in html and len(html) > 0.9 * len(expected.read_text())
+
+
+def test_history_and_notes_say_expectation_pass_rate(example_skill: Path, tmp_path: Path, caplog) -> None:
+    from rich.console import Console
+
+    from skillassay.cli.improve import render_history
+    from skillassay.improve.history import load_history
+
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    console = Console(width=200, record=True)
+    console.print(render_history(load_history(ws)))
+    header = next(line for line in console.export_text().splitlines() if "version" in line)
+    assert "expectation pass rate" in header
+    notes = json.loads((ws / "iteration-1" / "benchmark.json").read_text())["notes"]
+    cost = next(n for n in notes if n.startswith("Skill "))
+    assert "the expectation pass rate by" in cost and "percentage points" in cost
+    md = (ws / "iteration-1" / "benchmark.md").read_text()
+    assert "tokens, skill / baseline (`token_savings_ratio`): " in md and "with the skill)" in md
+
+
+def test_bad_history_is_named_not_a_class_name(example_skill: Path, tmp_path: Path, caplog) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "history.json").write_text('{"skill_name": 3}')
+    with caplog.at_level("WARNING"):
+        code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    text = out + caplog.text
+    assert "history.json not updated" in text and "$.skill_name" in text
+    assert "InputError" not in text
+
+
+def test_cost_ratio_reads_as_a_cost_or_a_saving() -> None:
+    from skillassay.analyze.benchmark_md import cost_ratio
+
+    assert cost_ratio(3.64, "tokens") == "3.64x (264% more tokens with the skill)"
+    assert cost_ratio(0.73, "tokens") == "0.73x (27% less tokens with the skill)"
+    assert cost_ratio(None, "time") == "n/a (undefined)"

@@ -129,9 +129,7 @@ def run(
               highlight=False)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
-                  f"{_pct(s.baseline.pass_rate)}, improvement ratio "
-                  f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
-                  highlight=False)
+                  f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
     for hint in outcome.hints:
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
@@ -145,6 +143,14 @@ def run(
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def _ratio_text(s: Any) -> str:
+    if s.improvement_ratio is not None:
+        return f"{s.improvement_ratio:.2f}x"
+    if s.baseline.pass_rate == 0 and s.with_skill.pass_rate:
+        return "unbounded (the baseline passed nothing)"
+    return "n/a"
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -309,16 +315,18 @@ def gate(
 @app.command()
 @handles_input_errors
 def view(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2 (a workspace: its latest iteration).")],
     previous: Annotated[Path | None, typer.Option(help="The previous iteration folder: its outputs and feedback shown beside each run.")] = None,
     static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
 ) -> None:
-    """Open the review viewer for an iteration (or write a static HTML file)."""
+    """Open the review viewer for an iteration (or write a static HTML file); given a workspace,
+    its latest iteration."""
     for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
         if path is not None and not path.is_dir():
             raise InputError.one(path, label, "not a folder")
+    iteration_dir = _latest_if_workspace(iteration_dir)
     if static is not None:
         from skillassay.viewer.static_html import write_static
 
@@ -327,6 +335,20 @@ def view(
     from skillassay.viewer.server import serve
 
     serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
+
+
+def _latest_if_workspace(folder: Path) -> Path:
+    """A workspace (iteration-N folders, no runs of its own) stands for its latest iteration;
+    an empty page for it would look like an iteration with no runs."""
+    from skillassay.store.discover import find_evals
+    from skillassay.store.layout import existing_iterations, iteration_dir
+
+    numbers = existing_iterations(folder)
+    if not numbers or (folder / "iteration.json").is_file() or find_evals(folder)[0]:
+        return folder
+    latest = iteration_dir(folder, numbers[-1])
+    err.print(f"{folder} is a workspace: opening its latest iteration, {latest.name}", highlight=False)
+    return latest
 
 
 @app.command("executors")
