@@ -220,3 +220,19 @@ def test_cost_ratio_reads_as_a_cost_or_a_saving() -> None:
     assert cost_ratio(3.64, "tokens") == "3.64x (264% more tokens with the skill)"
     assert cost_ratio(0.73, "tokens") == "0.73x (27% less tokens with the skill)"
     assert cost_ratio(None, "time") == "n/a (undefined)"
+
+
+def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    from skillassay.viewer.build import gate_view
+
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+                         thresholds={"min_improvement_ratio": 1.5})
+    view = gate_view(it, json.loads((it / "benchmark.json").read_text()))
+    assert view is not None and view["status"] == "PASS"
+    json.dumps(view, allow_nan=False)  # the page's data is JSON: no Infinity in it
+    assert "∞" in view["thresholds"][0]["line"]
+    broken = write_iteration(tmp_path / "b", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")}, thresholds={"min_pass_rate": 0.5})
+    view = gate_view(broken, json.loads((broken / "benchmark.json").read_text()))
+    assert view is not None and view["status"] == "INVALID" and "all with_skill trials errored" in view["headline"]
