@@ -236,3 +236,15 @@ def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None
     broken = write_iteration(tmp_path / "b", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")}, thresholds={"min_pass_rate": 0.5})
     view = gate_view(broken, json.loads((broken / "benchmark.json").read_text()))
     assert view is not None and view["status"] == "INVALID" and "all with_skill trials errored" in view["headline"]
+
+
+def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+                         thresholds={"min_improvement_ratio": 1.5})
+    assert runner.invoke(app, ["report", str(it)]).exit_code == 0
+    text = (it / "report.md").read_text()
+    assert "**Gate: PASS**" in text
+    row = next(line for line in text.splitlines() if line.startswith("| Improvement |"))
+    assert "∞ (the baseline passed nothing) (95% CI " in row and row.rstrip().endswith("| PASS |")
