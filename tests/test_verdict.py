@@ -248,3 +248,24 @@ def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
     assert "**Gate: PASS**" in text
     row = next(line for line in text.splitlines() if line.startswith("| Improvement |"))
     assert "∞ (the baseline passed nothing) (95% CI " in row and row.rstrip().endswith("| PASS |")
+
+
+def test_baseline_of_unchanged_evals_is_reused_when_another_eval_changed(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    evals_path = example_skill / "evals" / "evals.json"
+    evals = json.loads(evals_path.read_text())
+    evals["evals"][1]["prompt"] += " Answer in one word."
+    evals_path.write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "evals, skill changed since iteration 1" in out  # evals/ is inside the skill folder
+    assert "tip: the baseline arm is unchanged since iteration 1 (same settings, and 7 of 8 evals unchanged)" in out
+    evals["evals"][1]["prompt"] += " Really."
+    evals_path.write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "1")
+    assert "7 trials already graded, 9 to run" in out, out
+    prov = json.loads((ws / "iteration-3" / "baseline_reuse.json").read_text())
+    assert len(prov["runs"]) == 7 and not any(r.startswith("eval-2-") for r in prov["runs"])
+    # another seed: a different measurement, refused as before
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "1", "--seed", "5")
+    assert code == 2 and "cannot reuse" in out

@@ -105,7 +105,7 @@ def run(
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, which leaves them ungraded).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
-    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
+    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
