@@ -52,7 +52,7 @@ def test_each_pattern_is_noted_in_the_spec_wording() -> None:
     assert "Eval 1 (e1) shows" not in text and "Eval 3 (e3) shows" not in text
     cost = notes[-1]
     assert cost.startswith("Skill adds 13s average execution time")
-    assert cost.endswith("but improves pass rate by 28%"), cost
+    assert cost.endswith("but improves the expectation pass rate by 28 percentage points"), cost
 
 
 def test_clean_benchmark_only_gets_the_cost_line() -> None:
@@ -63,14 +63,14 @@ def test_clean_benchmark_only_gets_the_cost_line() -> None:
     notes = analyst_notes(records, ARMS)
     assert [n for n in notes if not n.startswith("Skill ")] == ["Without-skill runs consistently fail on 'A' "
                                                                  "(with-skill runs pass it at least once)"]
-    assert notes[-1] == "Skill adds <0.1s average execution time and 0 tokens per run and improves pass rate by 50%"
+    assert notes[-1] == "Skill adds <0.1s average execution time and 0 tokens per run and improves the expectation pass rate by 50 percentage points"
 
 
 def test_cost_line_when_the_skill_saves_and_loses() -> None:
     records = [rec(1, "with_skill", 1, {"A": False}, seconds=3, tokens=50),
                rec(1, "without_skill", 1, {"A": True}, seconds=9, tokens=80)]
     assert cost_notes(group_records(records, (ARMS.skill, ARMS.baseline)), ARMS) == ["Skill saves 6.0s average execution time and 30 tokens per run and "
-                                         "lowers pass rate by 100%"]
+                                         "lowers the expectation pass rate by 100 percentage points"]
 
 
 def test_notes_reach_benchmark_json() -> None:

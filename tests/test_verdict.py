@@ -169,3 +169,103 @@ def test_grade_with_evals_works_on_a_skill_creator_iteration(tmp_path: Path) -> 
     # without --evals there is nothing to grade against: said, exit 2
     result = runner.invoke(app, ["grade", str(it)])
     assert result.exit_code == 2 and "--evals" in result.output
+
+
+def test_view_on_a_workspace_opens_its_latest_iteration(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    page = tmp_path / "view.html"
+    result = runner.invoke(app, ["view", str(ws), "--static", str(page)])
+    assert result.exit_code == 0, result.output
+    assert "opening its latest iteration, iteration-1" in result.output
+    html = page.read_text()
+    expected = tmp_path / "expected.html"
+    assert runner.invoke(app, ["view", str(ws / "iteration-1"), "--static", str(expected)]).exit_code == 0
+    assert "server-port" in html and len(html) > 0.9 * len(expected.read_text())
+
+
+def test_history_and_notes_say_expectation_pass_rate(example_skill: Path, tmp_path: Path, caplog) -> None:
+    from rich.console import Console
+
+    from skillassay.cli.improve import render_history
+    from skillassay.improve.history import load_history
+
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    console = Console(width=200, record=True)
+    console.print(render_history(load_history(ws)))
+    header = next(line for line in console.export_text().splitlines() if "version" in line)
+    assert "expectation pass rate" in header
+    notes = json.loads((ws / "iteration-1" / "benchmark.json").read_text())["notes"]
+    cost = next(n for n in notes if n.startswith("Skill "))
+    assert "the expectation pass rate by" in cost and "percentage points" in cost
+    md = (ws / "iteration-1" / "benchmark.md").read_text()
+    assert "tokens, skill / baseline (`token_savings_ratio`): " in md and "with the skill)" in md
+
+
+def test_bad_history_is_named_not_a_class_name(example_skill: Path, tmp_path: Path, caplog) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "history.json").write_text('{"skill_name": 3}')
+    with caplog.at_level("WARNING"):
+        code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    text = out + caplog.text
+    assert "history.json not updated" in text and "$.skill_name" in text
+    assert "InputError" not in text
+
+
+def test_cost_ratio_reads_as_a_cost_or_a_saving() -> None:
+    from skillassay.analyze.benchmark_md import cost_ratio
+
+    assert cost_ratio(3.64, "tokens") == "3.64x (264% more tokens with the skill)"
+    assert cost_ratio(0.73, "tokens") == "0.73x (27% less tokens with the skill)"
+    assert cost_ratio(None, "time") == "n/a (undefined)"
+
+
+def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    from skillassay.viewer.build import gate_view
+
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+                         thresholds={"min_improvement_ratio": 1.5})
+    view = gate_view(it, json.loads((it / "benchmark.json").read_text()))
+    assert view is not None and view["status"] == "PASS"
+    json.dumps(view, allow_nan=False)  # the page's data is JSON: no Infinity in it
+    assert "∞" in view["thresholds"][0]["line"]
+    broken = write_iteration(tmp_path / "b", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")}, thresholds={"min_pass_rate": 0.5})
+    view = gate_view(broken, json.loads((broken / "benchmark.json").read_text()))
+    assert view is not None and view["status"] == "INVALID" and "all with_skill trials errored" in view["headline"]
+
+
+def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+                         thresholds={"min_improvement_ratio": 1.5})
+    assert runner.invoke(app, ["report", str(it)]).exit_code == 0
+    text = (it / "report.md").read_text()
+    assert "**Gate: PASS**" in text
+    row = next(line for line in text.splitlines() if line.startswith("| Improvement |"))
+    assert "∞ (the baseline passed nothing) (95% CI " in row and row.rstrip().endswith("| PASS |")
+
+
+def test_baseline_of_unchanged_evals_is_reused_when_another_eval_changed(example_skill: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, {"trials_per_eval": 1})
+    evals_path = example_skill / "evals" / "evals.json"
+    evals = json.loads(evals_path.read_text())
+    evals["evals"][1]["prompt"] += " Answer in one word."
+    evals_path.write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1})
+    assert "evals, skill changed since iteration 1" in out  # evals/ is inside the skill folder
+    assert "tip: the baseline arm is unchanged since iteration 1 (same settings, and 7 of 8 evals unchanged)" in out
+    evals["evals"][1]["prompt"] += " Really."
+    evals_path.write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "1")
+    assert "7 trials already graded, 9 to run" in out, out
+    prov = json.loads((ws / "iteration-3" / "baseline_reuse.json").read_text())
+    assert len(prov["runs"]) == 7 and not any(r.startswith("eval-2-") for r in prov["runs"])
+    # another seed: a different measurement, refused as before
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "1", "--seed", "5")
+    assert code == 2 and "cannot reuse" in out

@@ -22,12 +22,23 @@ def ratio(x: float | None) -> str:
     return "n/a (undefined)" if x is None else f"{x:.2f}x"
 
 
+def cost_ratio(x: float | None, unit: str) -> str:
+    """The spec's `token_savings_ratio` / `time_savings_ratio` are skill / baseline, so above 1
+    they are a cost, not a saving: the ratio is shown with what it means, signed by direction."""
+    if x is None:
+        return "n/a (undefined)"
+    change = round(abs(x - 1) * 100)
+    if change == 0:
+        return f"{x:.2f}x (the same {unit} with the skill)"
+    return f"{x:.2f}x ({change}% {'more' if x > 1 else 'less'} {unit} with the skill)"
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("skillassay", "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)  # markdown, not HTML
-    env.globals.update(pct=pct, num=num, ratio=ratio)
+    env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio)
     return env
 
 

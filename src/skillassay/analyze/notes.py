@@ -138,10 +138,12 @@ def cost_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
         parts.append((ks - kb, f"{abs(ks - kb):.0f} tokens per run"))
     gain = ps - pb
     points = round(abs(gain) * 100)
+    # the mean share of expectations passed, not the share of trials that passed them all
+    # (the report's "pass rate"): named so, and its change is in percentage points
     if points == 0:
-        effect = "does not change pass rate"
+        effect = "does not change the expectation pass rate"
     else:
-        effect = f"{'improves' if gain > 0 else 'lowers'} pass rate by {points}%"
+        effect = f"{'improves' if gain > 0 else 'lowers'} the expectation pass rate by {points} percentage points"
     if not parts:
         return [f"Skill {effect}"]
     # "but" only where a cost meets a gain, as in the spec's example.

@@ -35,7 +35,7 @@ def render_history(history: Any) -> Any:
     """A rich table of the progression, and which version is the best and why."""
     from rich.table import Table
 
-    table = Table("version", "iter", "parent", "pass rate", "result", "vs", "difference (95% CI)", "p",
+    table = Table("version", "iter", "parent", "expectation pass rate", "result", "vs", "difference (95% CI)", "p",
                   "best", title=f"{history.skill_name}: started {history.started_at}")
     for entry in history.iterations:
         extra = entry.model_extra or {}

@@ -106,7 +106,7 @@ def run(
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, and then an eval set with plain strings is refused before any trial runs).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
-    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings or evals differ.")] = None,
+    baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N trials all fail with the same error before any succeeds: a dead provider or a broken setup. 0: never stop.")] = 5,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
@@ -132,9 +132,7 @@ def run(
               highlight=False)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
-                  f"{_pct(s.baseline.pass_rate)}, improvement ratio "
-                  f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
-                  highlight=False)
+                  f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
         _print_ungraded(s)
     for hint in outcome.hints:
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
@@ -155,6 +153,14 @@ def _print_ungraded(s: Summary) -> None:
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+def _ratio_text(s: Any) -> str:
+    if s.improvement_ratio is not None:
+        return f"{s.improvement_ratio:.2f}x"
+    if s.baseline.pass_rate == 0 and s.with_skill.pass_rate:
+        return "unbounded (the baseline passed nothing)"
+    return "n/a"
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -321,16 +327,18 @@ def gate(
 @app.command()
 @handles_input_errors
 def view(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-2 (a workspace: its latest iteration).")],
     previous: Annotated[Path | None, typer.Option(help="The previous iteration folder: its outputs and feedback shown beside each run.")] = None,
     static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
 ) -> None:
-    """Open the review viewer for an iteration (or write a static HTML file)."""
+    """Open the review viewer for an iteration (or write a static HTML file); given a workspace,
+    its latest iteration."""
     for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
         if path is not None and not path.is_dir():
             raise InputError.one(path, label, "not a folder")
+    iteration_dir = _latest_if_workspace(iteration_dir)
     if static is not None:
         from skillassay.viewer.static_html import write_static
 
@@ -339,6 +347,20 @@ def view(
     from skillassay.viewer.server import serve
 
     serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
+
+
+def _latest_if_workspace(folder: Path) -> Path:
+    """A workspace (iteration-N folders, no runs of its own) stands for its latest iteration;
+    an empty page for it would look like an iteration with no runs."""
+    from skillassay.store.discover import find_evals
+    from skillassay.store.layout import existing_iterations, iteration_dir
+
+    numbers = existing_iterations(folder)
+    if not numbers or (folder / "iteration.json").is_file() or find_evals(folder)[0]:
+        return folder
+    latest = iteration_dir(folder, numbers[-1])
+    err.print(f"{folder} is a workspace: opening its latest iteration, {latest.name}", highlight=False)
+    return latest
 
 
 @app.command("executors")

@@ -188,7 +188,8 @@ def _reason(result: Result, d: stats.PairedDifference, best_version: str,
         return f"no eval measured by both this version and {best_version}: nothing to compare, so tie"
     iv = "no interval (fewer than 2 paired evals)" if d.interval is None else \
         f"95% CI {d.interval[0]:+.3f}..{d.interval[1]:+.3f}"
-    core = f"mean per-eval difference {d.mean:+.3f} vs {best_version} ({iv}, p={d.p_value:.3g}, {d.n} evals)"
+    core = (f"mean per-eval difference in expectation pass rate {d.mean:+.3f} vs {best_version} "
+            f"({iv}, p={d.p_value:.3g}, {d.n} evals)")
     calls = calls or {"regressed": [], "improved": []}
     if result == "won":
         extra = f"; evals improved: {', '.join(map(str, calls['improved']))}" if calls["improved"] else ""
@@ -366,6 +367,9 @@ def record_after_run(workspace: Path, iteration_dir: Path, records: list | None 
     benchmark (already written) stands."""
     try:
         return record_iteration(workspace, iteration_dir, records=records)
+    except InputError as exc:  # bad input is said as such, naming file and field, never as a class name
+        log.warning("history.json not updated (the benchmark stands): %s", exc)
+        return None
     except Exception as exc:  # noqa: BLE001 - never lose a finished benchmark to bookkeeping
         log.warning("history.json not updated: %s: %s", type(exc).__name__, exc)
         return None

@@ -89,8 +89,12 @@ class Summary(SpecModel):
     with_skill: ArmSummary
     baseline: ArmSummary
     improvement_ratio: float | None = None
-    token_savings_ratio: float | None = None
-    time_savings_ratio: float | None = None
+    token_savings_ratio: float | None = Field(None, description=(
+        "Average tokens with the skill / without (the spec's name): below 1 the skill saves tokens, above 1 it "
+        "costs more."))
+    time_savings_ratio: float | None = Field(None, description=(
+        "Average duration with the skill / without (the spec's name): below 1 the skill saves time, above 1 it "
+        "costs more."))
 
 
 class PerEvalArm(SpecModel):

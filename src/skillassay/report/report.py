@@ -45,6 +45,8 @@ def cell(value: Any) -> str:
 
 
 def fmt(x: float | None, kind: str) -> str:
+    if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
+        return "∞"  # over a baseline that passed nothing (gate.zero_baseline_ratio)
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "n/a"
     if kind == "pct":
@@ -119,10 +121,12 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
         else:
             delta = signed(m.get("delta"), dkind) + signed_interval(m.get("interval"), dkind)
         current = fmt(value, kind) + fmt_interval(iv, kind)
-        if value is None and key == "min_improvement_ratio":
-            current = "n/a (" + (imp.get("undefined_reason") or "not computable") + ")"
         limit = thresholds.get(key)
         t = by_key.get(key)
+        if value is None and key == "min_improvement_ratio":
+            current = "n/a (" + (imp.get("undefined_reason") or "not computable") + ")"
+            if t is not None and t.value is not None and math.isinf(t.value):
+                current = "∞ (the baseline passed nothing)" + fmt_interval(t.interval, kind)
         rows.append({"metric": label, "current": cell(current),
                      "previous": fmt(m.get("previous"), kind) if comparison else "-",
                      "delta": cell(delta) if comparison else "-",

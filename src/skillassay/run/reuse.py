@@ -8,6 +8,10 @@ iterations' fingerprints, and any difference refuses the reuse with the reason, 
 baseline measured under other conditions would silently bias the improvement ratio. Runs are
 copied (not linked) so each iteration folder stays self-contained; the ones missing from the
 source are left for the engine to run (topping up to the requested trials).
+
+When only the eval set differs, the baseline runs of the evals that did not change (same id,
+prompt, expectations and input files, as `compare` decides it) are still the same measurement
+and are reused; the changed evals' baselines run again.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from skillassay.analyze.compare import eval_content
 from skillassay.errors import InputError
 from skillassay.run.plan import hash_tree
+from skillassay.store.discover import METADATA
 from skillassay.store.jsonio import load_json_lenient, parse_json_bytes, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir, remove_tree
 
@@ -57,6 +63,30 @@ def refusal(source_fp: dict[str, str], current_fp: dict[str, str]) -> str | None
         " differ from this run's, so its baseline would measure something else"
 
 
+def same_eval(source: Path, target: Path, slug: str) -> bool:
+    """Whether an eval folder holds the same eval in both iterations: identical content parts
+    in both eval_metadata.json files (an older file that lacks one, e.g. input files, is not
+    proof of sameness, so it does not match)."""
+    try:
+        a = json.loads((source / slug / METADATA).read_bytes())
+        b = json.loads((target / slug / METADATA).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(a, dict) and isinstance(b, dict) and a.get("eval_id") == b.get("eval_id") \
+        and bool(eval_content(a)) and eval_content(a) == eval_content(b)
+
+
+def reusable_evals(source_fp: dict[str, str], current_fp: dict[str, str], source: Path, target: Path,
+                   eval_slugs: list[str]) -> list[str] | None:
+    """The eval folders whose baseline runs measure the same thing: all of them when the
+    fingerprints agree, the unchanged ones when only the eval set differs, None otherwise."""
+    if refusal(source_fp, current_fp) is None:
+        return eval_slugs
+    if source_fp.get("settings") != current_fp.get("settings"):
+        return None
+    return [slug for slug in eval_slugs if same_eval(source, target, slug)] or None
+
+
 def previous_snapshot_hash(it: Path) -> str | None:
     """For baseline_type previous_version: the old skill an iteration's baseline arm ran."""
     n = it.name.removeprefix("iteration-")
@@ -75,7 +105,11 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
     source = resolve_source(value, workspace)
     if source.resolve() == target.resolve():
         return []
-    reason = refusal(source_fingerprint(source), fingerprint)
+    source_fp = source_fingerprint(source)
+    reason = refusal(source_fp, fingerprint)
+    same = reusable_evals(source_fp, fingerprint, source, target, eval_slugs)
+    if same is not None:
+        reason, eval_slugs = None, same
     if reason is None and configuration == "old_skill" and previous_snapshot_hash(source) != previous_snapshot_hash(target):
         reason = "cannot reuse its baseline runs: its baseline ran a different previous version of the skill"
     if reason:
@@ -149,14 +183,16 @@ def reuse_hint(workspace: Path, target: Path, fingerprint: dict[str, str], confi
         if source.resolve() == target.resolve():
             continue
         try:
-            if refusal(source_fingerprint(source), fingerprint) is not None:
-                continue
+            same = reusable_evals(source_fingerprint(source), fingerprint, source, target, eval_slugs)
         except InputError:
             continue
+        if same is None:
+            continue
         graded = sum((source / slug / configuration / f"run-{k}" / "grading.json").is_file()
-                     for slug in eval_slugs for k in range(1, trials + 1))
+                     for slug in same for k in range(1, trials + 1))
         if graded:
-            return (f"the baseline arm is unchanged since iteration {n} (same eval set and settings; only the skill "
-                    f"changed): next time, `--baseline-from {n}` reuses its {graded} graded baseline trials instead "
-                    "of running them again")
+            what = ("same eval set and settings; only the skill changed" if len(same) == len(eval_slugs) else
+                    f"same settings, and {len(same)} of {len(eval_slugs)} evals unchanged")
+            return (f"the baseline arm is unchanged since iteration {n} ({what}): next time, `--baseline-from {n}` "
+                    f"reuses its {graded} graded baseline trials instead of running them again")
     return None

@@ -286,9 +286,11 @@ def gate_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | No
     statistics' decisions when present); only the spec's thresholds_met when no config is found."""
     result = iteration_gate(iteration_dir)
     if result is not None:
-        rows = [{"key": r.key, "status": r.status, "value": r.value, "threshold": r.threshold,
-                 "interval": as_interval(r.interval), "line": r.line()} for r in result.thresholds]
-        return {"status": result.status, "thresholds": rows}
+        # to_dict: an unbounded ratio's value is null in JSON (its line says ∞)
+        rows = [{"key": r.key, "status": r.status, "value": t["value"], "threshold": r.threshold,
+                 "interval": as_interval(r.interval), "line": r.line()}
+                for r, t in zip(result.thresholds, result.to_dict()["thresholds"], strict=True)]
+        return {"status": result.status, "headline": result.headline(), "thresholds": rows}
     met = as_dict(bench.get("thresholds_met"))
     if not met:
         return None

@@ -212,6 +212,7 @@
     const out = [];
     if (b.gate) {
       out.push(section("Gate", el("div", {}, "status ", el("span", { cls: `badge ${b.gate.status}`, text: b.gate.status })),
+        ...(b.gate.headline && b.gate.headline !== b.gate.status ? [el("div", { text: b.gate.headline })] : []),
         el("ul", {}, ...b.gate.thresholds.map((t) => el("li", {}, el("span", { cls: `badge ${t.status}`, text: t.status }), " ",
           el("span", { text: t.line.replace(/^[A-Z]+: /, "") }))))));
     }
