@@ -111,6 +111,13 @@ def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path,
     assert again["summary"]["with_skill"]["ungraded_trials"] == 2 and again["summary"]["with_skill"]["pass_rate"] == 1.0
     assert "4 trials ungraded" in agg.output
 
+    # `grade` without a judge re-grades without refusing (nothing is spent), and still says so.
+    regraded = runner.invoke(app, ["grade", str(it)])
+    assert regraded.exit_code == 0, regraded.output
+    assert "4 trials ungraded" in regraded.output
+    g = json.loads((it / "eval-2-tone" / "with_skill" / "run-1" / "grading.json").read_text())
+    assert g["expectations"][1]["passed"] is None and "no judge configured" in g["expectations"][1]["evidence"]
+
 
 def test_arm_leaves_ungraded_trials_out_of_the_rates_but_keeps_their_cost():
     def record(n: int, verdicts: tuple[bool | None, ...], status: str = "ok") -> TrialRecord:
