@@ -59,7 +59,7 @@ def run_ungraded(skill: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     with FakeOpenAI([grading_reply(True, quote="the moon is made of cheese")] * 4) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        result = run_cli(skill, ws, "--judge", "openai")
+        result = run_cli(skill, ws, "--judge", "openai", "--junit", str(ws.parent / "junit.xml"))
         fake.assert_clean()
     assert result.exit_code != 2, result.output
     return result
@@ -103,6 +103,10 @@ def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path,
     from skillassay.viewer.build import benchmark_payload
 
     assert benchmark_payload(it, bench)["ungraded"] == {"with_skill": 2, "baseline": 2}
+
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "with skill no graded trial (2 ungraded); baseline no graded trial (2 ungraded)" in junit
+    assert "2 with_skill trials ungraded (an expectation has no verdict; excluded from pass rates)" in junit
 
     # `aggregate` reads the same runs back from disk and counts the same.
     agg = runner.invoke(app, ["aggregate", str(it), "-o", str(tmp_path / "again.json")])
