@@ -176,6 +176,15 @@ def test_a_fail_needs_no_quote_but_a_real_quote_counts(openai_fake, tmp_path):
     fake.assert_clean()
 
 
+def test_a_quote_too_short_to_show_anything_is_not_evidence(openai_fake, tmp_path):
+    """SmolLM2 quoted "1" for an answer naming port 1453: it occurs, and proves nothing."""
+    fake, judge = openai_fake([grading_reply(True, quote="1")])
+    g = grade_with(judge, make_run(tmp_path, answer="It uses port 1453."), tmp_path, [PLAIN])
+    assert g.expectations[0].passed is None
+    assert g.expectations[0].evidence == "Ungraded: the judge's quote '1' is too short to show anything"
+    fake.assert_clean()
+
+
 def test_votes_count_only_quoted_verdicts(openai_fake, tmp_path):
     fake, judge = openai_fake([grading_reply(True, quote="port 9999"), grading_reply(True),
                                grading_reply(False, "No port", quote="")])
@@ -264,10 +273,34 @@ def test_local_model_judges_end_to_end(tmp_path):
     g = grade_with(LocalJudge(), run, tmp_path, [PLAIN, {"type": "contains", "value": "4433"}],
                    JudgePolicy(attempts=2, wait_initial=0))
     judged = g.expectations[0]
-    assert judged.passed in (True, False), judged.evidence  # a verdict, not a judge failure
-    assert judged.evidence
-    assert judged.model_extra["judge_votes"]["invalid"] == 0
+    votes = judged.model_extra["judge_votes"]
+    assert votes["invalid"] == 0, judged.evidence  # a schema-valid reply, not a judge failure
+    if judged.passed is None:  # a 135M model often quotes the expectation rather than the answer
+        assert votes["unquoted"] == 1 and "does not occur in the answer" in judged.evidence
+    elif judged.passed:
+        assert "(quoted from answer.md: " in judged.evidence
     assert g.expectations[1].passed is True
     assert all(c.type in ("factual", "process", "quality") for c in g.claims or [])
     assert g.user_notes_summary is not None
     assert json.loads((run / "grading_cache.json").read_text())["schema_version"] == 1
+
+
+@pytest.mark.model
+def test_local_judge_never_passes_without_a_real_quote(tmp_path):
+    """The reproduction on the real embedded model: `grade --judge local` passed 6 of 6, a
+    Fahrenheit answer for "in Celsius" among them, with the evidence "true". Whatever the
+    small model now says, a pass stands only on text that is in the answer."""
+    from skillassay.grade.evidence import Sources
+
+    answers = ["It is 72°F in Paris right now.", "I don't know.", "The Acme VPN server uses port 4433."]
+    for i, answer in enumerate(answers):
+        run = make_run(tmp_path / str(i), answer=answer)
+        g = grade_with(LocalJudge(), run, tmp_path / str(i), ["The answer gives the temperature in Celsius"],
+                       JudgePolicy(attempts=2, wait_initial=0))
+        e = g.expectations[0]
+        assert e.model_extra["judge_votes"]["invalid"] == 0, e.evidence
+        if e.passed:
+            quote = e.evidence.rsplit('(quoted from answer.md: "', 1)[1].removesuffix('")')
+            assert Sources.of([("answer.md", answer)]).find(quote) == "answer.md"
+        elif e.passed is None:
+            assert e.evidence.startswith("Ungraded: the judge")

@@ -59,7 +59,7 @@ def run_ungraded(skill: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     with FakeOpenAI([grading_reply(True, quote="the moon is made of cheese")] * 4) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        result = run_cli(skill, ws, "--judge", "openai")
+        result = run_cli(skill, ws, "--judge", "openai", "--junit", str(ws.parent / "junit.xml"))
         fake.assert_clean()
     assert result.exit_code != 2, result.output
     return result
@@ -104,12 +104,23 @@ def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path,
 
     assert benchmark_payload(it, bench)["ungraded"] == {"with_skill": 2, "baseline": 2}
 
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "with skill no graded trial (2 ungraded); baseline no graded trial (2 ungraded)" in junit
+    assert "2 with_skill trials ungraded (an expectation has no verdict; excluded from pass rates)" in junit
+
     # `aggregate` reads the same runs back from disk and counts the same.
     agg = runner.invoke(app, ["aggregate", str(it), "-o", str(tmp_path / "again.json")])
     assert agg.exit_code == 0, agg.output
     again = json.loads((tmp_path / "again.json").read_text())
     assert again["summary"]["with_skill"]["ungraded_trials"] == 2 and again["summary"]["with_skill"]["pass_rate"] == 1.0
     assert "4 trials ungraded" in agg.output
+
+    # `grade` without a judge re-grades without refusing (nothing is spent), and still says so.
+    regraded = runner.invoke(app, ["grade", str(it)])
+    assert regraded.exit_code == 0, regraded.output
+    assert "4 trials ungraded" in regraded.output
+    g = json.loads((it / "eval-2-tone" / "with_skill" / "run-1" / "grading.json").read_text())
+    assert g["expectations"][1]["passed"] is None and "no judge configured" in g["expectations"][1]["evidence"]
 
 
 def test_arm_leaves_ungraded_trials_out_of_the_rates_but_keeps_their_cost():

@@ -59,7 +59,11 @@ class Sources:
     def find(self, quote: str) -> str | None:
         """Where the quote occurs (the first source holding all its parts in order), or None;
         None too for a quote too short to prove anything."""
-        parts = quote_parts(quote)
-        if sum(len(p) for p in parts) < MIN_QUOTE_CHARS:
+        if too_short(quote):
             return None
+        parts = quote_parts(quote)
         return next((label for label, text in self.texts if _occurs_in_order(parts, text)), None)
+
+
+def too_short(quote: str) -> bool:
+    return sum(len(p) for p in quote_parts(quote)) < MIN_QUOTE_CHARS

@@ -91,9 +91,10 @@ def require_judge(evals: Iterable[Eval], source: Path | str, grader: Grader) -> 
             more = f" and {len(plain) - 2} more" if len(plain) > 2 else ""
             problems.append(Problem(
                 str(source), f"$.evals[?(@.id=={ev.id})].expectations[{plain[0]}]",
-                f"eval {ev.id} ({ev.name or ev.slug}): {len(plain)} plain-language expectation(s) ({texts}{more}) "
-                "need a judge and none is chosen: run with --judge local (the embedded model), --judge openai "
-                "or --judge anthropic, or write them as typed assertions"))
+                f"eval {ev.id} ({ev.name or ev.slug}): {len(plain)} plain-language "
+                f"{'expectation needs' if len(plain) == 1 else 'expectations need'} a judge ({texts}{more}) and "
+                "none is chosen: run with --judge local (the embedded model), --judge openai or --judge "
+                "anthropic, or write them as typed assertions"))
     if problems:
         raise InputError(problems)
 

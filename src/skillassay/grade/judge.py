@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
-from skillassay.grade.evidence import Sources
+from skillassay.grade.evidence import Sources, too_short
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE
@@ -469,6 +469,8 @@ def unsupported_reason(v: JudgedVerdict, sources: Sources) -> str | None:
     quote = v.quote.strip()
     if not quote:
         return "the judge passed it without quoting the output" if v.passed else None
+    if too_short(quote):
+        return f"the judge's quote {quote!r} is too short to show anything"
     if sources.find(quote) is None:
         return f"the judge's quote {quote!r} does not occur in the answer, output files or transcript"
     return None
@@ -488,8 +490,8 @@ def vote(text: str, verdicts: list[JudgedVerdict], samples: int, failures: list[
         reason = failures[-1] if failures else "no reply"
         return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: judge failed: {reason}", **extras)
     if not counted:
-        reason = unsupported_reason(verdicts[0], sources)
-        return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: {reason}", **extras)
+        why = unsupported_reason(verdicts[0], sources)
+        return ExpectationResult(text=text, passed=None, evidence=f"Ungraded: {why}", **extras)
     if yes == no:
         also = f", {unquoted} without a real quote" if unquoted else ""
         return ExpectationResult(text=text, passed=None,

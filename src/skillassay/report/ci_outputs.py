@@ -70,16 +70,19 @@ def _arm_counts(arm: dict[str, Any], stat: dict[str, Any]) -> dict[str, Any]:
     passes = stat.get("passes")
     if passes is None and rate is not None and isinstance(completed, int):
         passes = round(rate * completed)
-    return {"passes": passes, "completed": completed, "pass_rate": rate, "interval": as_interval(stat.get("wilson"))}
+    ungraded = stat.get("ungraded", arm.get("ungraded_trials")) or 0
+    return {"passes": passes, "completed": completed, "pass_rate": rate, "interval": as_interval(stat.get("wilson")),
+            "ungraded": ungraded if isinstance(ungraded, int) else 0}
 
 
 def _counts_text(arm: dict[str, Any]) -> str:
+    ungraded = f"{arm['ungraded']} ungraded" if arm.get("ungraded") else ""
     if arm["pass_rate"] is None:
-        return "no completed trial"
+        return f"no graded trial ({ungraded})" if ungraded else "no completed trial"
     text = f"{arm['passes']}/{arm['completed']} trials passed ({arm['pass_rate'] * 100:.0f}%"
     if arm["interval"]:
         text += f", 95% CI {arm['interval'][0] * 100:.0f}%..{arm['interval'][1] * 100:.0f}%"
-    return text + ")"
+    return text + (f"; {ungraded})" if ungraded else ")")
 
 
 def eval_message(fact: dict[str, Any]) -> str:
@@ -97,6 +100,10 @@ def eval_verdict(fact: dict[str, Any], gate_result: GateResult) -> tuple[str, li
         fails.append("regressed against the previous iteration")
     elif fact["label"] == "possible regression":
         warns.append("possible regression against the previous iteration")
+    for arm, counts in fact["arms"].items():
+        if counts.get("ungraded"):
+            warns.append(f"{counts['ungraded']} {arm} trials ungraded (an expectation has no verdict; "
+                         "excluded from pass rates)")
     for t in gate_result.thresholds:
         if fact["name"] in t.evals:
             (fails if t.status == "FAIL" else warns).append(f"named by {t.status.lower()} threshold {t.key}")

@@ -68,8 +68,8 @@ def same_eval(source: Path, target: Path, slug: str) -> bool:
     in both eval_metadata.json files (an older file that lacks one, e.g. input files, is not
     proof of sameness, so it does not match)."""
     try:
-        a = json.loads((source / slug / METADATA).read_bytes())
-        b = json.loads((target / slug / METADATA).read_bytes())
+        a = parse_json_bytes((source / slug / METADATA).read_bytes())
+        b = parse_json_bytes((target / slug / METADATA).read_bytes())
     except (OSError, ValueError):
         return False
     return isinstance(a, dict) and isinstance(b, dict) and a.get("eval_id") == b.get("eval_id") \

@@ -352,7 +352,7 @@ def read_trial(run_dir: str, eval_id: int | str, eval_name: str, configuration: 
     if data is MISSING:
         return None, [RunIssue(grading_path, "missing (run not graded)")]
     facts = grading_facts(data)
-    if isinstance(facts, str):
+    if isinstance(facts, str):  # (isinstance: mypy narrows on it; GradingFacts is no str)
         return None, [RunIssue(grading_path, facts)]
 
     issues: list[RunIssue] = []
