@@ -3,10 +3,13 @@
 With statistics present, each threshold is PASS (whole interval on the good side), FAIL
 (whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
-into fail."""
+into fail. A threshold the executor cannot measure (a token ceiling with an executor that
+reports no tokens) is NOT MEASURED: shown, and left out of the verdict, since no number of
+trials would ever decide it."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
@@ -20,6 +23,7 @@ LABELS = {
 }
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
+NOT_MEASURED = "NOT MEASURED"
 _LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 
 
@@ -28,7 +32,7 @@ class ThresholdResult:
     key: str
     threshold: float
     value: float | None
-    status: str  # PASS | FAIL | INCONCLUSIVE
+    status: str  # PASS | FAIL | INCONCLUSIVE | NOT MEASURED
     interval: list[float | None] | None = None
     evals: list[str] = field(default_factory=list)
     advice: str = ""
@@ -127,7 +131,9 @@ def regression_result(comparison: dict, point_estimate: bool) -> ThresholdResult
 
 
 def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
-             point_estimate: bool = False, comparison: dict | None = None) -> GateResult:
+             point_estimate: bool = False, comparison: dict | None = None,
+             not_measured: Collection[str] = (), executor: str | None = None) -> GateResult:
+    """`not_measured`: threshold keys the executor (named by `executor`) reports no figure for."""
     stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
     results = []
     for key in LABELS:
@@ -135,6 +141,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         if limit is None:
             continue
         value = _value(bench, key)
+        if key in not_measured and value is None:
+            results.append(ThresholdResult(key, float(limit), None, NOT_MEASURED, advice=(
+                f"the {executor or 'this'} executor reports no token counts; left out of the verdict")))
+            continue
         plain = (bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
         if value is None:
@@ -152,7 +162,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
                                        advice))
     if comparison:
         results.append(regression_result(comparison, point_estimate))
-    statuses = {r.status for r in results}
+    statuses = {r.status for r in results} - {NOT_MEASURED}
     if "FAIL" in statuses or (strict and "INCONCLUSIVE" in statuses):
         return GateResult("FAIL", EXIT_FAIL, results)
     if "INCONCLUSIVE" in statuses:
