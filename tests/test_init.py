@@ -1,4 +1,5 @@
-"""`skillassay init`: starter files that validate at once and never replace existing ones."""
+"""`skillassay init`: well-formed starter files, refused by `validate` (and `run`) until their
+placeholders are edited, that never replace existing ones."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.errors import InputError
+from skillassay.run.preflight import validate_paths
 from skillassay.spec.scaffold import init_skill
-from skillassay.spec.validate import validate_paths
 
 runner = CliRunner()
 DESCRIPTION = "Extract text and tables from PDF files. Use when the user mentions PDFs."
@@ -32,8 +33,11 @@ def test_init_writes_valid_evals_and_config(skill_dir: Path) -> None:
     evals_path = skill_dir.resolve() / "evals" / "evals.json"
     config_path = skill_dir.resolve() / "evals" / "benchmark_config.json"
     assert written == [evals_path, config_path]
-    assert validate_paths(written, None) == []
-    assert validate_paths([skill_dir], None) == []  # also cross-checks skill_name
+    assert validate_paths([config_path], None) == []
+    # well-formed, but every placeholder is named until edited (test_inputs.py: run refuses too)
+    problems = validate_paths([skill_dir], None)
+    assert problems and all("placeholder" in p.message for p in problems)
+    assert validate_paths([evals_path], None) == problems
 
 
 def test_init_evals_content(skill_dir: Path) -> None:
@@ -95,7 +99,7 @@ def test_cli_init_then_refuse(skill_dir: Path) -> None:
     # cli.py prints paths without soft_wrap, so rich may break them at 80 columns.
     printed = "".join(result.stdout.split())
     assert "evals/evals.json" in printed and "evals/benchmark_config.json" in printed
-    assert runner.invoke(app, ["validate", str(skill_dir)]).exit_code == 0
+    assert runner.invoke(app, ["validate", str(skill_dir)]).exit_code == 2  # placeholders left
     again = runner.invoke(app, ["init", str(skill_dir)])
     assert again.exit_code == 2 and "already exists" in again.stderr
 

@@ -47,7 +47,11 @@ def test_spec_example_roundtrips_exactly(name: str) -> None:
     assert roundtrip(model) == json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+# Hand-written inputs (benchmark config, eval set) refuse unknown keys instead: tests/test_inputs.py.
+OPEN = sorted(name for name, kind in EXAMPLES.items() if kind not in {"config", "evals"})
+
+
+@pytest.mark.parametrize("name", OPEN)
 def test_unknown_fields_survive_at_top_level(name: str) -> None:
     data = json.loads((SPEC / name).read_text(encoding="utf-8"))
     data["x_our_tool"] = {"schema_version": 1, "list": [1, "two", None]}
@@ -57,10 +61,9 @@ def test_unknown_fields_survive_at_top_level(name: str) -> None:
 
 def test_unknown_fields_survive_when_nested() -> None:
     data = json.loads((SPEC / "evals.json").read_text(encoding="utf-8"))
-    data["evals"][0]["x_tag"] = "smoke"
+    # an assertion's parameters are its plugin's business, so they stay open
     data["evals"][0]["expectations"].append({"type": "regex", "pattern": "\\d+", "x_note": "n"})
     out = roundtrip(parse_model(data, EvalSet, "evals.json"))
-    assert out["evals"][0]["x_tag"] == "smoke"
     assert out["evals"][0]["expectations"][-1] == {"type": "regex", "pattern": "\\d+", "x_note": "n"}
 
     bench = json.loads((SPEC / "benchmark_skill_creator.json").read_text(encoding="utf-8"))

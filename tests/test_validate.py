@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from skillassay.cli.main import app
 from skillassay.errors import InputError
 from skillassay.models import MODELS
-from skillassay.spec.validate import json_schemas, kind_of, validate_paths
+from skillassay.run.preflight import validate_paths
+from skillassay.spec.validate import json_schemas, kind_of
 
 SPEC = Path(__file__).parent / "fixtures" / "spec"
 runner = CliRunner()
@@ -34,9 +35,12 @@ def write(path: Path, data: Any) -> Path:
 
 
 def make_skill(root: Path, name: str = "my-skill") -> Path:
+    """A skill folder holding the input file the evals.json fixture names."""
     folder = root / name
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(SKILL_MD.format(name=name), encoding="utf-8")
+    (folder / "evals" / "files").mkdir(parents=True)
+    (folder / "evals" / "files" / "sample1.pdf").write_bytes(b"%PDF-1.4\n")
     return folder
 
 

@@ -34,7 +34,7 @@ _PUBLIC = {
     # report.md (with its charts)
     "write_report": "skillassay.report.report",
     # validate what users write
-    "validate_paths": "skillassay.spec.validate",
+    "validate_paths": "skillassay.run.preflight",
     # the data contract
     **{name: "skillassay.models" for name in (
         "Benchmark", "BenchmarkConfig", "Eval", "EvalMetadata", "EvalSet", "Expectation", "ExpectationResult",
@@ -114,4 +114,4 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from skillassay.report.report import write_report
     from skillassay.run.engine import RunOutcome, RunRequest, run_benchmark
-    from skillassay.spec.validate import validate_paths
+    from skillassay.run.preflight import validate_paths

@@ -5,11 +5,14 @@ With statistics present, each threshold is PASS (whole interval on the good side
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
 into fail. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
 never exits 0, thresholds or not; with nothing to gate the verdict says so (NOT_GATED)
-instead of claiming a PASS."""
+instead of claiming a PASS. A threshold the executor cannot measure (a token ceiling with an
+executor that reports no tokens) is NOT MEASURED: shown, and left out of the verdict, since no
+number of trials would ever decide it."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,7 @@ LABELS = {
 }
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
+NOT_MEASURED = "NOT MEASURED"
 _LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 
 
@@ -37,7 +41,7 @@ class ThresholdResult:
     key: str
     threshold: float
     value: float | None
-    status: str  # PASS | FAIL | INCONCLUSIVE
+    status: str  # PASS | FAIL | INCONCLUSIVE | NOT MEASURED
     interval: list[float | None] | None = None
     evals: list[str] = field(default_factory=list)
     advice: str = ""
@@ -206,7 +210,9 @@ def regression_result(comparison: dict, point_estimate: bool) -> ThresholdResult
 
 
 def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
-             point_estimate: bool = False, comparison: dict | None = None) -> GateResult:
+             point_estimate: bool = False, comparison: dict | None = None,
+             not_measured: Collection[str] = (), executor: str | None = None) -> GateResult:
+    """`not_measured`: threshold keys the executor (named by `executor`) reports no figure for."""
     stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
     results = []
     for key in LABELS:
@@ -214,6 +220,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         if limit is None:
             continue
         value = _value(bench, key)
+        if key in not_measured and value is None:
+            results.append(ThresholdResult(key, float(limit), None, NOT_MEASURED, advice=(
+                f"the {executor or 'this'} executor reports no token counts; left out of the verdict")))
+            continue
         plain = (bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
         unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
@@ -247,7 +257,7 @@ def verdict(results: list[ThresholdResult], problems: list[str], *, strict: bool
     """FAIL wins (a figure that clearly misses is a fail whatever else is wrong); an invalid
     measurement is never a PASS, even with no thresholds (exit 3, or 1 under --strict, like
     INCONCLUSIVE); with nothing gated the verdict is NOT_GATED, exit 0, never a PASS."""
-    statuses = {r.status for r in results}
+    statuses = {r.status for r in results} - {NOT_MEASURED}
     if "FAIL" in statuses or (strict and ("INCONCLUSIVE" in statuses or problems)):
         return GateResult("FAIL", EXIT_FAIL, results, problems)
     if problems:

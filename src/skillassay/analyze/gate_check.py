@@ -10,9 +10,10 @@ from typing import Any
 
 from skillassay.analyze.benchmark import thresholds_met
 from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
-from skillassay.analyze.gate import LABELS, REGRESSION_KEY, GateResult, evaluate
+from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
 from skillassay.analyze.statistics import build_statistics, group_records
 from skillassay.errors import InputError
+from skillassay.executors import load_executor_class, unmeasurable_thresholds
 from skillassay.models import Benchmark, Thresholds
 from skillassay.store.jsonio import parse_model, read_json
 
@@ -42,7 +43,7 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
         steps.append(f"Fix the measurement first ({'; '.join(result.problems)}): read the trials' errors in "
                      "report.md or their grading.json, fix the cause (executor, judge, evals), then re-run.")
     for t in result.thresholds:
-        if t.status == "PASS":
+        if t.status in ("PASS", NOT_MEASURED):
             continue
         evals = ", ".join(t.evals)
         if t.key == REGRESSION_KEY:
@@ -83,6 +84,17 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
                                     "thresholds_met": thresholds_met(bench.summary.model_dump(), thresholds)})
 
 
+def not_measured(iteration_dir: Path, thresholds: Thresholds) -> tuple[str | None, list[str]]:
+    """(executor name, thresholds it cannot measure) from the executor iteration.json records,
+    so `gate` says NOT MEASURED where `run` did. An executor no longer installed, or no record:
+    nothing is assumed unmeasurable (the gate stays as strict as without this)."""
+    try:
+        name = read_json(iteration_dir / "iteration.json").get("executor", {}).get("executor")
+        return name, unmeasurable_thresholds(load_executor_class(str(name)), thresholds.model_dump())
+    except (InputError, AttributeError):
+        return None, []
+
+
 def check_iteration(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
                     point_estimate: bool = False) -> GateCheck:
     """Thresholds from --config, else the config the iteration recorded, its skill snapshot's
@@ -93,7 +105,8 @@ def check_iteration(iteration_dir: Path, config: Path | None = None, *, strict: 
     comparison = load_comparison(iteration_dir)
     thresholds = load_config(cfg).thresholds
     bench = for_thresholds(bench, thresholds, iteration_dir)
+    executor, unmeasurable = not_measured(iteration_dir, thresholds)
     result = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate,
-                      comparison=comparison)
+                      comparison=comparison, not_measured=unmeasurable, executor=executor)
     gates = (bench.statistics or {}).get("gates") or {} if not point_estimate else {}
     return GateCheck(bench, result, cfg, comparison, next_steps(result, gates))

@@ -31,7 +31,7 @@ def validate(
     kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
 ) -> None:
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
-    from skillassay.spec.validate import validate_paths
+    from skillassay.run.preflight import validate_paths
 
     problems = validate_paths(paths, kind)
     for problem in problems:

@@ -23,6 +23,9 @@ class RichProgress(EngineProgress):
                             console=console, transient=False)
         self.task: TaskID | None = None
 
+    def notice(self, message: str) -> None:
+        self.console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+
     def start(self, total: int, skipped: int, message: str) -> None:
         self.console.print(f"{message}; {skipped} trials already graded, {total} to run")
         self.bar.start()
@@ -45,6 +48,9 @@ class LineProgress(EngineProgress):
         self.console = console
         self.done = self.total = self.failures = 0
         self.t0 = time.perf_counter()
+
+    def notice(self, message: str) -> None:
+        self.console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
     def start(self, total: int, skipped: int, message: str) -> None:
         self.total = total

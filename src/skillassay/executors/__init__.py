@@ -4,6 +4,7 @@ built-ins are registered the same way as third-party ones)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 
 from skillassay.errors import InputError
@@ -36,5 +37,32 @@ def load_executor_class(name: str) -> type[Executor]:
     raise InputError.one("--executor", name, f"unknown executor; installed: {', '.join(executor_names())}")
 
 
+def check_executor(executor: Executor) -> None:
+    """Refuse (exit 2) an executor that cannot run here, saying what is missing, before any
+    trial is spent: 18 trials that all fail with "Not logged in" measure nothing."""
+    missing = executor.ready()
+    if missing:
+        raise InputError.one(f"--executor {executor.name}", "", f"cannot run here: {missing}")
+
+
+# Threshold -> what an executor must report for it to be measured.
+_NEEDS_TOKENS = ("max_avg_tokens",)
+
+
+def unmeasurable_thresholds(executor: type[Executor] | Executor, thresholds: Mapping[str, object]) -> list[str]:
+    """The configured thresholds this executor reports no figure for (a token ceiling with an
+    executor that counts no tokens): gated as "not measured", never INCONCLUSIVE forever."""
+    if executor.reports_tokens:
+        return []
+    return [key for key in _NEEDS_TOKENS if thresholds.get(key) is not None]
+
+
+def unmeasured_notice(executor_name: str, keys: list[str]) -> str:
+    """What `run` says before the trials about thresholds it cannot measure."""
+    return (f"{', '.join(keys)} cannot be measured with the {executor_name} executor (it reports no "
+            "token counts): shown as NOT MEASURED and left out of the verdict")
+
+
 __all__ = ["Executor", "ExecutorSettings", "TransientError", "TrialRequest", "TrialResult", "Usage",
-           "executor_names", "load_executor_class"]
+           "check_executor", "executor_names", "load_executor_class", "unmeasurable_thresholds",
+           "unmeasured_notice"]

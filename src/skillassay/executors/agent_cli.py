@@ -80,6 +80,16 @@ class AgentCliExecutor(Executor):
             return False, cls.missing_key
         return True, f"{cls.binary} found; skills go to <workdir>/{'/'.join(cls.skills_dir)}/"
 
+    def ready(self) -> str | None:
+        """The binary on PATH and a key in the environment (the CLI runs with a fresh HOME, so
+        a login stored in the user's own HOME does not count); options.api_key_env names one
+        more variable that counts."""
+        if shutil.which(self.binary) is None:
+            return self._not_found()
+        extra = self.settings.options.get("api_key_env")
+        names = (*self.key_env_vars, *([str(extra)] if extra else []))
+        return None if any(os.environ.get(var) for var in names) else self.missing_key
+
     def run(self, request: TrialRequest) -> TrialResult:
         binary = shutil.which(self.binary)
         if binary is None:

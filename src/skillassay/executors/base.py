@@ -92,6 +92,9 @@ class Executor(ABC):
     # True when run() enforces settings.timeout_seconds itself (e.g. killing its process
     # group); otherwise the engine stops waiting at the timeout and records the trial as such.
     handles_timeout: ClassVar[bool] = False
+    # False when run() never reports token counts (the `command` executor): a token threshold
+    # is then named "not measured" before the run instead of staying INCONCLUSIVE forever.
+    reports_tokens: ClassVar[bool] = True
 
     def __init__(self, settings: ExecutorSettings) -> None:
         self.settings = settings
@@ -100,6 +103,14 @@ class Executor(ABC):
     def availability(cls) -> tuple[bool, str]:
         """(usable here, reason) for `skillassay executors`."""
         return True, "built in"
+
+    def ready(self) -> str | None:
+        """What is missing for this executor, with its settings, to run a trial here (None:
+        nothing), checked before any trial is spent. By default what `skillassay executors`
+        reports; executors whose options change the answer (a base_url, a key variable) or
+        that can ask their endpoint cheaply override it."""
+        usable, reason = type(self).availability()
+        return None if usable else reason
 
     def identity(self) -> dict[str, Any]:
         """What identifies this executor's results (name, model, sampling) for resume."""

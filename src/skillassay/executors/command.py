@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,6 +42,7 @@ class CommandExecutor(Executor):
 
     name: ClassVar[str] = "command"
     handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
+    reports_tokens: ClassVar[bool] = False  # a command's stdout carries no token counts
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
@@ -49,6 +51,17 @@ class CommandExecutor(Executor):
     @classmethod
     def availability(cls) -> tuple[bool, str]:
         return True, "runs the command given in options.argv"
+
+    def ready(self) -> str | None:
+        """A program that is not there would fail every trial: say so before the first. A
+        template placeholder or a path relative to the work dir can only be judged per trial."""
+        program = self.template[0]
+        if PLACEHOLDER.search(program) or (os.sep in program and not os.path.isabs(program)):
+            return None
+        if os.path.isabs(program):
+            return None if os.access(program, os.X_OK) and os.path.isfile(program) else \
+                f"options.argv[0] {program!r} not found or not executable"
+        return None if shutil.which(program) else f"options.argv[0] {program!r} not found on PATH"
 
     def run(self, request: TrialRequest) -> TrialResult:
         opts = request.settings.options

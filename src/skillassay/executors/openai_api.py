@@ -23,6 +23,7 @@ from skillassay.executors.agent_loop import (
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 
+PROBE_TIMEOUT_SECONDS = 10.0  # ready(): how long the endpoint may take to answer
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Local servers ignore the key, but the SDK refuses to build a client without one.
 NO_KEY_PLACEHOLDER = "no-key-needed"
@@ -132,6 +133,20 @@ class OpenAIExecutor(AgentLoopExecutor):
         if os.environ.get("OPENAI_BASE_URL"):
             return True, "OPENAI_BASE_URL set (key optional for local servers)"
         return False, f"{DEFAULT_KEY_ENV} not set (or set OPENAI_BASE_URL / options.base_url)"
+
+    def ready(self) -> str | None:
+        """The key was checked when the client was built; here the endpoint is asked for its
+        model list (free, no tokens), so a server that is down or a key it refuses is named
+        before any trial. Any other answer means the endpoint is there."""
+        try:
+            self.client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0).models.list()
+        except openai.APIConnectionError as exc:
+            return f"the endpoint {self.client.base_url} is not answering ({exc.__cause__ or exc})"
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            return f"the endpoint {self.client.base_url} refused the key (HTTP {exc.status_code})"
+        except openai.APIStatusError:
+            pass
+        return None
 
     def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
                      transcript: list[dict[str, Any]]) -> OpenAIConversation:

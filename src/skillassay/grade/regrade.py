@@ -17,6 +17,7 @@ from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.analyze.gate_check import not_measured
 from skillassay.errors import InputError
 from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
@@ -191,7 +192,8 @@ def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str
         trials_requested=trials, thresholds=thresholds, arms=arms,
         executor_model=(record.get("executor") or {}).get("model"))
     write_benchmark(it_dir / "benchmark.json", bench)
-    gate_result = evaluate(bench, thresholds)
+    executor, unmeasurable = not_measured(it_dir, thresholds)
+    gate_result = evaluate(bench, thresholds, not_measured=unmeasurable, executor=executor)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     return bench, gate_result
 

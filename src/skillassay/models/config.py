@@ -7,17 +7,21 @@ from typing import Literal
 
 from pydantic import Field
 
-from skillassay.models.base import SpecModel
+from skillassay.models.base import ClosedSpecModel, schema_ref
 
 
-class Thresholds(SpecModel):
-    min_pass_rate: float | None = Field(None, ge=0, le=1)
-    max_avg_tokens: float | None = Field(None, ge=0)
-    max_avg_duration_seconds: float | None = Field(None, ge=0)
-    min_improvement_ratio: float | None = Field(None, ge=0)
+class Thresholds(ClosedSpecModel):
+    """Numbers only (strict): "0.8" or true as a threshold is a mistake to name before the
+    trials run, not something to coerce."""
+
+    min_pass_rate: float | None = Field(None, ge=0, le=1, strict=True)
+    max_avg_tokens: float | None = Field(None, ge=0, strict=True)
+    max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True)
+    min_improvement_ratio: float | None = Field(None, ge=0, strict=True)
 
 
-class BenchmarkConfig(SpecModel):
+class BenchmarkConfig(ClosedSpecModel):
+    schema_: str | None = schema_ref()
     skill_name: str | None = None
     skill_path: str | None = None
     eval_set_path: str | None = None

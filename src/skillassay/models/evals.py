@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from skillassay.models.base import SpecModel
+from skillassay.models.base import ClosedSpecModel, SpecModel, schema_ref
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -34,7 +34,7 @@ class Assertion(SpecModel):
 Expectation = str | Assertion
 
 
-class Eval(SpecModel):
+class Eval(ClosedSpecModel):
     id: int = Field(description="Unique integer identifier.")
     prompt: str = Field(min_length=1, description="The task to execute.")
     expected_output: str | None = Field(None, description="Human-readable description of success.")
@@ -66,7 +66,8 @@ class Eval(SpecModel):
         return f"eval-{self.id}-{slugify(self.name)}" if self.name else f"eval-{self.id}"
 
 
-class EvalSet(SpecModel):
+class EvalSet(ClosedSpecModel):
+    schema_: str | None = schema_ref()
     skill_name: str = Field(min_length=1, description="Name matching the skill's frontmatter.")
     evals: list[Eval] = Field(min_length=1, description="The evals.")
 

@@ -19,7 +19,7 @@ from skillassay.store.redact import disk_redactor
 
 # XML 1.0 forbids most control characters even when escaped; agent output is full of them.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-STATUS_ICON = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", INVALID: "⛔", NOT_GATED: "➖"}
+STATUS_ICON = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", INVALID: "⛔", NOT_GATED: "➖", "NOT MEASURED": "➖"}
 VERDICT_ICON = {"PASS": "✅", "FAIL": "❌", "WARN": "⚠️"}
 
 
@@ -140,7 +140,7 @@ def _threshold_case(t: ThresholdResult, gate_result: GateResult, suite: str) -> 
     line = xml_text(t.line())
     if t.status == "FAIL" or (t.status == "INCONCLUSIVE" and gate_result.status == "FAIL"):
         ET.SubElement(case, "failure", message=line, type=f"Threshold{t.status.title()}").text = line
-    elif t.status == "INCONCLUSIVE":
+    elif t.status in ("INCONCLUSIVE", "NOT MEASURED"):
         ET.SubElement(case, "skipped", message=line)
     ET.SubElement(case, "system-out").text = line
     return case

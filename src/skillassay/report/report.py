@@ -24,7 +24,7 @@ from skillassay.analyze.compare import (
     load_config,
 )
 from skillassay.analyze.gate import LABELS, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
-from skillassay.analyze.gate_check import for_thresholds
+from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.errors import InputError
 from skillassay.models import Benchmark
@@ -390,7 +390,9 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
     bench = for_thresholds(bench, thresholds, iteration_dir)
     st = bench.statistics or {}
     comparison = load_comparison(iteration_dir)
-    gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison)
+    executor, unmeasurable = not_measured(iteration_dir, thresholds)
+    gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison,
+                    not_measured=unmeasurable, executor=executor)
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
     chart_paths, chart_error = draw_charts(iteration_dir, chart_data) if charts else ([], None)
     validity = st.get("validity") or []

@@ -20,8 +20,15 @@ from skillassay.analyze.benchmark import build_benchmark, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.compare import compare_after_run
 from skillassay.analyze.gate import GateResult, evaluate
-from skillassay.errors import InputError, Problem
-from skillassay.executors import Executor, ExecutorSettings, load_executor_class
+from skillassay.errors import InputError
+from skillassay.executors import (
+    Executor,
+    ExecutorSettings,
+    check_executor,
+    load_executor_class,
+    unmeasurable_thresholds,
+    unmeasured_notice,
+)
 from skillassay.grade.grader import (
     CompiledExpectation,
     Grader,
@@ -43,12 +50,12 @@ from skillassay.run.plan import (
     hash_value,
     plan_trials,
 )
+from skillassay.run.preflight import check_inputs, find_config
 from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline, reuse_hint
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
-    load_model,
     now_iso,
     read_json,
     remove_stale_temps,
@@ -58,7 +65,6 @@ from skillassay.store.layout import (
     SNAPSHOT_DIR,
     copy_skill_tree,
     default_workspace,
-    inside,
     iteration_dir,
     outside_links,
     remove_tree,
@@ -113,6 +119,7 @@ class RunOutcome:
 class Progress:
     """Callbacks the CLI implements (rich bar or plain lines); the engine stays UI-free."""
 
+    def notice(self, message: str) -> None: ...
     def start(self, total: int, skipped: int, message: str) -> None: ...
     def trial_done(self, record: TrialRecord) -> None: ...
     def finish(self) -> None: ...
@@ -130,63 +137,22 @@ class Prepared:
     fingerprint: dict[str, str]
     grader: Grader
     config_path: Path | None = None
+    compiled: dict[int, list[CompiledExpectation]] = field(default_factory=dict)
+    not_measured: list[str] = field(default_factory=list)  # thresholds the executor cannot measure
 
 
 def config_path(req: RunRequest) -> Path | None:
-    if req.config_path is not None:
-        return req.config_path
-    default = req.skill_dir / "evals" / "benchmark_config.json"
-    return default if default.is_file() else None
-
-
-def load_config(req: RunRequest) -> BenchmarkConfig:
-    path = config_path(req)
-    return load_model(path, BenchmarkConfig) if path else BenchmarkConfig()
-
-
-def default_evals_path(req: RunRequest, config: BenchmarkConfig) -> Path:
-    """--evals, else the config's eval_set_path (relative to the config file), else
-    SKILL_DIR/evals/evals.json."""
-    if req.evals_path is not None:
-        return req.evals_path
-    cfg = config_path(req)
-    if config.eval_set_path and cfg is not None:
-        return (cfg.parent / config.eval_set_path).resolve()
-    return req.skill_dir / "evals" / "evals.json"
-
-
-def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path) -> dict[int, list[Path]]:
-    """`files` are relative to the skill root (spec), or to the eval set's folder; anything
-    resolving outside both (../, absolute paths elsewhere, symlinks out) is rejected."""
-    roots = [skill_dir.resolve(), evals_path.parent.resolve()]
-    out, problems = {}, []
-    for i, ev in enumerate(evals.evals):
-        paths = []
-        for j, rel in enumerate(ev.files):
-            where = f"$.evals[{i}].files[{j}]"
-            candidates = [root / rel for root in roots]
-            found = next((c for c in candidates if c.is_file()), None)
-            if found is None:
-                problems.append(Problem(str(evals_path), where, f"input file {rel!r} not found under {roots[0]}"))
-            elif not any(inside(root, found) for root in roots):
-                problems.append(Problem(str(evals_path), where, f"{rel!r} points outside the skill and eval set folders"))
-            else:
-                paths.append(found.resolve())
-        out[ev.id] = paths
-    if problems:
-        raise InputError(problems)
-    return out
+    return find_config(req.skill_dir, req.config_path)
 
 
 def prepare(req: RunRequest) -> Prepared:
-    skill = load_skill(req.skill_dir)
+    """The inputs through the one validation path `validate` uses too (run/preflight.py),
+    then the executor: built, and asked whether it can run here, before any trial is spent."""
+    inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path)
+    assert inputs is not None  # require_evals: an eval set or an InputError
+    skill, config, evals, evals_path = inputs.skill, inputs.config, inputs.evals, inputs.evals_path
     if links := outside_links(skill.path):  # before hashing or copying anything of it
         raise InputError(links)
-    config = load_config(req)
-    evals_path = default_evals_path(req, config)
-    evals = load_model(evals_path, EvalSet)
-    grader = make_grader(req.judge, req.judge_model, req.judge_samples)
-    require_judge(evals.evals, evals_path, grader)
     name = req.executor or config.executor or "local"
     if isinstance(req.executor_options.get("env"), dict):  # `-o env=...`: masked in every file from now on
         register_env(req.executor_options["env"])
@@ -198,7 +164,14 @@ def prepare(req: RunRequest) -> Prepared:
         options=dict(req.executor_options),
     )
     executor = load_executor_class(name)(settings)
-    input_files = resolve_input_files(evals, evals_path, req.skill_dir)
+    try:
+        check_executor(executor)
+        grader = make_grader(req.judge, req.judge_model, req.judge_samples)
+        require_judge(evals.evals, evals_path, grader)
+    except BaseException:
+        executor.close()
+        raise
+    input_files = inputs.input_files
     files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
     seed = req.seed if req.seed is not None else (config.seed or 0)
     fingerprint = {
@@ -208,9 +181,9 @@ def prepare(req: RunRequest) -> Prepared:
                                 "baseline_type": config.baseline_type, **judge_identity(grader, req.judge_samples)}),
     }
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
-    cfg = config_path(req)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
-                    cfg.resolve() if cfg else None)
+                    inputs.config_path, inputs.compiled,
+                    unmeasurable_thresholds(executor, config.thresholds.model_dump()))
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
@@ -359,7 +332,9 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
 
 def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                on_choice: Callable[[IterationChoice], None] | None) -> RunOutcome:
-    compiled = {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
+    compiled = p.compiled or {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
+    if p.not_measured:
+        progress.notice(unmeasured_notice(p.executor.name, p.not_measured))
     choice = choose_iteration(p.workspace, p.fingerprint, req.iteration)
     if on_choice:
         on_choice(choice)
@@ -408,7 +383,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
     comparison = compare_after_run(it_dir, records, config_path(req))  # comparison_previous.json
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
-                           comparison=comparison)
+                           comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)

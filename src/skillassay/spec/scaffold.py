@@ -1,9 +1,11 @@
 """`skillassay init`: starter evals and a benchmark config beside an existing skill.
 
-The starter files are deliberately incomplete (TODO prompts and placeholder values) but valid,
-so `skillassay validate` passes at once and the author only edits text, never structure. They
-show both kinds of expectation: a typed assertion (checked by a program) and a plain statement
-(graded by an LLM judge)."""
+The starter files are deliberately incomplete (TODO prompts and placeholder values) but
+well-formed, so the author only edits text, never structure. Every placeholder starts with
+PLACEHOLDER, and `validate` and `run` refuse an eval set that still holds one: trials of
+"TODO: replace..." prompts measure nothing, yet would become the "previous" iteration that the
+next run is compared with. They show both kinds of expectation: a typed assertion (checked by
+a program) and a plain statement (graded by an LLM judge)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.errors import InputError, Problem
-from skillassay.models import BenchmarkConfig, EvalSet
+from skillassay.models import Assertion, BenchmarkConfig, EvalSet
 from skillassay.models.base import SpecModel
 from skillassay.spec.skill import load_skill
 from skillassay.store.jsonio import parse_model, write_json
 
 EVALS_FILE = "evals.json"
 CONFIG_FILE = "benchmark_config.json"
+# The start of every placeholder text in the starter evals (and nothing a real eval says first).
+PLACEHOLDER = "TODO: "
 
 
 def _task(description: str) -> str:
@@ -39,12 +43,12 @@ def starter_evals(skill_name: str, description: str) -> dict[str, Any]:
         evals.append({
             "id": i,
             "name": name,
-            "prompt": f"TODO: replace with {what} for a skill that does this: {task}.",
-            "expected_output": f"TODO: describe what a good answer to {name} looks like.",
+            "prompt": f"{PLACEHOLDER}replace with {what} for a skill that does this: {task}.",
+            "expected_output": f"{PLACEHOLDER}describe what a good answer to {name} looks like.",
             "files": [],
             "expectations": [
-                {"type": "contains", "value": "TODO: text a correct answer must contain"},
-                "TODO: a statement about the output that a judge can check against evidence",
+                {"type": "contains", "value": f"{PLACEHOLDER}text a correct answer must contain"},
+                f"{PLACEHOLDER}a statement about the output that a judge can check against evidence",
             ],
         })
     return {"skill_name": skill_name, "evals": evals}
@@ -92,3 +96,27 @@ def init_skill(skill_dir: Path) -> list[Path]:
     for path, (data, _model) in files.items():
         write_json(path, data)
     return targets
+
+
+def _texts(eval_set: EvalSet) -> list[tuple[str, object]]:
+    """(JSON path, value) of every text an author writes in an eval set."""
+    out: list[tuple[str, object]] = []
+    for i, ev in enumerate(eval_set.evals):
+        where = f"$.evals[{i}]"
+        out += [(f"{where}.prompt", ev.prompt), (f"{where}.expected_output", ev.expected_output)]
+        for key in ("expectations", "assertions"):
+            for j, exp in enumerate(getattr(ev, key) or []):
+                if isinstance(exp, Assertion):
+                    params = {"text": exp.text, **exp.params}
+                    out += [(f"{where}.{key}[{j}].{name}", value) for name, value in params.items()]
+                else:
+                    out.append((f"{where}.{key}[{j}]", exp))
+    return out
+
+
+def placeholder_problems(eval_set: EvalSet, path: Path | str) -> list[Problem]:
+    """Every placeholder `init` wrote that is still in the eval set, named by its JSON path."""
+    return [Problem(str(path), where, "placeholder left by `skillassay init`: replace it with your own "
+                    "text (nothing runs until every placeholder is edited)")
+            for where, value in _texts(eval_set)
+            if isinstance(value, str) and value.startswith(PLACEHOLDER)]

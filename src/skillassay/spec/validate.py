@@ -1,19 +1,20 @@
-"""`skillassay validate` and `skillassay schema`: check spec files and skill folders before a
-benchmark spends money on them, and publish our JSON Schemas for editors and other tools.
+"""The checks of spec files that need nothing above `spec/`: each JSON file against its model,
+an eval set against its skill (name, input files), and our JSON Schemas for editors.
 
-Validation collects problems instead of stopping at the first, so one run of `validate` over a
-workspace lists everything to fix. Unreadable input (missing, empty, not UTF-8, not JSON) is a
-problem like any other, never a traceback."""
+`run/preflight.py` combines these with the checks that need plugins (assertions, executors)
+into the one validation path that `skillassay validate` and `skillassay run` share. Problems
+are collected instead of stopping at the first, so one run lists everything to fix; unreadable
+input (missing, empty, not UTF-8, not JSON) is a problem like any other, never a traceback."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from skillassay.errors import InputError, Problem
 from skillassay.models import MODELS, EvalSet
-from skillassay.spec.skillmd import check_skill_folder
 from skillassay.store.jsonio import load_model
+from skillassay.store.layout import inside
 
 KINDS = tuple(MODELS)
 
@@ -36,7 +37,7 @@ def kind_of(path: Path) -> str | None:
     return None
 
 
-def _unknown_kind(path: Path) -> Problem:
+def unknown_kind(path: Path) -> Problem:
     return Problem(str(path), "", "cannot tell the file kind from its name; use --kind with one "
                    "of: " + ", ".join(KINDS))
 
@@ -51,57 +52,42 @@ def validate_file(path: Path, kind: str) -> list[Problem]:
     return []
 
 
-def validate_skill(path: Path) -> list[Problem]:
-    """SKILL.md, plus the eval set and benchmark config `init` writes, when they exist."""
-    problems = check_skill_folder(path)
-    evals = path / "evals" / "evals.json"
-    if evals.is_file():
-        evals_problems = validate_file(evals, "evals")
-        problems += evals_problems
-        if not evals_problems:
-            problems += _skill_name_matches(path, evals)
-    config = path / "evals" / "benchmark_config.json"
-    if config.is_file():
-        problems += validate_file(config, "config")
-    return problems
-
-
-def _skill_name_matches(path: Path, evals: Path) -> list[Problem]:
+def skill_name_problems(eval_set: EvalSet, skill_name: str, path: Path) -> list[Problem]:
     """schemas.md: evals.json's skill_name matches the frontmatter's name."""
-    from skillassay.spec.skill import load_skill
-
-    try:
-        skill_name = load_skill(path).name
-    except InputError:
-        return []  # already reported by the SKILL.md check
-    eval_set = load_model(evals, EvalSet)
     if eval_set.skill_name != skill_name:
         message = f"must match the SKILL.md name {skill_name!r}, got {eval_set.skill_name!r}"
-        return [Problem(str(evals), "$.skill_name", message)]
+        return [Problem(str(path), "$.skill_name", message)]
     return []
 
 
-def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
-    """Every problem in every path. Folders are skill folders; files are spec JSON files."""
-    if kind is not None and kind not in MODELS:
-        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: "
-                        + ", ".join(KINDS))]
+def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path | None
+                        ) -> tuple[dict[int, list[Path]], list[Problem]]:
+    """`files` are relative to the skill root (spec), or to the eval set's folder; anything
+    resolving outside both (../, absolute paths elsewhere, symlinks out) is refused. Without a
+    skill folder (an eval set validated on its own) only what can be judged without one is:
+    absolute paths and `..` that climbs out of the eval set's folder."""
+    roots = [skill_dir.resolve()] if skill_dir is not None else []
+    roots.append(evals_path.parent.resolve())
+    out: dict[int, list[Path]] = {}
     problems: list[Problem] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            if (path / "SKILL.md").is_file():
-                problems += validate_skill(path)
+    for i, ev in enumerate(evals.evals):
+        paths = []
+        for j, rel in enumerate(ev.files):
+            where = f"$.evals[{i}].files[{j}]"
+            outside = Problem(str(evals_path), where, f"{rel!r} points outside the skill and eval set folders")
+            escapes = PurePath(rel).is_absolute() or not any(inside(root, root / rel) for root in roots)
+            if skill_dir is None:
+                problems += [outside] if escapes else []
+                continue
+            found = next((c for c in (root / rel for root in roots) if c.is_file()), None)
+            if found is not None and any(inside(root, found) for root in roots):
+                paths.append(found.resolve())
+            elif found is not None or escapes:
+                problems.append(outside)
             else:
-                problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
-                                        "a skill folder or a JSON file"))
-        elif not path.exists():
-            problems.append(Problem(str(path), "", "file not found"))
-        elif path.name == "SKILL.md":
-            problems += check_skill_folder(path.parent)
-        else:
-            file_kind = kind or kind_of(path)
-            problems += validate_file(path, file_kind) if file_kind else [_unknown_kind(path)]
-    return problems
+                problems.append(Problem(str(evals_path), where, f"input file {rel!r} not found under {roots[0]}"))
+        out[ev.id] = paths
+    return out, problems
 
 
 def json_schemas(name: str | None) -> str:

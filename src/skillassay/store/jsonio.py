@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
 from skillassay.errors import InputError, Problem
+from skillassay.models.base import unknown_key_message
 from skillassay.store.redact import DiskRedactor, disk_redactor
 
 M = TypeVar("M", bound=BaseModel)
@@ -336,7 +337,7 @@ def _is_branch_tag(part: int | str, node: Any) -> bool:
 
 
 def validation_problems(
-    path: Path | str, exc: ValidationError, data: Any = None
+    path: Path | str, exc: ValidationError, data: Any = None, model: type[BaseModel] | None = None
 ) -> list[Problem]:
     """One Problem per wrong place. Union branches that cannot match the input's JSON type
     (the `str` branch when an object was given) are dropped, and what is left at one place is
@@ -366,6 +367,8 @@ def validation_problems(
             msg = f"expected a JSON object, got {_json_type(err['input'])}"
         if "[key]" in err["loc"]:
             msg = f"invalid key: {msg}"
+        if err["type"] == "extra_forbidden" and model is not None:
+            msg = unknown_key_message(model, err["loc"])
         found.append((json_path(tuple(loc)), msg, union, noise))
     # Drop noise only when its union has another branch's error to show instead.
     useful = {u for _, _, u, noise in found if u is not None and not noise}
@@ -387,4 +390,4 @@ def parse_model(data: Any, model: type[M], path: Path | str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(validation_problems(path, exc, data)) from None
+        raise InputError(validation_problems(path, exc, data, model)) from None

@@ -1,0 +1,167 @@
+"""The one validation path: everything that decides whether a benchmark's inputs are usable,
+checked before any trial runs. `skillassay validate` and `skillassay run` both call
+`check_inputs`, so neither accepts what the other refuses (a second copy of these checks is
+how `validate` came to say "1 valid" for evals that `run` refused, and `run` to accept a skill
+name that `validate` refused).
+
+It lives here, above `spec/`, because two of its checks need plugins: typed assertions are
+built (unknown type, missing parameter, uncompilable regex) by `grade.compile_expectations`,
+and the executor is asked whether it can run here (`executors.check_executor`, `run` only:
+it depends on this machine, not on the files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from skillassay.errors import InputError, Problem
+from skillassay.grade.grader import CompiledExpectation, compile_expectations
+from skillassay.models import MODELS, BenchmarkConfig, EvalSet
+from skillassay.spec.scaffold import placeholder_problems
+from skillassay.spec.skill import Skill, load_skill
+from skillassay.spec.skillmd import check_skill_folder
+from skillassay.spec.validate import (
+    kind_of,
+    resolve_input_files,
+    skill_name_problems,
+    unknown_kind,
+    validate_file,
+)
+from skillassay.store.jsonio import load_model
+
+CONFIG_FILE = Path("evals") / "benchmark_config.json"
+EVALS_FILE = Path("evals") / "evals.json"
+M = TypeVar("M", BenchmarkConfig, EvalSet)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A benchmark's inputs, every check passed: what `run` needs to plan and grade trials."""
+
+    skill: Skill
+    config: BenchmarkConfig
+    config_path: Path | None
+    evals: EvalSet
+    evals_path: Path
+    input_files: dict[int, list[Path]]
+    compiled: dict[int, list[CompiledExpectation]]
+
+
+def find_config(skill_dir: Path, explicit: Path | None) -> Path | None:
+    """--config, else SKILL_DIR/evals/benchmark_config.json when it exists."""
+    if explicit is not None:
+        return explicit
+    default = Path(skill_dir) / CONFIG_FILE
+    return default if default.is_file() else None
+
+
+def find_evals(skill_dir: Path, explicit: Path | None, config: BenchmarkConfig | None,
+               config_path: Path | None) -> Path:
+    """--evals, else the config's eval_set_path (relative to the config file), else
+    SKILL_DIR/evals/evals.json."""
+    if explicit is not None:
+        return explicit
+    if config is not None and config.eval_set_path and config_path is not None:
+        return (config_path.parent / config.eval_set_path).resolve()
+    return Path(skill_dir) / EVALS_FILE
+
+
+def _load(path: Path, model: type[M], problems: list[Problem]) -> M | None:
+    try:
+        return load_model(path, model)
+    except InputError as exc:
+        problems += exc.problems
+    except RecursionError:  # json.loads on e.g. 100000 nested "[": not an InputError there
+        problems.append(Problem(str(path), "", "invalid JSON: nested too deeply to read"))
+    return None
+
+
+def eval_set_problems(evals: EvalSet, evals_path: Path, skill: Skill | None
+                      ) -> tuple[dict[int, list[Path]], dict[int, list[CompiledExpectation]], list[Problem]]:
+    """What is wrong with a well-formed eval set: the skill it names, init's placeholders,
+    input files leaving the skill folder, typed assertions their plugins refuse."""
+    problems = skill_name_problems(evals, skill.name, evals_path) if skill is not None else []
+    problems += placeholder_problems(evals, evals_path)
+    files, file_problems = resolve_input_files(evals, evals_path, skill.path if skill else None)
+    problems += file_problems
+    compiled: dict[int, list[CompiledExpectation]] = {}
+    for ev in evals.evals:
+        try:
+            compiled[ev.id] = compile_expectations(ev, evals_path)
+        except InputError as exc:
+            problems += exc.problems
+    return files, compiled, problems
+
+
+def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: Path | None = None,
+                 *, require_evals: bool = True) -> Inputs | None:
+    """Every problem of the skill folder, its benchmark config and its eval set, raised
+    together as one InputError (exit 2). `require_evals=False` (validate on a bare skill
+    folder) returns None when there is no eval set to check, instead of refusing."""
+    problems = check_skill_folder(skill_dir)
+    skill = None if problems else load_skill(skill_dir)
+    cfg = find_config(skill_dir, config_path)
+    config = _load(cfg, BenchmarkConfig, problems) if cfg is not None else BenchmarkConfig()
+    path = find_evals(skill_dir, evals_path, config, cfg)
+    evals = None
+    if require_evals or evals_path is not None or (config and config.eval_set_path) or path.exists():
+        evals = _load(path, EvalSet, problems)
+    files: dict[int, list[Path]] = {}
+    compiled: dict[int, list[CompiledExpectation]] = {}
+    if evals is not None:
+        files, compiled, more = eval_set_problems(evals, path, skill)
+        problems += more
+    if problems:
+        raise InputError(problems)
+    if evals is None or skill is None or config is None:
+        return None
+    return Inputs(skill, config, cfg.resolve() if cfg else None, evals, path, files, compiled)
+
+
+def _problems_of(check: Callable[[], object]) -> list[Problem]:
+    try:
+        check()
+    except InputError as exc:
+        return exc.problems
+    return []
+
+
+def _standalone_evals(path: Path) -> list[Problem]:
+    """An eval set given alone gets the eval-set checks of `run` too; when it sits in a skill
+    folder (`<skill>/evals/evals.json`) that folder is its skill, as `run` would take it."""
+    problems = validate_file(path, "evals")
+    if problems:
+        return problems
+    skill_dir = path.resolve().parent.parent
+    if (skill_dir / "SKILL.md").is_file() and path.resolve() == (skill_dir / EVALS_FILE).resolve():
+        return _problems_of(lambda: check_inputs(skill_dir, path))
+    return eval_set_problems(load_model(path, EvalSet), path, None)[2]
+
+
+def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
+    """`skillassay validate`: every problem in every path. Folders are skill folders (SKILL.md,
+    plus its config and eval set when present, checked exactly as `run` checks them); files are
+    spec JSON files of the kind their name says, or --kind."""
+    if kind is not None and kind not in MODELS:
+        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(MODELS))]
+    problems: list[Problem] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            if (path / "SKILL.md").is_file():
+                problems += _problems_of(lambda p=path: check_inputs(p, require_evals=False))
+            else:
+                problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
+                                        "a skill folder or a JSON file"))
+        elif not path.exists():
+            problems.append(Problem(str(path), "", "file not found"))
+        elif path.name == "SKILL.md":
+            problems += check_skill_folder(path.parent)
+        else:
+            file_kind = kind or kind_of(path)
+            if file_kind == "evals":
+                problems += _standalone_evals(path)
+            else:
+                problems += validate_file(path, file_kind) if file_kind else [unknown_kind(path)]
+    return problems
