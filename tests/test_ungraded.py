@@ -109,8 +109,9 @@ def test_an_ungraded_trial_is_not_a_failure(example_skill: Path, tmp_path: Path,
     assert "2 with_skill trials ungraded (an expectation has no verdict; excluded from pass rates)" in junit
 
     # `aggregate` reads the same runs back from disk and counts the same.
+    # ungraded trials make the measurement invalid: written, but never exit 0
     agg = runner.invoke(app, ["aggregate", str(it), "-o", str(tmp_path / "again.json")])
-    assert agg.exit_code == 0, agg.output
+    assert agg.exit_code == 3, agg.output
     again = json.loads((tmp_path / "again.json").read_text())
     assert again["summary"]["with_skill"]["ungraded_trials"] == 2 and again["summary"]["with_skill"]["pass_rate"] == 1.0
     assert "4 trials ungraded" in agg.output

@@ -24,8 +24,9 @@ def run_echo(skill: Path, ws: Path, cfg: dict, *extra: str) -> tuple[int, str]:
 
 
 def test_every_trial_errored_never_exits_0_and_says_why(example_skill: Path, tmp_path: Path) -> None:
+    # --fail-fast 0: every trial runs (by default the run stops after five identical failures)
     code, out = run_echo(example_skill, tmp_path / "ws", {"trials_per_eval": 1},
-                         "-o", "delay_seconds=2", "--timeout", "0.05")
+                         "-o", "delay_seconds=2", "--timeout", "0.05", "--fail-fast", "0")
     assert code == 3, out
     assert "gate: PASS" not in out and "gate: INVALID" in out
     assert "all with_skill trials errored" in out and "all baseline trials errored" in out
