@@ -187,6 +187,9 @@ def grade(
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
                   highlight=False)
+    if outcome.gate.problems:  # re-grading is not a verdict, but figures that are no measurement are said so
+        err.print(f"[yellow]measurement invalid[/yellow]: {escape('; '.join(outcome.gate.problems))}", markup=True,
+                  highlight=False, soft_wrap=True)
 
 
 @app.command()
