@@ -270,3 +270,15 @@ def test_baseline_of_unchanged_evals_is_reused_when_another_eval_changed(example
     # another seed: a different measurement, refused as before
     code, out = run_echo(example_skill, ws, {"trials_per_eval": 1}, "--baseline-from", "1", "--seed", "5")
     assert code == 2 and "cannot reuse" in out
+
+
+def test_grade_says_when_the_regraded_figures_are_no_measurement(tmp_path: Path) -> None:
+    from iteration_factory import write_iteration
+
+    it = write_iteration(tmp_path / "ws", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")})
+    evals = tmp_path / "evals.json"
+    evals.write_text(json.dumps({"skill_name": "synthetic", "evals": [
+        {"id": i, "prompt": "q", "expectations": [{"type": "contains", "value": "x"}]} for i in (1, 2)]}))
+    result = runner.invoke(app, ["grade", str(it), "--evals", str(evals)])
+    assert result.exit_code == 0, result.output
+    assert "measurement invalid: all with_skill trials errored" in result.output

@@ -198,6 +198,9 @@ def grade(
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}",
                   highlight=False)
         _print_ungraded(s)
+    if outcome.gate.problems:  # re-grading is not a verdict, but figures that are no measurement are said so
+        err.print(f"[yellow]measurement invalid[/yellow]: {escape('; '.join(outcome.gate.problems))}", markup=True,
+                  highlight=False, soft_wrap=True)
 
 
 @app.command()
