@@ -185,6 +185,23 @@ def test_a_quote_too_short_to_show_anything_is_not_evidence(openai_fake, tmp_pat
     fake.assert_clean()
 
 
+def test_quoting_the_task_from_the_transcript_is_not_evidence(openai_fake, tmp_path):
+    """A transcript holds the task as the user's message: the task's words found only there
+    are the judge quoting the task back. The agent's own words in the transcript do count."""
+    fake, judge = openai_fake([grading_reply(True, quote="What port does the Acme VPN use?"),
+                               grading_reply(True, quote="ran lookup_port")])
+    run = make_run(tmp_path, answer="Done.")
+    (run / "transcript.md").write_text("## user\nWhat port does the Acme VPN use?\n## tool\nran lookup_port\n")
+    g = grade_with(judge, run, tmp_path, [PLAIN])
+    assert g.expectations[0].passed is None
+    assert g.expectations[0].evidence == ("Ungraded: the judge quoted the task ('What port does the Acme VPN use?'), "
+                                          "not the output")
+    (run / "grading_cache.json").unlink()
+    g = grade_with(judge, run, tmp_path, [PLAIN])
+    assert g.expectations[0].passed is True and "(quoted from transcript.md: " in g.expectations[0].evidence
+    fake.assert_clean()
+
+
 def test_votes_count_only_quoted_verdicts(openai_fake, tmp_path):
     fake, judge = openai_fake([grading_reply(True, quote="port 9999"), grading_reply(True),
                                grading_reply(False, "No port", quote="")])

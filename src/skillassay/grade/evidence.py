@@ -48,13 +48,19 @@ def _occurs_in_order(parts: list[str], text: str) -> bool:
 @dataclass(frozen=True)
 class Sources:
     """What a quote may come from, as (label, normalised text) pairs, labels as a reader
-    finds them in the run folder (answer.md, outputs/<file>, transcript)."""
+    finds them in the run folder (answer.md, outputs/<file>, transcript.md). A transcript
+    also holds the task as the user's message, so a quote of the task's words found only in
+    an `echoing` source is the judge quoting the task back, not evidence."""
 
     texts: tuple[tuple[str, str], ...]
+    task: str = ""
+    echoing: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, labelled: Iterable[tuple[str, str | None]]) -> Sources:
-        return cls(tuple((label, normalise(text)) for label, text in labelled if text and text.strip()))
+    def of(cls, labelled: Iterable[tuple[str, str | None]], task: str = "",
+           echoing: Iterable[str] = ()) -> Sources:
+        return cls(tuple((label, normalise(text)) for label, text in labelled if text and text.strip()),
+                   normalise(task), frozenset(echoing))
 
     def find(self, quote: str) -> str | None:
         """Where the quote occurs (the first source holding all its parts in order), or None;
@@ -62,7 +68,12 @@ class Sources:
         if too_short(quote):
             return None
         parts = quote_parts(quote)
-        return next((label for label, text in self.texts if _occurs_in_order(parts, text)), None)
+        in_task = self.quotes_task(quote)
+        return next((label for label, text in self.texts
+                     if not (in_task and label in self.echoing) and _occurs_in_order(parts, text)), None)
+
+    def quotes_task(self, quote: str) -> bool:
+        return bool(self.task) and _occurs_in_order(quote_parts(quote), self.task)
 
 
 def too_short(quote: str) -> bool:

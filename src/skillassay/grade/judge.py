@@ -472,6 +472,8 @@ def unsupported_reason(v: JudgedVerdict, sources: Sources) -> str | None:
     if too_short(quote):
         return f"the judge's quote {quote!r} is too short to show anything"
     if sources.find(quote) is None:
+        if sources.quotes_task(quote):
+            return f"the judge quoted the task ({quote!r}), not the output"
         return f"the judge's quote {quote!r} does not occur in the answer, output files or transcript"
     return None
 
@@ -510,7 +512,7 @@ def quote_sources(view: RunView, inputs: JudgeInputs) -> Sources:
     excerpted for it): its quotes must come from there, never from the task or expectations."""
     return Sources.of([(ANSWER_FILE, view.final_text),
                        *((f"outputs/{f.name}", f"{f.name}\n{f.text or ''}") for f in inputs.files),
-                       (TRANSCRIPT_FILE, inputs.transcript)])
+                       (TRANSCRIPT_FILE, inputs.transcript)], task=view.prompt, echoing=[TRANSCRIPT_FILE])
 
 
 def to_spec_extras(reply: JudgeReply, has_notes: bool) -> tuple[list[Claim], UserNotesSummary, EvalFeedback | None]:
