@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.errors import InputError
-from skillassay.spec.scaffold import init_skill
 from skillassay.run.preflight import validate_paths
+from skillassay.spec.scaffold import init_skill
 
 runner = CliRunner()
 DESCRIPTION = "Extract text and tables from PDF files. Use when the user mentions PDFs."
