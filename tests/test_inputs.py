@@ -10,7 +10,9 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -319,3 +321,75 @@ def test_a_measurable_threshold_without_a_figure_stays_inconclusive(example_skil
     edit_json(config_of(example_skill), lambda d: d.update(thresholds={"max_avg_tokens": 1000000}))
     code, out = run_echo(example_skill, tmp_path / "ws")
     assert "cannot be measured" not in out and "NOT MEASURED" not in out, out
+
+
+class _ModelsEndpoint(BaseHTTPRequestHandler):
+    """GET <prefix>/models as the hosted APIs answer it: a model list, or their 401 error body."""
+
+    status = 200
+    bodies = {  # (api, status) -> body, as OpenAI and Anthropic send them
+        ("openai", 200): {"object": "list", "data": [{"id": "m", "object": "model", "created": 0,
+                                                      "owned_by": "me"}]},
+        ("openai", 401): {"error": {"message": "Incorrect API key provided: sk-bad.", "type":
+                                    "invalid_request_error", "param": None, "code": "invalid_api_key"}},
+        ("anthropic", 200): {"data": [{"type": "model", "id": "m", "display_name": "M",
+                                       "created_at": "2025-01-01T00:00:00Z"}],
+                             "has_more": False, "first_id": "m", "last_id": "m"},
+        ("anthropic", 401): {"type": "error", "error": {"type": "authentication_error",
+                                                        "message": "invalid x-api-key"}},
+    }
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's hook name
+        api = "anthropic" if "x-api-key" in self.headers else "openai"
+        type(self).seen.append(self.path)
+        data = json.dumps(self.bodies[(api, self.status)]).encode()
+        self.send_response(self.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def models_endpoint() -> Iterator[tuple[str, type[_ModelsEndpoint]]]:
+    handler = type("Handler", (_ModelsEndpoint,), {"status": 200, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_endpoint_probe_accepts_an_answering_server_and_names_a_refused_key(
+        api: str, models_endpoint: tuple[str, type[_ModelsEndpoint]], monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip(api)
+    from skillassay.executors import ExecutorSettings, load_executor_class
+
+    url, handler = models_endpoint
+    base_url = f"{url}/v1" if api == "openai" else url
+    monkeypatch.setenv("OPENAI_API_KEY" if api == "openai" else "ANTHROPIC_API_KEY", "sk-bad")
+    executor = load_executor_class(api)(ExecutorSettings(model="m", options={"base_url": base_url}))
+    assert executor.ready() is None
+    assert [p.split("?")[0] for p in handler.seen] == ["/v1/models"]  # one free request, no completion
+    handler.status = 401
+    missing = executor.ready()
+    assert missing is not None and "refused the key (HTTP 401)" in missing and url in missing
+
+
+def test_openai_key_refused_exits_2_before_any_trial(example_skill: Path, tmp_path: Path,
+                                                     models_endpoint: tuple[str, type[_ModelsEndpoint]],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    url, handler = models_endpoint
+    handler.status = 401
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-bad")
+    ws = tmp_path / "ws"
+    code, out = cli("run", str(example_skill), "--executor", "openai", "--model", "m", "-o",
+                    f"base_url={url}/v1", "--workspace", str(ws))
+    assert code == 2 and "refused the key (HTTP 401)" in out, out
+    assert nothing_ran(ws)

@@ -222,7 +222,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         value = _value(bench, key)
         if key in not_measured and value is None:
             results.append(ThresholdResult(key, float(limit), None, NOT_MEASURED, advice=(
-                f"the {executor or 'this'} executor reports no token counts; left out of the verdict")))
+                f"the {executor or 'this'} executor reports no token counts, so it is not part of the verdict")))
             continue
         plain = (bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}

@@ -23,7 +23,7 @@ from skillassay.analyze.compare import (
     load_comparison,
     load_config,
 )
-from skillassay.analyze.gate import LABELS, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
+from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
 from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.errors import InputError
@@ -223,6 +223,8 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
     value, limit = fmt(t.value, kind), fmt(t.threshold, kind)
     iv = t.interval if t.interval and any(b is not None for b in t.interval) else None
     g = gate_stats.get(t.key) or {}
+    if t.status == NOT_MEASURED:
+        return f"The {label} is not measured: {t.advice}."
     if t.value is None:
         return f"The {label} could not be computed ({t.advice}), so `{t.key}` is undecided."
     if iv is None:
@@ -315,6 +317,9 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
                 recs.append(f"Threshold `{t.key}` is undecided: {g['decide_note']}.")
             else:
                 recs.append(f"Threshold `{t.key}` is undecided: {t.advice or 'see the figures above'}.")
+        elif t.status == NOT_MEASURED:
+            recs.append(f"Threshold `{t.key}` is not measured: use an executor that reports this figure, "
+                        "or remove the threshold from the config.")
     skill = st.get("skill_configuration", "with_skill")
     for pe in st.get("per_eval") or []:
         a = _arm(pe, skill)

@@ -11,7 +11,6 @@ it depends on this machine, not on the files)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -120,9 +119,10 @@ def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: P
     return Inputs(skill, config, cfg.resolve() if cfg else None, evals, path, files, compiled)
 
 
-def _problems_of(check: Callable[[], object]) -> list[Problem]:
+def skill_problems(skill_dir: Path, evals_path: Path | None = None) -> list[Problem]:
+    """check_inputs as a list of problems ([]: usable), for `validate`."""
     try:
-        check()
+        check_inputs(skill_dir, evals_path, require_evals=evals_path is not None)
     except InputError as exc:
         return exc.problems
     return []
@@ -136,7 +136,7 @@ def _standalone_evals(path: Path) -> list[Problem]:
         return problems
     skill_dir = path.resolve().parent.parent
     if (skill_dir / "SKILL.md").is_file() and path.resolve() == (skill_dir / EVALS_FILE).resolve():
-        return _problems_of(lambda: check_inputs(skill_dir, path))
+        return skill_problems(skill_dir, path)
     return eval_set_problems(load_model(path, EvalSet), path, None)[2]
 
 
@@ -150,7 +150,7 @@ def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
     for path in map(Path, paths):
         if path.is_dir():
             if (path / "SKILL.md").is_file():
-                problems += _problems_of(lambda p=path: check_inputs(p, require_evals=False))
+                problems += skill_problems(path)
             else:
                 problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
                                         "a skill folder or a JSON file"))
