@@ -264,6 +264,6 @@ def verdict(results: list[ThresholdResult], problems: list[str], *, strict: bool
         return GateResult(INVALID, EXIT_INCONCLUSIVE, results, problems)
     if "INCONCLUSIVE" in statuses:
         return GateResult("INCONCLUSIVE", EXIT_INCONCLUSIVE, results, problems)
-    if not results:
+    if not statuses:  # nothing gated, or only thresholds nobody can measure here
         return GateResult(NOT_GATED, EXIT_PASS, results, problems)
     return GateResult("PASS", EXIT_PASS, results, problems)
