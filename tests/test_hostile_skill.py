@@ -178,7 +178,7 @@ def test_a_run_killed_while_copying_the_snapshot_is_made_whole_on_resume(tmp_pat
     skill = make_skill(tmp_path / "skills", "greeter")
     refs = skill / "references"
     refs.mkdir()
-    for i in range(3000):
+    for i in range(600):
         (refs / f"{i:04}.md").write_text(f"reference {i}\n" * 20, encoding="utf-8")
     ws = tmp_path / "ws"
     argv = [sys.executable, "-m", "skillassay", "run", str(skill), "--executor", "echo", "--trials", "1",
