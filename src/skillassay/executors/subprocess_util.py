@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.spec.skill import Skill
-from skillassay.store.layout import copy_skill_tree, remove_tree, safe_child
+from skillassay.store.layout import checked_child, copy_skill_tree, remove_tree
 from skillassay.store.redact import redact as _redact
 
 _STDERR_LIMIT = 200_000
@@ -82,7 +82,7 @@ def installed_skill(skill: Skill | None, skills_root: Path) -> Iterator[Path | N
         return
     # The name is checked when the skill is loaded; child() asserts it again here, because the
     # folder made from it is deleted afterwards and an absolute name would delete the user's.
-    dest = safe_child(skills_root, skill.name)
+    dest = checked_child(skills_root, skill.name)
     copy_skill_tree(skill.path, dest)
     try:
         yield dest

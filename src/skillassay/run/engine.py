@@ -63,12 +63,12 @@ from skillassay.store.jsonio import (
 )
 from skillassay.store.layout import (
     SNAPSHOT_DIR,
+    checked_child,
     copy_skill_tree,
     default_workspace,
     iteration_dir,
     outside_links,
     remove_tree,
-    safe_child,
 )
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import make_record, read_trial
@@ -249,7 +249,7 @@ def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
     it_dir.mkdir(parents=True, exist_ok=True)
     for stale in it_dir.glob(f".{SNAPSHOT_DIR}.*.tmp"):  # a killed copy's; we hold the workspace lock
         remove_tree(stale, it_dir)
-    tmp = safe_child(it_dir, f".{SNAPSHOT_DIR}.{os.getpid()}.tmp")
+    tmp = checked_child(it_dir, f".{SNAPSHOT_DIR}.{os.getpid()}.tmp")
     copy_skill_tree(skill_path, tmp, copy_file=copy_redacted)
     if snap.exists() or snap.is_symlink():
         remove_tree(snap, it_dir)

@@ -19,7 +19,7 @@ ANSWER_FILE = "answer.md"  # the agent's final text, written into outputs/ besid
 
 def default_workspace(skill_dir: Path, skill_name: str) -> Path:
     """skill-creator puts `<skill-name>-workspace/` beside the skill folder."""
-    return safe_child(skill_dir.resolve().parent, f"{skill_name}-workspace")
+    return checked_child(skill_dir.resolve().parent, f"{skill_name}-workspace")
 
 
 def iteration_dir(workspace: Path, n: int) -> Path:
@@ -49,7 +49,7 @@ def inside(base: Path, candidate: Path) -> bool:
     return True
 
 
-def safe_child(parent: Path, name: str) -> Path:
+def checked_child(parent: Path, name: str) -> Path:
     """`parent / name` for a name that is one plain path component. Names come from files other
     people wrote (a skill's name, an eval's slug); joined unchecked, `/home/me` or `..` makes
     the path point anywhere, and what we later write or delete there is the user's."""

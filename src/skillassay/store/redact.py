@@ -60,7 +60,11 @@ def make_redactor(env: Mapping[str, str] | None = None) -> Callable[[str], str]:
 # memchr speed (~400 MB/s here), one that starts with `\b` or an alternation is tried at every
 # position (~25 MB/s), and benchmark.json can be hundreds of MB. `_mask_shapes` checks the word
 # boundary at each match instead.
-_SHAPES = (r"sk-(?:ant-[A-Za-z0-9_\-]{8,}|[A-Za-z0-9_\-]{16,})", r"AKIA[0-9A-Z]{16}", r"gh[pousr]_[A-Za-z0-9]{20,}")
+_SHAPES = (r"sk-(?:ant-[A-Za-z0-9_\-]{8,}|[A-Za-z0-9_\-]{16,})",  # Anthropic, OpenAI
+           r"AKIA[0-9A-Z]{16}",  # AWS access key id
+           r"gh[pousr]_[A-Za-z0-9]{20,}", r"github_pat_[A-Za-z0-9_]{20,}",  # GitHub
+           r"AIza[0-9A-Za-z_\-]{35}",  # Google API key
+           r"xox[abprs]-[A-Za-z0-9\-]{10,}")  # Slack
 _TEXT_SHAPES = tuple(re.compile(p) for p in _SHAPES)
 _BYTES_SHAPES = tuple(re.compile(p.encode()) for p in _SHAPES)
 
