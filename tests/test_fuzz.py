@@ -184,7 +184,7 @@ def test_deep_run_files_are_reported_not_crashed_on(two_iterations: Path, name: 
 
 def test_an_unexpected_exception_exits_70_with_a_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    import skillassay.spec.validate as validate_mod
+    import skillassay.run.preflight as validate_mod
     from skillassay.cli import console
     from skillassay.cli.main import main
 
@@ -355,7 +355,7 @@ def read_with(reader: str, ws: Path) -> None:
 
         record_iteration(ws, it)
     elif reader == "validate":
-        from skillassay.spec.validate import validate_paths
+        from skillassay.run.preflight import validate_paths
 
         snapshot = it / "skill-snapshot" / "evals"
         validate_paths([snapshot / "benchmark_config.json", snapshot / "evals.json"], None)
