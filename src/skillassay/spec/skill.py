@@ -35,7 +35,7 @@ class FrontmatterLoader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
                 raise _TooDeep(f"line {mark.line + 1}: nested too deeply (more than {MAX_DEPTH} levels)")
-            return super().compose_node(parent, index)  # type: ignore[no-any-return, arg-type]
+            return super().compose_node(parent, index)  # type: ignore[arg-type]  # stubs say Node for index; we pass on what the composer gave us
         finally:
             self._depth -= 1
 
