@@ -127,6 +127,10 @@ def run(
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio "
                   f"{'n/a' if s.improvement_ratio is None else f'{s.improvement_ratio:.2f}x'}",
                   highlight=False)
+        from skillassay.analyze.compare import design_limit
+
+        err.print(f"what this design can detect: {design_limit(outcome.benchmark.statistics, outcome.comparison)}",
+                  highlight=False)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     _exit_with_gate(outcome.gate, as_json)
 
