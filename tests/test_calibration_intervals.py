@@ -13,7 +13,7 @@ from iteration_factory import write_iteration
 from typer.testing import CliRunner
 
 from skillassay.analyze import compare as compare_mod
-from skillassay.analyze.compare import Side, build_comparison, detection_limit
+from skillassay.analyze.compare import Side, build_comparison
 from skillassay.analyze.gate import evaluate
 from skillassay.analyze.statistics import build_statistics, group_records
 from skillassay.cli.main import app
@@ -156,6 +156,8 @@ def test_baseline_drift_note_is_calibrated_under_aa(monkeypatch: pytest.MonkeyPa
 
 
 def test_detection_limit_figures() -> None:
+    from skillassay.analyze.compare import detection_limit
+
     assert detection_limit(6, 3)["detectable"] and not detection_limit(7, 3)["detectable"]
     assert detection_limit(25, 4)["detectable"] and not detection_limit(26, 4)["detectable"]
     assert detection_limit(102, 5)["detectable"] and not detection_limit(103, 5)["detectable"]
