@@ -193,3 +193,12 @@ def test_no_solid_pass_and_no_overpromise(tmp_path: Path) -> None:
     text = (tmp_path / "iteration-2" / "report.md").read_text()
     assert "solid pass" not in text and "really got worse" not in text
     assert "more trials per arm would be enough for the exact test to call this drop" in text
+
+
+def test_run_says_what_the_design_cannot_detect(example_skill: Path, tmp_path: Path) -> None:
+    from test_compare import run_echo
+
+    code, out = run_echo(example_skill, tmp_path / "ws")
+    assert "what this design can detect: At 3 trial(s) per arm no single eval can be called regressed among " \
+           "8 evals" in " ".join(out.split()), out
+    assert "--trials 4" in out

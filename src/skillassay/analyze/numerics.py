@@ -496,13 +496,20 @@ def ratio_by_test_inversion(
         last = int(len(ok_up) - 1 - np.argmax(ok_up[::-1]))
         hi = math.inf if last == len(up) - 1 else _edge(
             signs, x, y, float(up[last + 1]), float(up[last]), alpha)
-    # Delta method at the floor: var(R) ~ (var(mean a) + R^2 var(mean b)) / mean(b)^2.
+    # The floor: the delta method at the binomial noise floor, on the log scale where a ratio
+    # of two rates is near-symmetric (Katz et al., Biometrics 34, 1978), so a small baseline
+    # does not stretch the floor below 0.
+    tq = float(sps.t.ppf((1 + conf) / 2, x.size - 1))
+    ma = float(x.mean())
+    if ma > 0:
+        se_log = math.hypot(floor_se_a / ma, floor_se_b / mb)
+        floor_lo, floor_hi = r * math.exp(-tq * se_log), r * math.exp(tq * se_log)
+    else:
+        floor_lo, floor_hi = 0.0, tq * floor_se_a / mb
     se_floor = math.sqrt(floor_se_a**2 + r**2 * floor_se_b**2) / mb
     z = x - r * y
     se = max(float(z.std(ddof=1) / math.sqrt(x.size) / mb), se_floor)
-    tq = float(sps.t.ppf((1 + conf) / 2, x.size - 1))
-    lo, hi = min(lo, max(0.0, r - tq * se_floor)), max(hi, r + tq * se_floor)
-    return RatioEstimate(r, (lo, hi), method, int(x.size), None, se)
+    return RatioEstimate(r, (min(lo, floor_lo), max(hi, floor_hi)), method, int(x.size), None, se)
 
 
 @dataclass(frozen=True)

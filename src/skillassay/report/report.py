@@ -304,7 +304,8 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
         imp = (st.get("paired") or {}).get("improvement_ratio") or {}
         if imp.get("interval"):
             notes.append("The improvement ratio's interval holds every ratio that this same paired test does not "
-                         "reject, so it excludes 1.00x exactly when the test finds a difference.")
+                         "reject, widened to at least the trial-level noise, so it excludes 1.00x only when the test "
+                         "finds a difference.")
     trials = st.get("trials_requested") or 0
     skill = st.get("skill_configuration", "with_skill")
     full = [pe for pe in st.get("per_eval") or [] if (a := _arm(pe, skill)).get("completed") and
