@@ -513,6 +513,11 @@ def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
     decision = stats.decide(interval, thr, "min")
     if decision != "INCONCLUSIVE" and (p is None or p >= ALPHA):
         decision = "INCONCLUSIVE"
+    # A PASS at a threshold >= 1 says the skill is better, a FAIL at <= 1 that it is worse: both
+    # claim what the pass-rate difference's own test must then confirm (its p is paired_p).
+    claims_difference = (decision == "PASS" and thr >= 1) or (decision == "FAIL" and thr <= 1)
+    if claims_difference and paired_p is not None and paired_p >= ALPHA:
+        decision = "INCONCLUSIVE"
     return decision, p
 
 
