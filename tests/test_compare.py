@@ -55,17 +55,19 @@ def test_real_regression_is_called_in_run_and_gate_names_it(example_skill: Path,
     assert not (ws / "iteration-1" / FILENAME).exists(), "nothing to compare with on the first iteration"
     drop_facts(example_skill, "port 4433", "WireGuard", "netops@")
     code, out = run_echo(example_skill, ws)
-    assert code == 1, out
+    # Called at FDR 0.10 (adjusted p 0.042) but not at the gate's 0.025 family-wise level,
+    # which keeps the whole gate's false FAIL under 5% when nothing changed (issue 16 item 4).
+    assert code == 3, out
     comp = json.loads((ws / "iteration-2" / FILENAME).read_text())
     assert comp["schema_version"] == 1 and comp["previous"]["iteration"] == 1
     assert comp["regressed"] == [1, 2, 3] and comp["raw_regressions"] == [1, 2, 3]
     assert labels(comp)[4] == "unchanged" and comp["baseline_drift"]["changed"] == []
     assert comp["changed"] == ["skill"]
     assert comp["metrics"]["pass_rate"]["delta"] == pytest.approx(-3 / 8)
-    assert "FAIL: no_regressions" in out and "eval-1 (server-port)" in out
+    assert "INCONCLUSIVE: no_regressions" in out and "eval-1 (server-port)" in out
     code, out = run_cli("gate", str(ws / "iteration-2"))
-    assert code == 1
-    assert "eval-2 (protocol)" in out and "improve the skill" in out.lower()
+    assert code == 3
+    assert "eval-2 (protocol)" in out and "with more trials" in out.lower()
 
 
 def test_one_eval_3_of_3_to_0_of_3_is_only_possible_and_says_what_would_settle_it(
@@ -128,7 +130,8 @@ def test_baseline_drift_and_changed_settings_are_flagged(tmp_path: Path) -> None
     assert comp["baseline_drift"]["changed"] == [1, 2, 3, 4]
     assert comp["changed"] == ["settings", "skill"]
     text = " ".join(comp["notes"])
-    assert "settings" in text and "baseline arm changed too" in text
+    assert "settings" in text and "The baseline arm (without the skill) also changed on eval(s) 1, 2, 3, 4" in text
+    assert "probably" not in text  # a called change says what to check, not what happened
 
 
 def test_cost_deltas_and_intervals(tmp_path: Path) -> None:

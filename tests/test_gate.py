@@ -91,14 +91,14 @@ def test_all_errored_baseline_is_invalid_not_zero(tmp_path: Path) -> None:
 
 
 def test_regression_fails_gate_only_when_called(tmp_path: Path) -> None:
-    same = {i: ("PPP", "FFF") for i in range(4, 9)}
-    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), **same})
-    write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), 3: ("FFF", "FFF"), **same})
+    same = {i: ("PPP", "FFF") for i in range(7, 9)}
+    write_iteration(tmp_path, 1, {**{i: ("PPP", "FFF") for i in range(1, 7)}, **same})
+    write_iteration(tmp_path, 2, {**{i: ("FFF", "FFF") for i in range(1, 7)}, **same})
     it = tmp_path / "iteration-2"
     assert gate(str(it))[0] == 0, "no comparison file yet: thresholds only (none set)"
     assert runner.invoke(app, ["compare", str(it)]).exit_code == 0
     code, out = gate(str(it))
-    assert code == 1
+    assert code == 1  # six of eight evals 3/3 -> 0/3: BH-adjusted p 0.021 <= 0.025
     assert "FAIL: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
     assert "next: Improve the skill on eval-1 (e1), eval-2 (e2), eval-3 (e3)" in out
 
@@ -160,3 +160,16 @@ def _cfg(tmp_path: Path, thresholds: dict) -> Path:
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps({"thresholds": thresholds}))
     return path
+def test_regression_called_but_not_at_the_gate_level_is_inconclusive(tmp_path: Path) -> None:
+    """Three of eight evals 3/3 -> 0/3 are called at FDR 0.10 (adjusted p 0.042) but not at the
+    gate's 0.025 family-wise level, which keeps the whole gate's false FAIL under 5% when
+    nothing changed (issue 16 item 4): not a PASS, not a FAIL."""
+    same = {i: ("PPP", "FFF") for i in range(4, 9)}
+    write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), **same})
+    write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), 3: ("FFF", "FFF"), **same})
+    it = tmp_path / "iteration-2"
+    assert runner.invoke(app, ["compare", str(it)]).exit_code == 0
+    code, out = gate(str(it))
+    assert code == 3, out
+    assert "INCONCLUSIVE: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
+    assert "next: Re-run eval-1 (e1), eval-2 (e2), eval-3 (e3) with more trials" in out

@@ -204,8 +204,12 @@ def test_gate_value_exactly_at_threshold() -> None:
     g = gates["min_pass_rate"]
     assert g["value"] == pytest.approx(0.8)
     assert g["plain"] is True
-    assert g["interval"] == pytest.approx([0.8, 0.8])
-    assert g["decision"] == "PASS"  # zero spread between evals: the bound sits on the threshold
+    # Zero spread between evals is not zero noise: 25 trials at 4/5 leave the true rate well
+    # below 0.8 possible, so the interval keeps the binomial floor and the gate cannot pass
+    # (issue 16 item 1; the spec's "equal passes" is `plain`).
+    lo, hi = g["interval"]
+    assert lo < 0.8 < hi
+    assert g["decision"] == "INCONCLUSIVE"
     assert g["evals_responsible"] == []
 
 
@@ -233,7 +237,13 @@ def test_gates_decisions_and_responsible_evals() -> None:
     assert dur["decision"] == "FAIL" and len(dur["evals_responsible"]) == 6
     imp = gates["min_improvement_ratio"]
     assert imp["value"] == pytest.approx((25 / 30) / 0.4, abs=1e-6)
-    assert imp["decision"] == "PASS"
+    # 5 of 6 evals better, one worse: the paired sign-flip test cannot confirm the difference
+    # (p 0.09), so the ratio gate may not call it a pass either (issue 16 item 2).
+    p = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 5)["paired"]
+    assert p["pass_rate_difference"]["p_value"] >= 0.05
+    assert imp["test_p_value"] == pytest.approx(p["pass_rate_difference"]["p_value"])
+    assert imp["decision"] == "INCONCLUSIVE"
+    assert imp["interval"][0] < 1.0
     assert imp["evals_responsible"] == ["eval-3 (e3)"]
 
 

@@ -36,6 +36,10 @@ from skillassay.store.records import TrialRecord
 SCHEMA_VERSION = 1
 FILENAME = "comparison_previous.json"
 Q = 0.10
+# Family-wise level at which the baseline arm is said to have drifted: BH at this level keeps
+# the chance of any such note under 2.5% when nothing changed (at q = 0.10 it appeared in 7.7%
+# of A/A experiments at K = 10).
+DRIFT_LEVEL = 0.025
 MAX_TRIALS_SEARCHED = 200
 _ITERATION = re.compile(r"iteration-(\d+)")
 
@@ -459,9 +463,65 @@ def comparison_notes(result: dict[str, Any], changed: list[str], drift: dict[str
                      + "; ".join(f"{', '.join(r['changed'])} of {eval_label(r)}" for r in result["changed_evals"])
                      + "): a changed eval is a different test, not a regression or an improvement.")
     if drift["changed"]:
-        notes.append(f"The baseline arm changed too ({', '.join(str(e) for e in drift['changed'])}): without the "
-                     "skill nothing should change, so the model or environment probably did.")
+        notes.append(f"The baseline arm (without the skill) also changed on eval(s) "
+                     f"{', '.join(str(e) for e in drift['changed'])}, by more than trial noise explains at "
+                     f"{DRIFT_LEVEL:g} family-wise: the skill cannot cause that, so check whether the model, its "
+                     "settings or the environment changed before crediting or blaming the skill.")
     return notes
+
+
+def design_limit(statistics: dict[str, Any] | None, comparison: dict[str, Any] | None) -> str:
+    """detection_limit's sentence for an iteration: from its comparison when there is one, else
+    from the planned trials and the number of evals (what a next iteration could detect)."""
+    limit = (comparison or {}).get("detection_limit")
+    if limit:
+        return str(limit["text"])
+    st = statistics or {}
+    return str(detection_limit(st.get("n_evals") or 0, st.get("trials_requested") or 0, Q)["text"])
+
+
+def drifted(baseline: dict[str, Any], level: float = DRIFT_LEVEL) -> list[Any]:
+    """Baseline evals whose change is called at the drift level (adjusted p, either way)."""
+    return [r["eval_id"] for r in baseline["per_eval"]
+            if min(p for p in (r["p_regression_adjusted"], r["p_improvement_adjusted"], 1.0)
+                   if p is not None) <= level]
+
+
+def smallest_regression_p(k: int) -> float:
+    """The smallest one-sided Boschloo p-value K trials per arm can give: K/K -> 0/K, whose
+    p is sup_pi pi^K (1 - pi)^K = 4^-K (the most extreme table is alone in Boschloo's order;
+    at K = 3 that is 0.015625, as scipy.stats.boschloo_exact gives)."""
+    return 0.25 ** k
+
+
+def trials_to_detect(n_evals: int, q: float) -> int:
+    """Smallest K at which one regressed eval among n_evals can be called after BH at q: its
+    adjusted p is at least n_evals * 4^-K (the others' p-values being at most 1)."""
+    return max(1, math.ceil(math.log(max(n_evals, 1) / q) / math.log(4) - 1e-12))
+
+
+def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
+    """What the design cannot detect, said before any figure: with K trials per arm a single
+    regressed eval can be called only when n_evals * 4^-K <= q."""
+    p = smallest_regression_p(k) if k >= 1 else 1.0
+    can = k >= 1 and n_evals * p <= q
+    most = math.floor(q / p + 1e-12) if k >= 1 else 0
+    needed = trials_to_detect(n_evals, q)
+    if can:
+        text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
+                f"up to {most} evals (this suite has {n_evals}); smaller drops need more trials.")
+    else:
+        text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
+                f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
+                f"{q:g}. Run with --trials {needed} or more to make that detectable.")
+    from skillassay.analyze.gate import REGRESSION_GATE_LEVEL
+
+    gate_needed = trials_to_detect(n_evals, REGRESSION_GATE_LEVEL)
+    if gate_needed > k:
+        text += (f" The gate fails on a lone regression only at {REGRESSION_GATE_LEVEL:g} family-wise, which among "
+                 f"{n_evals} evals takes --trials {gate_needed}.")
+    return {"trials": k, "n_evals": n_evals, "q": q, "smallest_p": p, "detectable": can,
+            "max_evals": most, "trials_needed": needed, "gate_trials_needed": gate_needed, "text": text}
 
 
 def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict[str, Any]:
@@ -478,8 +538,11 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     main = compare_iterations(cur.records, prev_records, skill_cfg, q=q, seed=seed)
     add_trials_to_call(main, q)
     baseline = compare_iterations(cur.records, prev_records, base_cfg, q=q, seed=seed)
-    drift = {"configuration": base_cfg, "changed": baseline["regressed"] + baseline["improved"],
-             "possible": baseline["possible_regressions"] + baseline["possible_improvements"]}
+    moved = drifted(baseline)
+    drift = {"configuration": base_cfg, "changed": moved, "level": DRIFT_LEVEL,
+             "possible": [e for e in baseline["regressed"] + baseline["improved"]
+                          + baseline["possible_regressions"] + baseline["possible_improvements"]
+                          if e not in moved]}
     fp_cur, fp_prev = cur.record.get("fingerprint") or {}, prev.record.get("fingerprint") or {}
     changed = sorted(k for k in set(fp_cur) | set(fp_prev) if fp_cur.get(k) != fp_prev.get(k)) \
         if fp_cur and fp_prev else []
@@ -499,6 +562,9 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
         "changed_evals": changed_rows,
         "baseline_drift": drift,
     }
+    rows = main["per_eval"]
+    k = max((min(r["before"]["completed"], r["after"]["completed"]) for r in rows), default=0)
+    result["detection_limit"] = detection_limit(len(rows), k, q)
     result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)
     result["notes"] = comparison_notes(result, changed, drift)
     return result
@@ -587,4 +653,5 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     for row in result["per_eval"]:
         if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
             lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")
-    return lines + result["notes"]
+    limit = result.get("detection_limit") or {}
+    return lines + result["notes"] + ([limit["text"]] if limit else [])

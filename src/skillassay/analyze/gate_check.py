@@ -46,6 +46,10 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
         if t.status in ("PASS", NOT_MEASURED):
             continue
         evals = ", ".join(t.evals)
+        if t.key == REGRESSION_KEY and t.status == "INCONCLUSIVE":
+            steps.append(f"Re-run {evals} with more trials: the comparison calls them regressed, but not firmly "
+                         "enough to fail the gate; more trials will confirm or clear them.")
+            continue
         if t.key == REGRESSION_KEY:
             steps.append(f"Improve the skill on {evals}: they passed in the previous iteration and fail now "
                          "(run the skill's evolve step on them), then re-run.")

@@ -270,7 +270,8 @@ class MetricSeries:
             return None
         if pooled:
             return stats.pooled_clustered_mean(self.sums, self.counts)
-        return stats.clustered_mean(self.means, bounds=(0.0, 1.0))
+        return stats.clustered_mean(self.means, bounds=(0.0, 1.0),
+                                    floor_se=stats.binomial_floor_se(self.means, self.counts))
 
     def components(self) -> tuple[float, float]:
         """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
@@ -360,19 +361,41 @@ def _arm_center(arm: Arm, attr: str, how: str) -> float | None:
     return float(np.mean(vals)) if how == "mean" else float(np.median(vals))
 
 
+def _rates(used: list[EvalCell], cfg: str) -> list[float]:
+    """Per-eval pass rates of paired evals (every one has a completed trial in both arms)."""
+    return [c.arms[cfg].pass_rate or 0.0 for c in used]
+
+
+def paired_floors(used: list[EvalCell], a: str, b: str) -> tuple[float, float]:
+    """Each arm's binomial noise floor on its mean pass rate over the paired evals, with
+    Agresti-Caffo's one success and one failure per arm (see numerics.binomial_floor_se)."""
+    fa, fb = (stats.binomial_floor_se(_rates(used, cfg), [c.arms[cfg].completed for c in used],
+                                      pseudo=1.0) for cfg in (a, b))
+    return fa, fb
+
+
+def improvement_ratio(used: list[EvalCell], a: str, b: str, seed: int) -> stats.RatioEstimate:
+    """The improvement ratio over the paired evals (one set of evals for value and interval),
+    its interval the inversion of the paired sign-flip test reported beside it: a percentile
+    bootstrap over 3-10 evals cleared 1.0 in 7% of A/A experiments where 2.5% was promised."""
+    fa, fb = paired_floors(used, a, b)
+    return stats.ratio_by_test_inversion(_rates(used, a), _rates(used, b),
+                                         floor_se_a=fa, floor_se_b=fb, seed=seed)
+
+
 def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
-    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
-    # Percentile bootstrap over evals: a ratio with a small baseline is skewed, and the delta
-    # method's symmetric interval then runs down to 0 even when the paired difference is clear.
-    ratio = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed) if used else None
+    fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
+    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=math.hypot(fa, fb))
+    ratio = improvement_ratio(used, a, b, seed) if used else None
     if ratio is None:
-        improvement: dict[str, Any] = {"value": None, "interval": None, "method": None, "n_evals": 0,
-                       "undefined_reason": "no eval has completed trials in both arms"}
+        improvement: dict[str, Any] = {
+            "value": None, "interval": None, "method": None, "n_evals": 0,
+            "undefined_reason": "no eval has completed trials in both arms"}
     else:
         improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
                        "method": ratio.method, "n_evals": ratio.n,
-                       "undefined_reason": ratio.undefined_reason}
+                       "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
 
     def geo(attr: str, how: str) -> dict[str, Any]:
         return _geo_dict(stats.geometric_mean_ratio(
@@ -497,6 +520,27 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note}
 
 
+def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
+                   interval: stats.Interval | None, seed: int,
+                   paired_p: float | None = None) -> tuple[stats.Decision, float | None]:
+    """The ratio gate decides only when its interval and the paired sign-flip test of
+    a_e - thr * b_e agree (at thr = 1 that test is the pass-rate difference's own, `paired_p`),
+    so the verdict can never say "better" while the test beside it says it cannot tell."""
+    if thr == 1.0 and paired_p is not None:
+        p: float | None = paired_p
+    else:
+        p = stats.ratio_test_p(_rates(used, skill), _rates(used, baseline), thr, seed=seed)
+    decision = stats.decide(interval, thr, "min")
+    if decision != "INCONCLUSIVE" and (p is None or p >= ALPHA):
+        decision = "INCONCLUSIVE"
+    # A PASS at a threshold >= 1 says the skill is better, a FAIL at <= 1 that it is worse: both
+    # claim what the pass-rate difference's own test must then confirm (its p is paired_p).
+    claims_difference = (decision == "PASS" and thr >= 1) or (decision == "FAIL" and thr <= 1)
+    if claims_difference and paired_p is not None and paired_p >= ALPHA:
+        decision = "INCONCLUSIVE"
+    return decision, p
+
+
 def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
                baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     gates: dict[str, Any] = {}
@@ -530,10 +574,11 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             if imp["value"] is None:
                 reason = imp["undefined_reason"]
             else:
-                pa, pb = rates_of(used, skill), rates_of(used, baseline)
-                r = stats.ratio_of_means(pa, pb, method="bootstrap", seed=seed)
-                value, interval, n_evals = r.ratio, r.interval, r.n
-                se = r.se
+                # The paired section's ratio: one computation, one set of evals (issue 16).
+                value, n_evals, se = imp["value"], imp["n_evals"], imp.get("se")
+                iv = imp["interval"]
+                interval = None if iv is None else (
+                    iv[0], math.inf if iv[1] is None else iv[1])
             responsible = [_eval_label(c) for c in used
                            if (c.arms[skill].pass_rate or 0.0)
                            < thr * (c.arms[baseline].pass_rate or 0.0)
@@ -544,6 +589,10 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         elif key != "min_improvement_ratio":
             reason = "no completed with_skill trial recorded this figure"
         decision = stats.decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
+        test_p = None
+        if key == "min_improvement_ratio" and value is not None:
+            decision, test_p = ratio_decision(used, skill, baseline, thr, interval, seed,
+                                              paired["pass_rate_difference"]["p_value"])
         entry: dict[str, Any] = {
             "threshold": thr, "direction": direction, "value": _f(value),
             "interval": _iv(interval), "n_evals": n_evals, "decision": decision,
@@ -551,6 +600,8 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             "evals_responsible": responsible, "reason": reason,
             "trials_to_decide": None, "evals_to_decide": None, "decide_note": None,
         }
+        if key == "min_improvement_ratio":
+            entry["test_p_value"] = _f(test_p)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_gap_advice(value, interval, thr, series, n_evals, se))
         gates[key] = entry

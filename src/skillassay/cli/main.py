@@ -134,6 +134,10 @@ def run(
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
         _print_ungraded(s)
+        from skillassay.analyze.compare import design_limit
+
+        err.print(f"what this design can detect: {design_limit(outcome.benchmark.statistics, outcome.comparison)}",
+                  highlight=False)
     for hint in outcome.hints:
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)

@@ -18,6 +18,7 @@ from skillassay.analyze.compare import FILENAME as COMPARISON
 from skillassay.analyze.compare import (
     MAX_TRIALS_SEARCHED,
     compare,
+    design_limit,
     eval_label,
     find_config,
     load_comparison,
@@ -111,7 +112,9 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
         ("Avg time", "max_avg_duration_seconds", "avg_duration_seconds",
          s.with_skill.avg_duration_seconds if s else None, (conf.get("avg_duration_seconds") or {}).get("interval"),
          "sec", "rel"),
-        ("Improvement", "min_improvement_ratio", "improvement_ratio", s.improvement_ratio if s else None,
+        # The paired ratio (evals both arms completed), the set its interval is over.
+        ("Improvement", "min_improvement_ratio", "improvement_ratio",
+         imp["value"] if imp.get("value") is not None else (s.improvement_ratio if s else None),
          imp.get("interval"), "ratio", "ratio"),
     ]
     for label, key, metric, value, iv, kind, dkind in specs:
@@ -146,20 +149,52 @@ def _verdict(arm: dict[str, Any]) -> str:
     return f"{word} ({arm['passes']}/{arm['completed']})"
 
 
-def change_rows(comparison: dict[str, Any] | None, worse: bool) -> list[dict[str, str]]:
-    """Regressions (worse=True) or improvements: raw flips and statistical calls, whichever fired."""
+def change_rows(comparison: dict[str, Any] | None, worse: bool,
+                called_only: bool = False) -> list[dict[str, str]]:
+    """Regressions (worse=True) or improvements: raw flips and statistical calls, whichever
+    fired; with called_only, only the evals the exact test called (the ones that need action)."""
     if not comparison:
         return []
     flip, labels = ("PASS->FAIL", ("regressed", "possible regression")) if worse else \
         ("FAIL->PASS", ("improved", "possible improvement"))
     rows = []
     for r in comparison.get("per_eval") or []:
+        if called_only and r.get("label") != labels[0]:
+            continue
         if r.get("raw_flip") != flip and r.get("label") not in labels:
             continue
         call = r.get("label", "")
         rows.append({"eval": cell(eval_label(r)), "previous": _verdict(r["before"]), "current": _verdict(r["after"]),
                      "call": call, "notes": cell(f"{call}: {r.get('explanation', '')}")})
     return rows
+
+
+def possible_regression_rows(comparison: dict[str, Any] | None) -> list[dict[str, str]]:
+    """Drops the test did not call (possible regressions, and raw PASS->FAIL flips that are
+    not even that), each with the trials per arm that would let the exact test decide it."""
+    rows = []
+    for r in (comparison or {}).get("per_eval") or []:
+        if r.get("label") == "regressed" or (r.get("label") != "possible regression"
+                                             and r.get("raw_flip") != "PASS->FAIL"):
+            continue
+        n = r.get("additional_trials_per_arm_to_call")
+        settle = (f"about {n} more per arm, if the pass rates hold" if n
+                  else f"not within {MAX_TRIALS_SEARCHED} per arm: noise unless it repeats")
+        rows.append({"eval": cell(eval_label(r)), "previous": _verdict(r["before"]),
+                     "current": _verdict(r["after"]), "call": r.get("label", ""),
+                     "adjusted_p": p_text(r.get("p_regression_adjusted")), "settle": cell(settle)})
+    return rows
+
+
+def design_limits(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:
+    """What this design cannot detect, said before any figure (issue 16): a lone regression
+    needs n_evals * 4^-K <= q, and the paired test needs 6 evals that differ."""
+    out = [design_limit(st, comparison)] if comparison or st.get("trials_requested") else []
+    n = st.get("n_evals") or 0
+    if 0 < n < MIN_NONZERO_FOR_SIGNIFICANCE:
+        out.append(f"With {n} eval(s), the paired skill-vs-baseline test cannot reach p < 0.05 whatever the "
+                   f"results: it needs at least {MIN_NONZERO_FOR_SIGNIFICANCE} evals that differ between the arms.")
+    return out
 
 
 def _arm(pe: dict[str, Any], cfg: str) -> dict[str, Any]:
@@ -232,15 +267,29 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
                 f"so `{t.key}` cannot be decided: add evals.")
     lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
     hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    test = ""
+    if t.key == "min_improvement_ratio" and g.get("test_p_value") is not None:
+        test = f" (paired sign-flip test at {limit}: p = {p_text(g['test_p_value'])})"
+    if t.status in ("PASS", "FAIL") and iv[0] == iv[1]:
+        return (f"The {label} is {value} with an interval of no width, so nothing here measures its noise; "
+                f"`{t.key}` is {t.status} on the figures recorded, not a sure result.")
     if t.status == "PASS":
-        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) meets {op} {limit}: a solid pass."
+        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) meets {op} {limit}{test}: PASS."
     if t.status == "FAIL":
-        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) misses {op} {limit}: a clear fail."
+        return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) misses {op} {limit}{test}: FAIL."
     note = g.get("decide_note") or t.advice or ""
     note = note[:1].upper() + note[1:]
     plain = "would pass" if g.get("plain") else "would fail"
-    return (f"The {label} is {value}, but its 95% interval runs from {lo} to {hi} and includes {limit}: the data "
-            f"cannot tell yet whether the skill meets {op} {limit} (the plain comparison {plain}). {note}.").replace("..", ".")
+    where = (f"its 95% interval runs from {lo} to {hi} and includes {limit}" if _includes(iv, t.threshold)
+             else f"the paired test at {limit} cannot confirm it{test}")
+    return (f"The {label} is {value}, but {where}: the data cannot tell yet whether the skill meets {op} {limit} "
+            f"(the plain comparison {plain}). {note}.").replace("..", ".").replace(" .", ".")
+
+
+def _includes(iv: list, x: float) -> bool:
+    lo = -math.inf if iv[0] is None else iv[0]
+    hi = math.inf if iv[1] is None else iv[1]
+    return lo <= x <= hi
 
 
 def significance_sentence(diff: dict[str, Any], what: str) -> str:
@@ -266,6 +315,11 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
         notes.append(f"With the skill, evals pass {abs(diff['mean']) * 100:.0f} percentage points {more} often than "
                      f"without (95% CI {signed_interval(diff.get('interval'), 'pts')[9:-1] or 'n/a'}).")
         notes.append(significance_sentence(diff, "between with and without the skill"))
+        imp = (st.get("paired") or {}).get("improvement_ratio") or {}
+        if imp.get("interval"):
+            notes.append("The improvement ratio's interval holds every ratio that this same paired test does not "
+                         "reject, widened to at least the trial-level noise, so it excludes 1.00x only when the test "
+                         "finds a difference.")
     trials = st.get("trials_requested") or 0
     skill = st.get("skill_configuration", "with_skill")
     full = [pe for pe in st.get("per_eval") or [] if (a := _arm(pe, skill)).get("completed") and
@@ -298,7 +352,8 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
         elif r.get("label") == "possible regression":
             n = r.get("additional_trials_per_arm_to_call")
             recs.append(f"Re-check {eval_label(r)} ({r['counts']}): "
-                        + (f"about {n} more trials per arm would tell whether it really got worse."
+                        + (f"about {n} more trials per arm would be enough for the exact test to call this drop "
+                           "if the pass rates held; if it then is not called, it was most likely noise."
                            if n else f"not settled even by {MAX_TRIALS_SEARCHED} trials per arm; watch it."))
     gstats = st.get("gates") or {}
     for t in gate.thresholds:
@@ -411,7 +466,9 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "warnings": [f for f in validity if not f.startswith("measurement invalid")],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "certainty": certainty_notes(bench, st, gate, comparison),
-        "regressions": change_rows(comparison, worse=True),
+        "regressions": change_rows(comparison, worse=True, called_only=True),
+        "possible_regressions": possible_regression_rows(comparison),
+        "limits": design_limits(st, comparison),
         "improvements": change_rows(comparison, worse=False),
         "per_eval": per_eval_rows(st, comparison),
         "variance": variance_rows(st),
