@@ -9,8 +9,8 @@ tail). Known-effect experiments check the false discovery rate of regression cal
 advice keeps its promise: re-running at the advised number of evals or trials must detect the
 effect or decide the gate about 80% of the time.
 
-    python benchmarks/calibration.py --quick     # one setting, a minute or two
-    python benchmarks/calibration.py             # every setting, the README's table
+    python benchmarks/calibration.py --quick     # one setting, about 25 s
+    python benchmarks/calibration.py             # every setting (about 2 hours), the README table
     python benchmarks/calibration.py --experiments 100 --k 3 --evals 10 20
 
 Every rate is printed with its 95% Wilson interval (the simulation's own uncertainty).
