@@ -23,7 +23,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,9 +73,8 @@ def trials(rng: np.random.Generator, eval_rates: dict[str, np.ndarray], k: int |
     return out
 
 
-def statistics(records: list[TrialRecord], k: int, thresholds: dict[str, float | None],
-               seed: int) -> dict:
-    return build_statistics(group_records(records, CONFIGS), SKILL, BASE, k, thresholds, seed=seed)
+def statistics(records: list[TrialRecord], k: int, thresholds: Mapping[str, float], seed: int) -> dict:
+    return build_statistics(group_records(records, CONFIGS), SKILL, BASE, k, dict(thresholds), seed=seed)
 
 
 # ---------------------------------------------------------------------------------------------
