@@ -18,8 +18,11 @@ from scipy import stats as sps
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.aggregate import aggregate_iteration
 from skillassay.analyze.compare import _candidate_trials, add_trials_to_call, trials_to_call
-from skillassay.analyze.statistics import compare_iterations
+from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records
+from skillassay.report.report import significance_sentence
 from skillassay.store.records import TrialRecord
+
+SKILL, BASE = "with_skill", "without_skill"
 
 # --- item 8: trials_requested is the iteration's, not the config's default --------------------
 
@@ -124,3 +127,69 @@ def test_trials_to_call_for_20_evals_at_k10_asks_few_exact_tests(monkeypatch: py
             args = ((r["before"]["passes"], 10), (r["after"]["passes"], 10), ps[r["label"]], i, 0.1,
                     r["label"] == "possible regression")
             assert r["trials_per_arm_to_call"] == scan_trials_to_call(*args)
+
+
+# --- item 7: advice that can keep its promise ----------------------------------------------------
+
+
+def paired_stats(pairs: list[tuple[int, int]], k: int, thresholds: dict | None = None) -> dict:
+    """build_statistics for evals given as (with_skill passes, baseline passes) of k trials."""
+    recs = []
+    for e, (a, b) in enumerate(pairs):
+        for config, c in ((SKILL, a), (BASE, b)):
+            recs += [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=config, run_number=i + 1,
+                                 status="ok", passed=i < c) for i in range(k)]
+    return build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, k, thresholds or {})
+
+
+def test_never_fewer_evals_than_the_sign_flip_test_can_use() -> None:
+    """0% baseline, a near-certain skill: the t formula alone said 2 evals, where p < 0.05 is
+    impossible (the sign-flip test needs 6 differing evals)."""
+    power = paired_stats([(3, 0), (3, 0), (2, 0), (3, 0)], 3)["power"]
+    assert power["evals_needed"] >= stats.MIN_NONZERO_FOR_SIGNIFICANCE
+    with_ties = paired_stats([(3, 0), (3, 0), (3, 3), (3, 0), (0, 0), (3, 0)], 3)["power"]
+    assert with_ties["evals_needed"] > 6  # a third of the evals tie: 6 would rarely give 6 differing
+
+
+def test_equal_pass_rates_give_no_difference_to_detect() -> None:
+    """The mean difference is 9e-18 in floats (sums of thirds): it used to give 3e33 evals."""
+    power = paired_stats([(2, 1), (2, 1), (0, 3), (3, 1), (1, 2), (1, 1)], 3)["power"]
+    assert power["evals_needed"] is None
+    assert power["evals_needed_reason"] == "observed pass rates are equal: no difference to detect"
+
+
+def test_at_one_trial_per_eval_no_claim_about_trials() -> None:
+    g = paired_stats([(1, 0)] * 14 + [(0, 0)] * 6, 1, {"min_pass_rate": 0.5})["gates"]["min_pass_rate"]
+    assert g["decision"] == "INCONCLUSIVE"
+    assert "cannot decide" not in g["decide_note"] and "alone cannot" not in g["decide_note"]
+    assert "cannot be told apart" in g["decide_note"]
+    assert g["trials_to_decide"] is None and g["evals_to_decide"] > 20
+
+
+def test_ratio_gate_gives_real_advice_with_six_evals() -> None:
+    g = paired_stats([(3, 2), (2, 2), (3, 1), (1, 1), (2, 1), (3, 2)], 3,
+                     {"min_improvement_ratio": 1.3})["gates"]["min_improvement_ratio"]
+    assert g["decision"] == "INCONCLUSIVE" and g["n_evals"] == 6
+    assert "fewer than 2 evals" not in g["decide_note"]
+    assert g["evals_to_decide"] > 6 and f"about {g['evals_to_decide']} evals" in g["decide_note"]
+
+
+def test_add_evals_not_trials_only_when_no_eval_ties() -> None:
+    """With ties, more trials can make tied evals differ, so "not trials" would be false."""
+    five_ties = {"n_evals": 10, "n_nonzero": 5, "p_value": 0.0625}
+    assert "not trials" not in significance_sentence(five_ties, "between the arms")
+    assert "5 evals tie" in significance_sentence(five_ties, "between the arms")
+    no_ties = {"n_evals": 5, "n_nonzero": 5, "p_value": 0.0625}
+    assert "add evals (not trials)" in significance_sentence(no_ties, "between the arms")
+
+
+def test_gate_advice_sized_for_80_percent_not_a_coin_flip() -> None:
+    """At the advised evals the interval must clear the threshold with 80% power, so the
+    advised size is larger than where the interval would just reach it."""
+    sd, gap = 0.3, 0.1
+    reach = stats.evals_to_decide(sd, gap)
+    powered = stats.evals_to_decide(sd, gap, power=0.8)
+    assert powered > reach
+    e = powered
+    assert (sps.t.ppf(0.975, e - 1) + sps.t.ppf(0.8, e - 1)) * sd / math.sqrt(e) <= gap
+    assert (sps.t.ppf(0.975, e - 2) + sps.t.ppf(0.8, e - 2)) * sd / math.sqrt(e - 1) > gap

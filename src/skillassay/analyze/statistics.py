@@ -453,9 +453,27 @@ def validity_flags(cells: list[EvalCell], skill: str, baseline: str,
 # power
 
 
+def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
+    """(mean s_A^2 + mean s_B^2) / K: the part of var(d_e) that trial noise alone contributes,
+    a floor under the observed spread (E evals that happen to agree do not make the effect
+    noiseless). None when no eval has two completed trials in both arms (K = 1)."""
+    parts = []
+    for cfg in (a, b):
+        arms = [c.arms[cfg] for c in used if c.arms[cfg].completed >= 2]
+        if not arms:
+            return None
+        parts.append(float(np.mean([stats.within_eval_variance(x.passes, x.completed) or 0.0
+                                    for x in arms]) / np.mean([x.completed for x in arms])))
+    return sum(parts)
+
+
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
-    """Sample sizes to detect the *observed* difference: a planning figure, not a test."""
+    """Sample sizes to detect the observed difference with 80% power: a planning figure, not a
+    test. Sized for the near end of a 60% interval around the observed difference (see
+    numerics.planning_effect), never below what the sign-flip test needs (6 differing evals,
+    more when ties are common), and with the spread floored at the trial noise."""
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "observed_difference": None,
+                           "planning_difference": None,
                            "trials_per_arm": None, "trials_per_arm_reason": None,
                            "evals_needed": None, "evals_needed_reason": None}
     if not used:
@@ -470,18 +488,32 @@ def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     out["trials_per_arm"] = n
     if n is None:
         out["trials_per_arm_reason"] = "observed pass rates are equal: nothing to detect"
+    if math.isclose(delta, 0.0, abs_tol=1e-9):
+        # Sums of thirds that are 0 come out as 1e-17 in floats: that is no difference at all.
+        out["evals_needed_reason"] = "observed pass rates are equal: no difference to detect"
+        return out
     if len(used) < 2:
         out["evals_needed_reason"] = (
             "fewer than 2 paired evals: the spread of differences is unknown")
         return out
     sd = float(d.std(ddof=1))
-    e = stats.evals_needed(delta, sd, ALPHA, POWER)
-    out["evals_needed"] = e
+    noise = _trial_noise(used, a, b)
+    sd_plan = math.sqrt(max(sd**2, noise or 0.0))
     out["sd_of_differences"] = _f(sd)
-    if e is None:
+    planned = stats.planning_effect(delta, sd_plan / math.sqrt(len(used)))
+    out["planning_difference"] = _f(math.copysign(max(0.0, planned), delta))
+    if planned <= 0:
         out["evals_needed_reason"] = (
-            "observed mean difference is 0: nothing to detect" if delta == 0
-            else "differences do not vary between evals: their spread cannot be estimated")
+            f"the observed difference ({delta * 100:+.0f} pts) is within noise of 0 at "
+            f"{len(used)} evals: no number of evals can be promised to detect it")
+        return out
+    differing = int(np.count_nonzero(~np.isclose(d, 0.0, atol=1e-9))) / len(used)
+    e = stats.evals_needed(planned, sd_plan, ALPHA, POWER) if sd_plan > 0 else 2
+    floor = stats.evals_with_differing(differing)
+    if e is None or floor is None:
+        out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
+        return out
+    out["evals_needed"] = max(e, floor)
     return out
 
 
@@ -492,9 +524,11 @@ def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
 def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: float,
                 series: MetricSeries | None, n_evals: int, se: float | None) -> dict[str, Any]:
     """How many trials per eval (at the current number of evals) or how many evals (at the
-    current trials per eval) would make the interval clear the threshold, if the current
-    estimate holds. Between-eval spread is not reduced by more trials, so sometimes only more
-    evals help; that is said explicitly."""
+    current trials per eval) would decide the gate with 80% power, sized for the near end of a
+    60% interval around the current distance to the threshold (numerics.planning_effect):
+    sizing for the estimate itself decides only about half the time. Between-eval spread is
+    not reduced by more trials, so sometimes only more evals help; that is said explicitly,
+    and not claimed at one trial per eval, where the two kinds of spread cannot be told apart."""
     gap = abs(est_mean - threshold)
     if gap == 0 or math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
         return {"trials_to_decide": None, "evals_to_decide": None,
@@ -502,21 +536,48 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     if se is None or n_evals < 2:
         return {"trials_to_decide": None, "evals_to_decide": None,
                 "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
-    sd_now = se * math.sqrt(n_evals)
-    evals = stats.evals_to_decide(sd_now, gap)
+    planned = stats.planning_effect(gap, se)
+    if planned <= 0:
+        return {"trials_to_decide": None, "evals_to_decide": None,
+                "decide_note": "the estimate is within noise of the threshold: no sample size can be "
+                               "promised to decide it; more evals and trials narrow the interval"}
+    sd_now = math.sqrt(stats.planning_variance(se**2 * n_evals, n_evals - 1))
+    evals = stats.evals_to_decide(sd_now, planned, power=POWER)
+    evals = None if evals is None else max(evals, n_evals + 1)
     trials = None
-    if series is not None:
+    spread_uncertain = False
+    trial_noise_known = series is not None and any(w is not None for w in series.within_var)
+    if series is not None and trial_noise_known:
         omega2, s2 = series.components()
-        trials = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap)
-    if trials is None:
-        note = ("more trials per eval alone cannot decide it (the spread between evals "
-                f"dominates); about {evals} evals would" if evals else
-                "cannot be decided by more trials or evals at this estimate")
-        if series is None:
-            note = f"about {evals} evals would decide it" if evals else note
-    else:
+        # Bound the spread of per-eval means, then take the trial noise out: bounding omega^2
+        # itself would leave the many small samples where it came out as 0 at 0.
+        noise = float(np.mean([w / n for w, n in zip(series.within_var, series.counts, strict=True)
+                               if w is not None]))
+        plug_in = stats.trials_per_eval_to_decide(omega2, s2, n_evals, planned, power=POWER)
+        spread = stats.planning_variance(float(np.var(series.means, ddof=1)), n_evals - 1)
+        omega2 = max(0.0, spread - noise)
+        trials = stats.trials_per_eval_to_decide(omega2, s2, n_evals, planned, power=POWER)
+        spread_uncertain = trials is None and plug_in is not None
+        if trials is not None and trials <= max(series.counts):
+            trials = None  # already run: the estimate is what keeps it undecided, not the noise
+    if trials is not None:
         note = (f"about {trials} completed trials per eval per arm, or about {evals} evals at "
-                "the current trials per eval, would decide it if the estimate holds")
+                "the current trials per eval, would decide it (80% of the time) if the estimate holds")
+    elif not evals:
+        note = "cannot be decided by more trials or evals at this estimate"
+    elif series is None:
+        note = f"about {evals} evals would decide it (80% of the time) if the estimate holds"
+    elif not trial_noise_known:
+        note = (f"about {evals} evals would decide it (80% of the time) if the estimate holds; at one "
+                "trial per eval the spread between evals and the trial noise cannot be told apart, "
+                "so whether more trials alone would is unknown")
+    elif spread_uncertain:
+        note = (f"about {evals} evals would decide it (80% of the time) if the estimate holds; more "
+                f"trials per eval might, but at {n_evals} evals the spread between evals is too uncertain "
+                "to promise it")
+    else:
+        note = ("more trials per eval alone cannot decide it (the spread between evals "
+                f"dominates); about {evals} evals would (80% of the time) if the estimate holds")
     return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note}
 
 
@@ -576,6 +637,8 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             else:
                 # The paired section's ratio: one computation, one set of evals (issue 16).
                 value, n_evals, se = imp["value"], imp["n_evals"], imp.get("se")
+                if se is None:  # the advice needs a spread: the delta method's on the same evals
+                    se = stats.ratio_of_means(rates_of(used, skill), rates_of(used, baseline), method="delta").se
                 iv = imp["interval"]
                 interval = None if iv is None else (
                     iv[0], math.inf if iv[1] is None else iv[1])

@@ -298,10 +298,13 @@ def significance_sentence(diff: dict[str, Any], what: str) -> str:
     if not diff.get("n_evals"):
         return ""
     if m < MIN_NONZERO_FOR_SIGNIFICANCE:
+        ties = diff["n_evals"] - m
+        # More trials can make tied evals differ; only when none ties can they not help.
+        remedy = (f"add evals, or trials ({ties} evals tie, and more trials may make some of them differ)"
+                  if ties else "add evals (not trials)")
         return (f"Only {m} eval(s) differ {what}; with fewer than {MIN_NONZERO_FOR_SIGNIFICANCE} evals that "
                 "differ, no p < 0.05 is reachable, so the test cannot confirm this difference however large it "
-                "looks. That is a limit of the eval set, not evidence of no effect: add evals (not trials) to "
-                "change it.")
+                f"looks. That is a limit of the eval set, not evidence of no effect: {remedy} to change it.")
     verdict = "unlikely to be chance" if p is not None and p < 0.05 else "could well be chance"
     return f"{m} evals differ {what}; p = {p_text(p)} ({diff.get('p_value_method')} test): {verdict}."
 
