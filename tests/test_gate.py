@@ -43,8 +43,9 @@ def test_clear_failure_names_threshold_figure_interval_evals_and_next_step(tmp_p
 def test_inconclusive_recommends_trials(tmp_path: Path) -> None:
     evals = {i: ("PPF", "FFF") for i in range(1, 9)}
     evals[1] = ("PPP", "FFF")
-    # 0.708 against 0.65 (0.7 was within noise of 0.708: no size can be promised for that)
-    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.65})
+    # 0.708 against 0.55 (0.65 and 0.7 are within the trial noise of 0.708 on 24 trials: no size
+    # can be promised for those)
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.55})
     code, out = gate(str(it))
     assert code == 3
     assert "add trials" in out and "--trials" in out
