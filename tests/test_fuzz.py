@@ -179,6 +179,20 @@ def test_deep_run_files_are_reported_not_crashed_on(two_iterations: Path, name: 
     assert Path(name).name in result.output and "nested too deeply" in result.output, result.output
 
 
+@pytest.mark.parametrize("extra", [{"a": 1}, "high", [1]])
+def test_an_unknown_threshold_key_does_not_crash_the_gate(two_iterations: Path, extra: Any) -> None:
+    """Found by scripts/fuzz.py: float() of an extra key's value in for_thresholds (TypeError, ValueError)."""
+    it = two_iterations / "iteration-2"
+    path = it / "skill-snapshot" / "evals" / "benchmark_config.json"
+    data = json.loads(path.read_text())
+    data["thresholds"] = {"min_pass_rate": 0.9, "x_unknown": extra}
+    path.write_text(json.dumps(data))
+    result = cli("gate", it)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 3), result.output
+    assert "min_pass_rate" in result.output and "x_unknown" not in result.output  # the known one still gates
+
+
 # --- a crash is a bug: its own exit code, one line, a log file --------------------------------
 
 

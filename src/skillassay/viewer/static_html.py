@@ -33,7 +33,7 @@ from skillassay.viewer.page import new_nonce, render_page, script_json
 PAGE_BUDGET = 50_000_000  # characters of embedded file content (outputs, transcripts) in one page
 # Rendering markdown costs about 0.1-0.4 s per 50 KB file (markdown-it-py), so the page also has
 # a time budget: past it, runs are listed only, whatever the size budget says.
-RENDER_SECONDS = 30.0
+RENDER_SECONDS = 20.0
 SKIPPED_NOTE = "not embedded: this static page reached its size budget; use `skillassay view` without --static to see it"
 _HOLE = "\u0000boot\u0000"
 
