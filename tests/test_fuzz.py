@@ -425,7 +425,7 @@ def test_damaged_files_never_crash_a_reader(sample: Path, tmp_path_factory: pyte
     """Any damage to any file: the reader returns, or raises InputError naming that file."""
     scratch = Scratch(sample, tmp_path_factory.mktemp("scratch") / "ws")
 
-    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(file_cases(sample))
     def one(case: tuple[str, bytes, str]) -> None:
         scratch.run(case)
