@@ -193,6 +193,27 @@ def test_an_unknown_threshold_key_does_not_crash_the_gate(two_iterations: Path, 
     assert "min_pass_rate" in result.output and "x_unknown" not in result.output  # the known one still gates
 
 
+@pytest.mark.parametrize(("section", "value", "command"), [
+    ("summary", {"with_skill": 1.5}, "compare"), ("statistics", {"gates": {"min_pass_rate": 0.5}}, "gate"),
+    ("statistics", {"gates": [1]}, "gate"),
+])
+def test_odd_sections_of_benchmark_json_do_not_crash(two_iterations: Path, section: str, value: Any,
+                                                     command: str) -> None:
+    """Found by scripts/fuzz.py --seed 2: `.get` on a number in compare's _summary and gate_check."""
+    for it in ("iteration-1", "iteration-2"):
+        path = two_iterations / it / "benchmark.json"
+        data = json.loads(path.read_text())
+        data[section] = value
+        path.write_text(json.dumps(data))
+    config = two_iterations / "iteration-2" / "skill-snapshot" / "evals" / "benchmark_config.json"
+    cfg = json.loads(config.read_text())
+    cfg["thresholds"] = {"min_pass_rate": 0.9}  # not the baked 0.5: for_thresholds reads the gates
+    config.write_text(json.dumps(cfg))
+    result = cli(command, two_iterations / "iteration-2")
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 2, 3)
+
+
 # --- a crash is a bug: its own exit code, one line, a log file --------------------------------
 
 
