@@ -179,6 +179,41 @@ def test_deep_run_files_are_reported_not_crashed_on(two_iterations: Path, name: 
     assert Path(name).name in result.output and "nested too deeply" in result.output, result.output
 
 
+@pytest.mark.parametrize("extra", [{"a": 1}, "high", [1]])
+def test_an_unknown_threshold_key_does_not_crash_the_gate(two_iterations: Path, extra: Any) -> None:
+    """Found by scripts/fuzz.py: float() of an extra key's value in for_thresholds (TypeError, ValueError)."""
+    it = two_iterations / "iteration-2"
+    path = it / "skill-snapshot" / "evals" / "benchmark_config.json"
+    data = json.loads(path.read_text())
+    data["thresholds"] = {"min_pass_rate": 0.9, "x_unknown": extra}
+    path.write_text(json.dumps(data))
+    result = cli("gate", it)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 3), result.output
+    assert "min_pass_rate" in result.output and "x_unknown" not in result.output  # the known one still gates
+
+
+@pytest.mark.parametrize(("section", "value", "command"), [
+    ("summary", {"with_skill": 1.5}, "compare"), ("statistics", {"gates": {"min_pass_rate": 0.5}}, "gate"),
+    ("statistics", {"gates": [1]}, "gate"),
+])
+def test_odd_sections_of_benchmark_json_do_not_crash(two_iterations: Path, section: str, value: Any,
+                                                     command: str) -> None:
+    """Found by scripts/fuzz.py --seed 2: `.get` on a number in compare's _summary and gate_check."""
+    for it in ("iteration-1", "iteration-2"):
+        path = two_iterations / it / "benchmark.json"
+        data = json.loads(path.read_text())
+        data[section] = value
+        path.write_text(json.dumps(data))
+    config = two_iterations / "iteration-2" / "skill-snapshot" / "evals" / "benchmark_config.json"
+    cfg = json.loads(config.read_text())
+    cfg["thresholds"] = {"min_pass_rate": 0.9}  # not the baked 0.5: for_thresholds reads the gates
+    config.write_text(json.dumps(cfg))
+    result = cli(command, two_iterations / "iteration-2")
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 2, 3)
+
+
 # --- a crash is a bug: its own exit code, one line, a log file --------------------------------
 
 
@@ -411,7 +446,7 @@ def test_damaged_files_never_crash_a_reader(sample: Path, tmp_path_factory: pyte
     """Any damage to any file: the reader returns, or raises InputError naming that file."""
     scratch = Scratch(sample, tmp_path_factory.mktemp("scratch") / "ws")
 
-    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(file_cases(sample))
     def one(case: tuple[str, bytes, str]) -> None:
         scratch.run(case)

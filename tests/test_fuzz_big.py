@@ -49,8 +49,8 @@ def test_runs_past_the_budget_are_listed_not_rendered(tmp_path: Path, monkeypatc
     assert len(rendered) <= len(full) + 1  # files of runs past the budget were never opened
     late = details[-1]
     assert late["grading"]["expectations"][0]["text"] == "says 4433" and late["prompt"] == "Question 5?"
-    assert late["files"] == [{"name": "answer.md", "kind": "skipped", "size": len(answer.encode()),
-                              "truncated": True, "note": SKIPPED_NOTE}]
+    assert late["files"] == [{"name": "outputs/", "kind": "skipped", "size": None, "truncated": True,
+                              "note": SKIPPED_NOTE}]
     assert late["transcript_note"] == SKIPPED_NOTE
     note = boot["index"]["budget_note"]
     assert "of 40 runs" in note and "without --static" in note

@@ -384,7 +384,8 @@ def _arm_rates(records: list[TrialRecord], skill: str, base: str) -> dict[Any, t
 
 def _summary(bench: dict[str, Any], role: str, key: str) -> float | None:
     s: dict[str, Any] = bench["summary"] if isinstance(bench.get("summary"), dict) else {}
-    v = s.get(key) if role == "" else (s.get(role) or {}).get(key)
+    arm = s.get(role) if role else s
+    v = arm.get(key) if isinstance(arm, dict) else None  # a hand-edited summary may hold anything
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 

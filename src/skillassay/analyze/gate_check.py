@@ -72,8 +72,11 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
     against others (--config) needs them recomputed, or the verdicts would be stale. The
     gates are rebuilt from the runs; without run folders only the plain comparison is left."""
     st = dict(bench.statistics or {})
-    baked = {k: g.get("threshold") for k, g in (st.get("gates") or {}).items()}
-    wanted = {k: float(v) for k, v in thresholds.model_dump().items() if v is not None}
+    gates = st.get("gates")
+    baked = {k: g.get("threshold") if isinstance(g, dict) else None  # a damaged gate: rebuilt below
+             for k, g in (gates.items() if isinstance(gates, dict) else ())}
+    known = thresholds.model_dump(include=set(type(thresholds).model_fields))  # extra keys are no threshold
+    wanted = {k: float(v) for k, v in known.items() if v is not None}
     if baked == wanted or bench.summary is None:
         return bench
     try:
@@ -81,7 +84,7 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
         skill = st.get("skill_configuration", "with_skill")
         baseline = st.get("baseline_configuration", "without_skill")
         st["gates"] = build_statistics(group_records(records, (skill, baseline)), skill, baseline,
-                                       st.get("trials_requested") or 0, thresholds.model_dump())["gates"]
+                                       st.get("trials_requested") or 0, known)["gates"]
     except InputError:
         st["gates"] = {}
     return bench.model_copy(update={"statistics": st,

@@ -10,7 +10,6 @@ the page is written to the file run by run instead of being built as one string.
 from __future__ import annotations
 
 import io
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,6 @@ from skillassay.viewer.build import (
     benchmark_payload,
     build_index,
     index_payload,
-    output_files,
     run_payload,
 )
 from skillassay.viewer.page import new_nonce, render_page, script_json
@@ -35,7 +33,7 @@ from skillassay.viewer.page import new_nonce, render_page, script_json
 PAGE_BUDGET = 50_000_000  # characters of embedded file content (outputs, transcripts) in one page
 # Rendering markdown costs about 0.1-0.4 s per 50 KB file (markdown-it-py), so the page also has
 # a time budget: past it, runs are listed only, whatever the size budget says.
-RENDER_SECONDS = 30.0
+RENDER_SECONDS = 20.0
 SKIPPED_NOTE = "not embedded: this static page reached its size budget; use `skillassay view` without --static to see it"
 _HOLE = "\u0000boot\u0000"
 
@@ -71,21 +69,15 @@ def _fit(detail: dict[str, Any], used: int, budget: int) -> int:
 
 
 def _listed_only(index: Index, ref: RunRef, prompts: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A run past the budget: what the review needs to judge it (grades, prompt, metrics) and
-    its file names and sizes, without opening the outputs."""
+    """A run past the budget: what the review needs to judge it (grades, prompt, metrics),
+    without opening or even listing its outputs (a folder walk per run is most of the cost at
+    20,000 runs)."""
     run_dir = index.iteration_dir / ref.run_id
-    files = []
-    for name, path in output_files(run_dir, index.iteration_dir):
-        try:
-            size = os.stat(path).st_size if path is not None else None
-        except OSError:
-            size = None
-        files.append(_skipped({"name": name, "size": size}))
     if ref.eval_dir not in prompts:
         prompts[ref.eval_dir] = _prompt(index.iteration_dir, ref)
-    return {**ref.summary(), **prompts[ref.eval_dir], "metrics": _metrics(run_dir), "files": files,
-            "grading": _grading(run_dir), "transcript_html": "",
-            "transcript_note": SKIPPED_NOTE if (run_dir / "transcript.md").is_file() else "", "previous": None}
+    return {**ref.summary(), **prompts[ref.eval_dir], "metrics": _metrics(run_dir),
+            "files": [_skipped({"name": "outputs/", "size": None})],
+            "grading": _grading(run_dir), "transcript_html": "", "transcript_note": SKIPPED_NOTE, "previous": None}
 
 
 def run_details(index: Index, previous: Path | None, budget: int,
