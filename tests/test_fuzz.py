@@ -214,6 +214,15 @@ def test_odd_sections_of_benchmark_json_do_not_crash(two_iterations: Path, secti
     assert result.exit_code in (0, 1, 2, 3)
 
 
+def test_a_history_without_versions_shows_none(two_iterations: Path) -> None:
+    """Found by scripts/fuzz.py --seed 3: `history show` raised StopIteration on "iterations": []."""
+    (two_iterations / "history.json").write_text(json.dumps(
+        {"started_at": "x", "skill_name": "s", "current_best": "v0", "iterations": []}))
+    result = cli("history", "show", two_iterations)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0 and "none yet" in result.output
+
+
 # --- a crash is a bug: its own exit code, one line, a log file --------------------------------
 
 

@@ -52,7 +52,9 @@ def render_history(history: Any) -> Any:
 
 
 def best_reason(history: Any) -> str:
-    best = next(e for e in history.iterations if e.version == history.current_best)
+    best = next((e for e in history.iterations if e.version == history.current_best), None)
+    if best is None:  # a history with no versions (the model accepts one)
+        return "current best: none yet (no versions recorded)"
     later = [e for e in history.iterations if (e.model_extra or {}).get("comparison", {}).get("against") == best.version]
     counts = ", ".join(f"{sum(e.grading_result == r for e in later)} {r}" for r in ("tie", "lost")
                        if any(e.grading_result == r for e in later))
