@@ -180,8 +180,9 @@ def test_deep_run_files_are_reported_not_crashed_on(two_iterations: Path, name: 
 
 
 @pytest.mark.parametrize("extra", [{"a": 1}, "high", [1]])
-def test_an_unknown_threshold_key_does_not_crash_the_gate(two_iterations: Path, extra: Any) -> None:
-    """Found by scripts/fuzz.py: float() of an extra key's value in for_thresholds (TypeError, ValueError)."""
+def test_an_unknown_threshold_key_is_refused_by_the_gate_not_a_crash(two_iterations: Path, extra: Any) -> None:
+    """Found by scripts/fuzz.py: float() of an extra key's value in for_thresholds (TypeError,
+    ValueError). An unknown threshold is a misspelling nobody should gate past: exit 2, named."""
     it = two_iterations / "iteration-2"
     path = it / "skill-snapshot" / "evals" / "benchmark_config.json"
     data = json.loads(path.read_text())
@@ -189,8 +190,8 @@ def test_an_unknown_threshold_key_does_not_crash_the_gate(two_iterations: Path, 
     path.write_text(json.dumps(data))
     result = cli("gate", it)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert result.exit_code in (0, 1, 3), result.output
-    assert "min_pass_rate" in result.output and "x_unknown" not in result.output  # the known one still gates
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    assert "$.thresholds.x_unknown: unknown key" in result.output and "benchmark_config.json" in result.output
 
 
 @pytest.mark.parametrize(("section", "value", "command"), [
