@@ -18,10 +18,10 @@ from skillassay.executors.agent_loop import (
     ToolSpec,
     call_with_retries,
     is_transient_api_error,
+    probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 
-PROBE_TIMEOUT_SECONDS = 10.0  # ready(): how long the endpoint may take to answer
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 # The Messages API requires max_tokens on every request; used when settings leave it unset.
 DEFAULT_MAX_TOKENS = 4096
@@ -115,18 +115,8 @@ class AnthropicExecutor(AgentLoopExecutor):
         return False, f"{DEFAULT_KEY_ENV} not set"
 
     def ready(self) -> str | None:
-        """The key was checked when the client was built; here the endpoint is asked for its
-        model list (free, no tokens), so a server that is down or a key it refuses is named
-        before any trial. Any other answer means the endpoint is there."""
-        try:
-            self.client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0).models.list()
-        except anthropic.APIConnectionError as exc:
-            return f"the endpoint {self.client.base_url} is not answering ({exc.__cause__ or exc})"
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            return f"the endpoint {self.client.base_url} refused the key (HTTP {exc.status_code})"
-        except anthropic.APIStatusError:
-            pass
-        return None
+        """The key was checked when the client was built; the endpoint is probed here."""
+        return probe_endpoint(self.client, anthropic)
 
     def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
                      transcript: list[dict[str, Any]]) -> AnthropicConversation:

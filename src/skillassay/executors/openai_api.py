@@ -20,10 +20,10 @@ from skillassay.executors.agent_loop import (
     call_with_retries,
     is_transient_api_error,
     parse_arguments,
+    probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 
-PROBE_TIMEOUT_SECONDS = 10.0  # ready(): how long the endpoint may take to answer
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Local servers ignore the key, but the SDK refuses to build a client without one.
 NO_KEY_PLACEHOLDER = "no-key-needed"
@@ -135,18 +135,8 @@ class OpenAIExecutor(AgentLoopExecutor):
         return False, f"{DEFAULT_KEY_ENV} not set (or set OPENAI_BASE_URL / options.base_url)"
 
     def ready(self) -> str | None:
-        """The key was checked when the client was built; here the endpoint is asked for its
-        model list (free, no tokens), so a server that is down or a key it refuses is named
-        before any trial. Any other answer means the endpoint is there."""
-        try:
-            self.client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0).models.list()
-        except openai.APIConnectionError as exc:
-            return f"the endpoint {self.client.base_url} is not answering ({exc.__cause__ or exc})"
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            return f"the endpoint {self.client.base_url} refused the key (HTTP {exc.status_code})"
-        except openai.APIStatusError:
-            pass
-        return None
+        """The key was checked when the client was built; the endpoint is probed here."""
+        return probe_endpoint(self.client, openai)
 
     def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],
                      transcript: list[dict[str, Any]]) -> OpenAIConversation:
