@@ -5,6 +5,7 @@ the `echo` executor on the example skill, real files."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -282,3 +283,30 @@ def test_grade_says_when_the_regraded_figures_are_no_measurement(tmp_path: Path)
     result = runner.invoke(app, ["grade", str(it), "--evals", str(evals)])
     assert result.exit_code == 0, result.output
     assert "measurement invalid: all with_skill trials errored" in result.output
+
+
+def test_with_skill_runs_of_unchanged_evals_are_reused_when_only_the_eval_set_changed(
+        example_skill: Path, tmp_path: Path) -> None:
+    """Same skill, settings and seed, and an eval that did not change: its with_skill trials are
+    the same measurement, so a new iteration (started because another eval changed) copies them
+    instead of paying for them again. The eval set lives outside the skill folder here: inside
+    it, editing it changes what the agent sees, and then nothing is the same measurement."""
+    ws = tmp_path / "ws"
+    evals_path = tmp_path / "evals.json"
+    shutil.move(example_skill / "evals" / "evals.json", evals_path)
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 2}, "--evals", str(evals_path))
+    assert "32 to run" in out, out
+    evals = json.loads(evals_path.read_text())
+    evals["evals"][1]["prompt"] += " Answer in one word."
+    evals_path.write_text(json.dumps(evals))
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 2}, "--evals", str(evals_path))
+    it2 = ws / "iteration-2"
+    assert it2.is_dir(), out
+    assert "14 trials already graded, 18 to run" in out, out  # 7 unchanged evals x 2 with_skill trials
+    assert "tip: 14 with_skill trials of evals unchanged since iteration-1" in out, out
+    prov = json.loads((it2 / "skill_reuse.json").read_text())
+    assert len(prov["runs"]) == 14 and all("/with_skill/" in r for r in prov["runs"])
+    assert not any(r.startswith("eval-2-") for r in prov["runs"])
+    # another seed is another measurement: nothing reused
+    code, out = run_echo(example_skill, ws, {"trials_per_eval": 2}, "--evals", str(evals_path), "--seed", "5")
+    assert "0 trials already graded, 32 to run" in out, out

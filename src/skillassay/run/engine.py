@@ -51,7 +51,14 @@ from skillassay.run.plan import (
     plan_trials,
 )
 from skillassay.run.preflight import check_inputs, find_config
-from skillassay.run.reuse import RUN_AGAIN, archive_failed_attempt, reuse_baseline, reuse_hint
+from skillassay.run.reuse import (
+    RUN_AGAIN,
+    SKILL_PROVENANCE,
+    archive_failed_attempt,
+    reuse_baseline,
+    reuse_hint,
+    reuse_unchanged_skill_runs,
+)
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
@@ -349,6 +356,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     write_eval_metadata(it_dir, p.evals.evals, p.input_files)
     slugs = [ev.slug for ev in p.evals.evals]
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
+    skill_reuse = reuse_unchanged_skill_runs(p.workspace, it_dir, p.fingerprint, slugs, trials)
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
@@ -389,7 +397,16 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
-                      sum(1 for r in executed if not r.completed), records, comparison, [hint] if hint else [])
+                      sum(1 for r in executed if not r.completed), records, comparison,
+                      [h for h in (reused_note(skill_reuse), hint) if h])
+
+
+def reused_note(reuse: tuple[Path, list[Path]] | None) -> str | None:
+    if not reuse or not reuse[1]:
+        return None
+    source, copied = reuse
+    return (f"{len(copied)} with_skill trials of evals unchanged since {source.name} (same skill, settings and "
+            f"seed) were reused from it, not run again (listed in this iteration's {SKILL_PROVENANCE})")
 
 
 def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,

@@ -11,7 +11,9 @@ source are left for the engine to run (topping up to the requested trials).
 
 When only the eval set differs, the baseline runs of the evals that did not change (same id,
 prompt, expectations and input files, as `compare` decides it) are still the same measurement
-and are reused; the changed evals' baselines run again.
+and are reused; the changed evals' baselines run again. In that case the with_skill runs of the
+unchanged evals are reused too, without being asked (`reuse_unchanged_skill_runs`): same skill,
+same settings and seed, same eval.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from skillassay.store.jsonio import load_json_lenient, parse_json_bytes, write_j
 from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir, remove_tree
 
 PROVENANCE = "baseline_reuse.json"
+SKILL_PROVENANCE = "skill_reuse.json"  # with_skill runs reused from an iteration with the same skill
 MUST_MATCH = {"settings": "the model or executor settings (seed, temperature, options, baseline type)",
               "evals": "the eval set (prompts, expectations or input files)"}
 
@@ -114,6 +117,15 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
         reason = "cannot reuse its baseline runs: its baseline ran a different previous version of the skill"
     if reason:
         raise InputError.one(source / "iteration.json", "--baseline-from", reason)
+    copied = copy_runs(source, target, configuration, eval_slugs, trials)
+    if copied:
+        write_provenance(target, source, configuration, copied)
+    return copied
+
+
+def copy_runs(source: Path, target: Path, configuration: str, eval_slugs: list[str], trials: int) -> list[Path]:
+    """The source's graded runs run-1..run-`trials` of these evals, copied into `target`
+    (not linked: each iteration folder stays self-contained); runs `target` already has are kept."""
     copied = []
     for slug in eval_slugs:
         for k in range(1, trials + 1):
@@ -124,14 +136,38 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
                     remove_tree(dst, target)
                 shutil.copytree(src, dst, symlinks=True)
                 copied.append(dst)
-    if copied:
-        write_provenance(target, source, configuration, copied)
     return copied
 
 
-def write_provenance(target: Path, source: Path, configuration: str, copied: list[Path]) -> None:
+def reuse_unchanged_skill_runs(workspace: Path, target: Path, fingerprint: dict[str, str],
+                               eval_slugs: list[str], trials: int) -> tuple[Path, list[Path]] | None:
+    """A new iteration that only changed the eval set: the with_skill runs of the evals that did
+    not change were made with the same skill, settings, seed and eval, so they are the same
+    measurement and are copied from the latest such iteration instead of paid for again. (With
+    any other change, or no earlier iteration, nothing is reused.) Returns the source and the
+    runs copied, or None."""
+    for n in reversed(existing_iterations(workspace)):
+        source = iteration_dir(workspace, n)
+        if source.resolve() == target.resolve():
+            continue
+        try:
+            fp = source_fingerprint(source)
+        except InputError:
+            continue
+        if fp.get("skill") != fingerprint.get("skill") or fp.get("settings") != fingerprint.get("settings"):
+            continue
+        same = [slug for slug in eval_slugs if same_eval(source, target, slug)]
+        copied = copy_runs(source, target, "with_skill", same, trials)
+        if copied:
+            write_provenance(target, source, "with_skill", copied, SKILL_PROVENANCE)
+        return source, copied
+    return None
+
+
+def write_provenance(target: Path, source: Path, configuration: str, copied: list[Path],
+                     name: str = PROVENANCE) -> None:
     """Which runs came from where, merged with an earlier record when a reuse is resumed."""
-    path = target / PROVENANCE
+    path = target / name
     data = load_json_lenient(path)
     earlier = data.get("runs") if isinstance(data, dict) else None
     earlier = [r for r in earlier if isinstance(r, str)] if isinstance(earlier, list) else []
