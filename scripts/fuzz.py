@@ -91,34 +91,41 @@ TARGETS: dict[str, tuple[str, list[list[str]]]] = {
 # --- hostile content -----------------------------------------------------------------------
 
 
-def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every node's path, the root included (our files are shallow: recursion is fine)."""
-    out = [prefix]
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        out.extend(_paths(value, (*prefix, key)))
-    return out
+def _suite() -> Any:
+    """tests/test_fuzz.py, whose cases and helpers both levels share, so the long run and the
+    suite cannot drift apart."""
+    import sys
+
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import test_fuzz
+
+    return test_fuzz
+
+
+def _copy_and_parent(data: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
+    """A deep copy of `data` and, in it, the node holding `path`'s last key (path not empty)."""
+    data = json.loads(json.dumps(data))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    return data, node
 
 
 def _replace(data: Any, path: tuple[Any, ...], value: Any) -> Any:
     if not path:
         return value
-    data = json.loads(json.dumps(data))
-    node = data
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+    data, parent = _copy_and_parent(data, path)
+    parent[path[-1]] = value
     return data
 
 
 def _delete(data: Any, path: tuple[Any, ...]) -> Any:
     if not path:
         return data
-    data = json.loads(json.dumps(data))
-    node = data
-    for key in path[:-1]:
-        node = node[key]
-    del node[path[-1]]
+    data, parent = _copy_and_parent(data, path)
+    del parent[path[-1]]
     return data
 
 
@@ -152,7 +159,7 @@ def damaged_json(draw: st.DrawFn, original: Any) -> bytes:
     text = json.dumps(original, indent=1)
     if kind == "truncate":
         return text[: draw(st.integers(0, max(len(text) - 1, 0)))].encode()
-    path = draw(st.sampled_from(_paths(original)))
+    path = draw(st.sampled_from(_suite()._paths(original)))
     if kind == "delete":
         return json.dumps(_delete(original, path)).encode()
     if kind == "retype":
@@ -247,12 +254,9 @@ def describe(case: Case) -> str:
 
 def readers_level(cases: int, seed_value: int, root: Path) -> tuple[int, list[tuple[str, str, str, str]]]:
     """(cases run, findings as (kind, file, reader, traceback)) over tests/test_fuzz.py's readers."""
-    import sys
-
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    import test_fuzz as tf  # the suite's cases, so the long run and the suite cannot drift apart
+    tf = _suite()
 
     shutil.rmtree(root / "sample", ignore_errors=True)
     sample = tf.build_sample(root / "sample")
