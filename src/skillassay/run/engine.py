@@ -146,6 +146,8 @@ class Prepared:
     config_path: Path | None = None
     compiled: dict[int, list[CompiledExpectation]] = field(default_factory=dict)
     not_measured: list[str] = field(default_factory=list)  # thresholds the executor cannot measure
+    seed: int = 0
+    file_hashes: dict[Path, str] = field(default_factory=dict)  # sha256 of each input file, read once
 
 
 def config_path(req: RunRequest) -> Path | None:
@@ -179,7 +181,8 @@ def prepare(req: RunRequest) -> Prepared:
         executor.close()
         raise
     input_files = inputs.input_files
-    files_hash = hash_value({k: [str(p) + hash_file(p)[:16] for p in v] for k, v in input_files.items()})
+    file_hashes = {f: hash_file(f) for files in input_files.values() for f in files}
+    files_hash = hash_value({k: [str(f) + file_hashes[f][:16] for f in v] for k, v in input_files.items()})
     seed = req.seed if req.seed is not None else (config.seed or 0)
     fingerprint = {
         "skill": hash_tree(skill.path),
@@ -190,7 +193,7 @@ def prepare(req: RunRequest) -> Prepared:
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     inputs.config_path, inputs.compiled,
-                    unmeasurable_thresholds(executor, config.thresholds.model_dump()))
+                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes)
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
@@ -264,15 +267,17 @@ def write_snapshot(it_dir: Path, skill_path: Path, recorded: object) -> str:
     return hash_tree(snap)
 
 
-def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, list[Path]] | None = None) -> None:
+def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, list[Path]] | None = None,
+                        file_hashes: dict[Path, str] | None = None) -> None:
     """`files` and their sha256 ride along (extra fields), so `compare` can tell an eval whose
     input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
         extra = {} if input_files is None else {
             "files": list(ev.files),
-            "files_sha256": {rel: hash_file(f) for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
-        meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
+            "files_sha256": {rel: (file_hashes or {}).get(f) or hash_file(f)
+                             for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
+        meta = EvalMetadata(eval_id=ev.id, eval_name=eval_name(ev), prompt=ev.prompt,
                             expectations=ev.all_expectations(), **extra)
         write_json(path, meta)
 
@@ -347,13 +352,13 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         on_choice(choice)
     it_dir = iteration_dir(p.workspace, choice.number)
     trials = req.trials or p.config.trials_per_eval
-    seed = req.seed if req.seed is not None else (p.config.seed or 0)
+    seed = p.seed
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed)
-    write_eval_metadata(it_dir, p.evals.evals, p.input_files)
+    write_eval_metadata(it_dir, p.evals.evals, p.input_files, p.file_hashes)
     slugs = [ev.slug for ev in p.evals.evals]
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
     skill_reuse = reuse_unchanged_skill_runs(p.workspace, it_dir, p.fingerprint, slugs, trials)
@@ -389,11 +394,12 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
                                 req.strict, req.point_estimate)
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
-    comparison = compare_after_run(it_dir, records, config_path(req))  # comparison_previous.json
+    cfg = config_path(req)
+    comparison = compare_after_run(it_dir, records, cfg)  # comparison_previous.json
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
-    write_report(it_dir, config_path(req), strict=req.strict, point_estimate=req.point_estimate, bench=bench)
+    write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench)
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),

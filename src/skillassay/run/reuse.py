@@ -109,10 +109,9 @@ def reuse_baseline(value: str | Path | None, workspace: Path, target: Path, fing
     if source.resolve() == target.resolve():
         return []
     source_fp = source_fingerprint(source)
-    reason = refusal(source_fp, fingerprint)
     same = reusable_evals(source_fp, fingerprint, source, target, eval_slugs)
-    if same is not None:
-        reason, eval_slugs = None, same
+    reason = refusal(source_fp, fingerprint) if same is None else None
+    eval_slugs = eval_slugs if same is None else same
     if reason is None and configuration == "old_skill" and previous_snapshot_hash(source) != previous_snapshot_hash(target):
         reason = "cannot reuse its baseline runs: its baseline ran a different previous version of the skill"
     if reason:
