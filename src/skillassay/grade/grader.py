@@ -319,3 +319,16 @@ def make_grader(judge: str | None, model: str | None = None, samples: int = 1, u
     if samples < 1:
         raise InputError.one("--judge-samples", str(samples), "must be at least 1")
     return Grader(judge=make_judge(judge, model, samples), policy=JudgePolicy(samples=samples), use_cache=use_cache)
+
+
+def grade_or_fail(compiled: list[CompiledExpectation], view: RunView, status: str, error: str | None,
+                  grader: Grader | None = None, timing: Timing | None = None) -> Grading:
+    """Grade a run; a trial that failed (status not ok) fails every expectation with the reason,
+    and is excluded from rates. One rule for `run` and for re-grading."""
+    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok", timing=timing)
+    if status != "ok":
+        for exp in grading.expectations:
+            exp.passed, exp.evidence = False, f"Trial {status}: {error or 'no detail'}"
+        grading.summary.passed, grading.summary.failed = 0, grading.summary.total
+        grading.summary.pass_rate = 0.0
+    return grading

@@ -19,7 +19,14 @@ from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.analyze.gate_check import not_measured
 from skillassay.errors import InputError
-from skillassay.grade.grader import CompiledExpectation, Grader, compile_expectations, make_grader, run_view
+from skillassay.grade.grader import (
+    CompiledExpectation,
+    Grader,
+    compile_expectations,
+    grade_or_fail,
+    make_grader,
+    run_view,
+)
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
 from skillassay.store.discover import METADATA, eval_runs, find_evals
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
@@ -105,22 +112,10 @@ def find_runs(it_dir: Path, evals: dict[int, Eval]) -> list[RunRef]:
     return sorted(refs, key=lambda r: (r.eval.id, r.configuration, r.run_number))
 
 
-def failed_grading(grading: Grading, status: str, error: str | None) -> Grading:
-    """Same rule as the engine: a failed trial fails every expectation with the reason."""
-    for exp in grading.expectations:
-        exp.passed, exp.evidence = False, f"Trial {status}: {error or 'no detail'}"
-    grading.summary.passed, grading.summary.failed = 0, grading.summary.total
-    grading.summary.pass_rate = 0.0
-    return grading
-
-
 def regrade_run(ref: RunRef, compiled: list[CompiledExpectation], grader: Grader, eval_dir: Path) -> Grading:
     metrics, timing = load_metrics(ref.run_dir), load_timing(ref.run_dir)
     view = run_view(ref.run_dir, metrics, timing, ref.eval.prompt, eval_dir)
-    status = metrics.status or "ok"
-    grading = grader.grade_run(compiled, view, use_judge=status == "ok")
-    if status != "ok":
-        grading = failed_grading(grading, status, metrics.error)
+    grading = grade_or_fail(compiled, view, metrics.status or "ok", metrics.error, grader)
     remove_stale_temps(ref.run_dir)  # a grading.json a killed run was writing
     write_json(ref.run_dir / "grading.json", grading)
     return grading

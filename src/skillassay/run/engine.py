@@ -33,12 +33,13 @@ from skillassay.grade.grader import (
     CompiledExpectation,
     Grader,
     compile_expectations,
+    grade_or_fail,
     make_grader,
     require_judge,
     run_view,
 )
 from skillassay.improve.history import record_after_run
-from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Timing
+from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import write_report
 from skillassay.run.execute import RetryPolicy, execute_trial
 from skillassay.run.plan import (
@@ -310,18 +311,6 @@ class TrialRunner:
         write_json(trial.run_dir / "grading.json", grading)  # last: its presence marks the trial done
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
-
-
-def grade_or_fail(compiled: list[CompiledExpectation], view, status: str, error: str | None,
-                  grader: Grader | None = None, timing: Timing | None = None) -> Grading:
-    grading = (grader or Grader()).grade_run(compiled, view, use_judge=status == "ok", timing=timing)
-    if status != "ok":
-        # A failed trial fails its expectations with the reason, and is excluded from rates.
-        for exp in grading.expectations:
-            exp.passed, exp.evidence = False, f"Trial {status}: {error or 'no detail'}"
-        grading.summary.passed, grading.summary.failed = 0, grading.summary.total
-        grading.summary.pass_rate = 0.0
-    return grading
 
 
 def run_benchmark(req: RunRequest, progress: Progress | None = None,
