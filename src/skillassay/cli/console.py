@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import platformdirs
 import typer
@@ -79,3 +79,9 @@ def run_app(app: Callable[[], Any]) -> None:
         err.print(f"internal error (a bug in skillassay, please report it): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''} - {where}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
+
+
+# --judge-model of run, grade, compare-blind and analyze: one option, one help text.
+JudgeModelOpt = Annotated[str | None, typer.Option(
+    "--judge-model",
+    help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]

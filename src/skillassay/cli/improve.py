@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from skillassay.cli.console import err, handles_input_errors, out
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out
 from skillassay.errors import EXIT_FAIL
 
 
@@ -93,7 +93,6 @@ def history_record(
 
 # The default, local, is in the help text (show_default off) so it reads like run's and grade's --judge.
 JudgeOpt = Annotated[str, typer.Option(show_default=False, help="Judge: local (embedded model), openai or anthropic (default: local).")]
-ModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
 
 
 def compare_blind(
@@ -101,7 +100,7 @@ def compare_blind(
     iter_b: Annotated[Path, typer.Argument(metavar="ITER_B", help="The second iteration folder (label B); results are written in it.")],
     eval_id: Annotated[str | None, typer.Option("--eval", help="Only this eval id.")] = None,
     judge: JudgeOpt = "local",
-    judge_model: ModelOpt = None,
+    judge_model: JudgeModelOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of the order in which the outputs are shown.")] = 0,
     all_runs: Annotated[bool, typer.Option("--all-runs", help="Compare every matching run, not only run 1.")] = False,
 ) -> None:
@@ -134,7 +133,7 @@ def compare_blind(
 def analyze(
     comparisons: Annotated[list[Path], typer.Argument(metavar="COMPARISONS", help="comparison-N.json files written by compare-blind.")],
     judge: JudgeOpt = "local",
-    judge_model: ModelOpt = None,
+    judge_model: JudgeModelOpt = None,
 ) -> None:
     """Explain why the winner won: strengths, weaknesses, instruction following, suggestions.
 

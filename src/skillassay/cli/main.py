@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from skillassay.analyze.gate import GateResult
-from skillassay.cli.console import err, handles_input_errors, out
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 from skillassay.models import MODELS
 from skillassay.models.benchmark import Summary
+
+if TYPE_CHECKING:  # annotations only: importing the gate pulls numpy into every command's start-up
+    from skillassay.analyze.gate import GateResult
 
 app = typer.Typer(
     name="skillassay",
@@ -62,9 +64,6 @@ def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An
         out.print(f"wrote {path}")
 
 
-# --judge-model of run and grade (compare-blind and analyze: cli/improve.py).
-JudgeModelOpt = Annotated[str | None, typer.Option(
-    help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
 
 
 def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
