@@ -16,6 +16,7 @@ from pydantic_core import to_json
 from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.statistics import Arm, EvalCell, build_statistics, group_records, joined, mean_or_none
+from skillassay.analyze.triggered import trigger_split
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.store.jsonio import atomic_open
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
@@ -117,6 +118,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
     }
     statistics = build_statistics(cells, arms.skill, arms.baseline, trials_requested or 0,
                                  thresholds.model_dump(), seed=seed)
+    split = trigger_split(cells, arms.skill, arms.baseline)
     all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
                  + cell_notes(cells, arms, tally))
     return Benchmark.model_validate({
@@ -134,6 +136,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         "per_eval": per_eval,
         "thresholds_met": thresholds_met(summary, thresholds),
         "statistics": statistics,
+        **({"trigger_conditioned": split} if split is not None else {}),
     })
 
 

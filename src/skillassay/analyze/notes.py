@@ -13,6 +13,7 @@ from array import array
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.numerics import within_eval_variance
 from skillassay.analyze.statistics import EvalCell, group_records, joined, mean_or_none
+from skillassay.analyze.triggered import rarely_loaded_notes
 from skillassay.store.records import ExpectationTally, TrialRecord, VerdictCounts
 
 # Beyond this many, assertions of one kind are summarised in one note so that a large suite's
@@ -159,12 +160,14 @@ def analyst_notes(records: list[TrialRecord], arms: Arms) -> list[str]:
 
 def cell_notes(cells: list[EvalCell], arms: Arms, tally: ExpectationTally) -> list[str]:
     """All observations, most actionable first: assertions that cannot discriminate, flaky
-    evals, one-sided errors, then the cost/benefit line. `tally`: the expectations' verdicts,
+    evals, evals whose with-skill arm seldom loaded the skill, one-sided errors, then the
+    cost/benefit line. `tally`: the expectations' verdicts,
     counted while the runs were read (see records.ExpectationTally)."""
     counts = tally.counts((arms.skill, arms.baseline))
     return [
         *non_discriminating_notes(counts, arms),
         *variance_notes(cells, arms),
+        *rarely_loaded_notes(cells, arms.skill),
         *one_arm_error_notes(cells, arms),
         *one_sided_failure_notes(counts, arms),
         *cost_notes(cells, arms),

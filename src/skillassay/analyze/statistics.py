@@ -63,6 +63,11 @@ class Arm:
     tool_calls_total: int = 0
     triggered_seen: int = 0
     triggered_yes: int = 0
+    # Graded trials by skill_triggered, for analyze.triggered's split (unknown: the rest).
+    loaded_completed: int = 0
+    loaded_passes: int = 0
+    unloaded_completed: int = 0
+    unloaded_passes: int = 0
 
     def add(self, r: TrialRecord) -> None:
         self.recorded += 1
@@ -87,12 +92,19 @@ class Arm:
             return
         self.completed += 1
         self.passes += bool(r.passed)
+        if r.skill_triggered is True:
+            self.loaded_completed += 1
+            self.loaded_passes += bool(r.passed)
+        elif r.skill_triggered is False:
+            self.unloaded_completed += 1
+            self.unloaded_passes += bool(r.passed)
         self.rates.append(r.passed_count / r.total_count if r.total_count else math.nan)
 
     def merge(self, other: Arm) -> None:
         """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
         for name in ("passes", "completed", "errored", "timed_out", "ungraded", "recorded", "tool_calls_seen",
-                     "tool_calls_total", "triggered_seen", "triggered_yes"):
+                     "tool_calls_total", "triggered_seen", "triggered_yes", "loaded_completed",
+                     "loaded_passes", "unloaded_completed", "unloaded_passes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens.extend(other.tokens)
         self.durations.extend(other.durations)

@@ -3,13 +3,17 @@ script around an in-house agent...). skillassay fills an argv template, runs it 
 work dir in its own process group, and takes the final answer from stdout or from a file.
 
 How the skill reaches the agent is the command's business: it gets the skill folder as
-{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR."""
+{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR. Whether the
+agent loaded the skill only the command can know: it may write `true` or `false` to the file
+named by SKILLASSAY_SKILL_TRIGGERED_FILE; a command that does not is recorded as unknown
+(null), never as "not loaded"."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,6 +24,22 @@ from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, 
 
 PLACEHOLDER = re.compile(r"\{(prompt|workdir|skill_dir|model|seed)\}")
 TRANSCRIPT_OUTPUT_LIMIT = 200_000
+TRIGGERED_ENV = "SKILLASSAY_SKILL_TRIGGERED_FILE"
+TRIGGERED_WORDS = {"true": True, "false": False}
+
+
+def read_triggered(path: Path) -> tuple[bool | None, str | None]:
+    """What the command reported in its skill-triggered file: (value, why it is unknown). No
+    file is unknown, silently (most commands never say); anything but true/false is unknown
+    too, with the reason kept in the transcript, since guessing would bias the split."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:100]
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{TRIGGERED_ENV} unreadable: {exc}"
+    value = TRIGGERED_WORDS.get(text.strip().lower())
+    return value, None if value is not None else f"{TRIGGERED_ENV} held {text.strip()[:40]!r}, not true/false"
 
 
 def fill_argv(template: list[str], values: dict[str, str]) -> list[str]:
@@ -70,9 +90,21 @@ class CommandExecutor(Executor):
                   "skill_dir": skill_dir, "model": request.settings.model or "",
                   "seed": str(request.seed)}
         argv = fill_argv(self.template, values)
-        env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
-               "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
-               "SKILLASSAY_SEED": str(request.seed)}
+        # Outside the work dir, so the report is never taken for an output the agent created.
+        with tempfile.TemporaryDirectory(prefix="skillassay-trigger-") as report_dir:
+            report = Path(report_dir) / "skill_triggered"
+            env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
+                   "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
+                   "SKILLASSAY_SEED": str(request.seed), TRIGGERED_ENV: str(report)}
+            result = self._run(request, argv, env)
+            if request.skill is not None:  # no skill, nothing to load: unknown by definition
+                result.skill_triggered, why = read_triggered(report)
+                if why:
+                    result.transcript.append({"type": "skill_triggered", "unknown": why})
+        return result
+
+    def _run(self, request: TrialRequest, argv: list[str], env: dict[str, str]) -> TrialResult:
+        opts = request.settings.options
         transcript: list[dict[str, Any]] = [{"type": "command", "argv": argv}]
         started = time.monotonic()
         try:

@@ -114,6 +114,64 @@ class PerEval(SpecModel):
     trials: int
 
 
+class TriggerGroup(SpecModel):
+    """One eval's graded with-skill trials of one loading status (loaded, not loaded, unknown)."""
+
+    trials: int
+    passes: int
+    pass_rate: float | None = None
+    wilson: list[float] | None = Field(None, description="95% Wilson interval of pass_rate.")
+
+
+class TriggerEval(SpecModel):
+    eval_id: int | str
+    eval_name: str | None = None
+    loaded: TriggerGroup
+    not_loaded: TriggerGroup
+    unknown: TriggerGroup = Field(description="The executor could not tell: never counted as not loaded.")
+    load_rate: float | None = Field(None, description=(
+        "Share of completed with-skill trials (graded or not) whose loading is known that loaded the skill."))
+    load_rate_wilson: list[float] | None = None
+    baseline_pass_rate: float | None = None
+    rarely_loaded: bool = Field(False, description="load_rate below rarely_loaded_below (observed, not a test).")
+
+
+class TriggerPooled(SpecModel):
+    """Trials of one loading status pooled across evals; the interval is clustered by eval
+    (t with evals - 1 degrees of freedom) and never narrower than the pooled Wilson interval."""
+
+    trials: int
+    passes: int
+    n_evals: int
+    pass_rate: float | None = None
+    interval: list[float] | None = None
+
+
+class TriggerOverall(SpecModel):
+    loaded: TriggerPooled
+    not_loaded: TriggerPooled
+    unknown_trials: int = 0
+    load_rate: float | None = None
+    load_rate_interval: list[float] | None = None
+    within_eval_difference: dict[str, Any] | None = Field(None, description=(
+        "Mean over evals with both loaded and not-loaded trials of (pass rate loaded - not loaded): "
+        "mean, se, interval, n_evals."))
+
+
+class TriggerConditioned(SpecModel):
+    """The with-skill arm split by metrics.json skill_triggered (ours, additive). Observational:
+    the agent chose when to load the skill, so a difference between the groups is not the
+    skill's causal effect."""
+
+    schema_version: int = 1
+    configuration: str
+    baseline_configuration: str | None = None
+    rarely_loaded_below: float = 0.5
+    per_eval: list[TriggerEval] = Field(default_factory=list)
+    overall: TriggerOverall
+    rarely_loaded_evals: list[int | str] = Field(default_factory=list)
+
+
 class Benchmark(SpecModel):
     # skill-creator shape
     metadata: BenchmarkMetadata | None = None
@@ -129,6 +187,8 @@ class Benchmark(SpecModel):
     thresholds_met: dict[str, bool] | None = None
     # ours
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
+    trigger_conditioned: TriggerConditioned | None = Field(None, description=(
+        "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
     # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.

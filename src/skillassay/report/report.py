@@ -29,65 +29,13 @@ from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.errors import InputError
 from skillassay.models import Benchmark
+from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
+from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
 
 FILENAME = "report.md"
 THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
                     "min_improvement_ratio": "ratio"}
-
-
-# ---------------------------------------------------------------------------------------------
-# Formatting
-
-
-def cell(value: Any) -> str:
-    """Text safe inside a markdown table cell (eval names come from users)."""
-    return " ".join(str(value).split()).replace("|", "\\|")
-
-
-def fmt(x: float | None, kind: str) -> str:
-    if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
-        return "∞"  # over a baseline that passed nothing (gate.zero_baseline_ratio)
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    if kind == "pct":
-        return f"{x * 100:.0f}%"
-    if kind == "int":
-        return f"{x:,.0f}"
-    if kind == "sec":
-        return f"{x:.1f}s" if x >= 1 else f"{x:.3g}s"
-    if kind == "ratio":
-        return f"{x:.2f}x"
-    return f"{x:.3g}"
-
-
-def fmt_interval(iv: list | None, kind: str) -> str:
-    """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
-    if not iv or all(b is None for b in iv):
-        return ""
-    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
-    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
-    return f" (95% CI {lo} to {hi})"
-
-
-def signed(x: float | None, kind: str) -> str:
-    if x is None:
-        return "n/a"
-    if kind == "pts":
-        return f"{x * 100:+.0f} pts"
-    if kind == "rel":
-        return f"{x * 100:+.0f}%"
-    return f"{x:+.2f}x"
-
-
-def signed_interval(iv: list | None, kind: str) -> str:
-    if not iv or None in iv:
-        return ""
-    return f" (95% CI {signed(iv[0], kind)} to {signed(iv[1], kind)})"
-
-
-def p_text(p: float | None) -> str:
-    return "n/a" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3g}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,6 +374,13 @@ def details(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _with_loading(recs: list[str], gate: GateResult, loading: dict[str, Any] | None) -> list[str]:
+    """The seldom-loaded evals right after any invalid-measurement fix: a with-skill figure from
+    trials that never read the skill says nothing about the skill, so it comes before the rest."""
+    at = len(gate.problems)
+    return recs[:at] + (loading or {}).get("recommendations", []) + recs[at:]
+
+
 def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> tuple[list[str], str | None]:
     """PNG paths relative to the iteration, when the charts module is installed and can draw;
     a chart that fails to draw costs the report a picture, not the run."""
@@ -459,6 +414,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
     chart_paths, chart_error = draw_charts(iteration_dir, chart_data) if charts else ([], None)
     validity = st.get("validity") or []
+    loading = loading_context(bench)
     return {
         "skill": bench.skill_name or (bench.metadata.skill_name if bench.metadata else "skill"),
         "iteration": bench.iteration,
@@ -475,7 +431,8 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "improvements": change_rows(comparison, worse=False),
         "per_eval": per_eval_rows(st, comparison),
         "variance": variance_rows(st),
-        "recommendations": recommendations(st, gate, comparison),
+        "recommendations": _with_loading(recommendations(st, gate, comparison), gate, loading),
+        "loading": loading,
         "details": details(st, comparison),
         "charts": chart_paths,
         "chart_error": chart_error,

@@ -1,0 +1,57 @@
+"""Number and text formatting shared by report.md's sections (figures as the reader sees them:
+percentages, intervals, signed deltas, markdown-safe cells)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a markdown table cell (eval names come from users)."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def fmt(x: float | None, kind: str) -> str:
+    if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
+        return "∞"  # over a baseline that passed nothing (gate.zero_baseline_ratio)
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if kind == "pct":
+        return f"{x * 100:.0f}%"
+    if kind == "int":
+        return f"{x:,.0f}"
+    if kind == "sec":
+        return f"{x:.1f}s" if x >= 1 else f"{x:.3g}s"
+    if kind == "ratio":
+        return f"{x:.2f}x"
+    return f"{x:.3g}"
+
+
+def fmt_interval(iv: list | None, kind: str) -> str:
+    """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
+    if not iv or all(b is None for b in iv):
+        return ""
+    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
+    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    return f" (95% CI {lo} to {hi})"
+
+
+def signed(x: float | None, kind: str) -> str:
+    if x is None:
+        return "n/a"
+    if kind == "pts":
+        return f"{x * 100:+.0f} pts"
+    if kind == "rel":
+        return f"{x * 100:+.0f}%"
+    return f"{x:+.2f}x"
+
+
+def signed_interval(iv: list | None, kind: str) -> str:
+    if not iv or None in iv:
+        return ""
+    return f" (95% CI {signed(iv[0], kind)} to {signed(iv[1], kind)})"
+
+
+def p_text(p: float | None) -> str:
+    return "n/a" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3g}")
