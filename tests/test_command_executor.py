@@ -146,3 +146,29 @@ def test_executors_command_lists_usability(monkeypatch) -> None:
     assert {"openai", "anthropic", "command"} <= set(rows)
     assert "no" in rows["anthropic"] and "ANTHROPIC_API_KEY not set" in rows["anthropic"]
     assert "yes" in rows["command"]
+
+
+REPORT_TRIGGERED = ("import os, sys, pathlib; p = os.environ['SKILLASSAY_SKILL_TRIGGERED_FILE']; "
+                    "sys.argv[1] != '-' and pathlib.Path(p).write_text(sys.argv[1]); print('ok')")
+
+
+@pytest.mark.parametrize(("written", "expected"), [("true", True), ("FALSE\n", False), ("-", None)])
+def test_the_command_reports_whether_it_loaded_the_skill(tmp_path: Path, skill, written, expected) -> None:
+    """true/false in the file named by SKILLASSAY_SKILL_TRIGGERED_FILE; no file is unknown."""
+    result = run([PY, "-c", REPORT_TRIGGERED, written], {"skill": skill}, tmp_path)
+    assert result.status == "ok", result.error
+    assert result.skill_triggered is expected
+    assert not any(e.get("type") == "skill_triggered" for e in result.transcript)
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == []  # not an output of the agent
+
+
+def test_an_unreadable_skill_triggered_report_is_unknown_and_says_why(tmp_path: Path, skill) -> None:
+    result = run([PY, "-c", REPORT_TRIGGERED, "maybe"], {"skill": skill}, tmp_path)
+    assert result.status == "ok" and result.skill_triggered is None
+    assert {"type": "skill_triggered",
+            "unknown": "SKILLASSAY_SKILL_TRIGGERED_FILE held 'maybe', not true/false"} in result.transcript
+
+
+def test_the_baseline_arm_has_no_skill_to_load_whatever_the_command_says(tmp_path: Path) -> None:
+    result = run([PY, "-c", REPORT_TRIGGERED, "true"], {}, tmp_path)
+    assert result.status == "ok" and result.skill_triggered is None

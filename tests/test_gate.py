@@ -175,3 +175,29 @@ def test_regression_called_but_not_at_the_gate_level_is_inconclusive(tmp_path: P
     assert code == 3, out
     assert "INCONCLUSIVE: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
     assert "next: Re-run eval-1 (e1), eval-2 (e2), eval-3 (e3) with more trials" in out
+
+
+def test_only_not_measured_thresholds_are_not_gated_and_say_why(tmp_path: Path) -> None:
+    """A token ceiling with the `command` executor (no token counts) is NOT MEASURED; when it is
+    the only threshold nothing is gated: NOT_GATED, exit 0, never a PASS, and the headline names
+    the unmeasured threshold instead of claiming that none was configured."""
+    import shutil
+    import sys
+
+    skill = tmp_path / "acme-vpn"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "acme-vpn", skill)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"max_avg_tokens": 1000}}))
+    argv = json.dumps([sys.executable, "-c", "print('Port 4433')"])
+    result = runner.invoke(app, ["run", str(skill), "--executor", "command", "-o", f"argv={argv}", "--config",
+                                 str(config), "--workspace", str(tmp_path / "ws")])
+    assert result.exit_code == 0, result.output
+    assert "NOT_GATED" in result.output and "gate: PASS" not in result.output
+    code, out = gate(str(tmp_path / "ws" / "iteration-1"), "--config", str(config))
+    assert code == 0, out
+    assert "NOT_GATED" in out and "NOT MEASURED: max_avg_tokens" in out
+    assert "no thresholds configured" not in out and "max_avg_tokens" in out.split("NOT_GATED")[1].split("\n")[0]
+    data = json.loads(runner.invoke(app, ["gate", str(tmp_path / "ws" / "iteration-1"), "--config", str(config),
+                                          "--json"]).stdout)
+    assert data["status"] == "NOT_GATED" and data["exit_code"] == 0
+    assert [t["status"] for t in data["thresholds"]] == ["NOT MEASURED"]

@@ -123,3 +123,66 @@ def test_with_skill_arm_is_split_by_whether_the_skill_was_loaded(tmp_path: Path)
     assert "unknown" in section
     bench_md = (iteration / "benchmark.md").read_text()
     assert "Skill loaded" in bench_md
+
+
+# ---------------------------------------------------------------------------------------------
+# The split's statistics, on records
+
+
+def _records(eval_id: int, outcomes: list[tuple[bool | None, bool]]) -> list:
+    from skillassay.store.records import TrialRecord
+
+    return [TrialRecord(eval_id=eval_id, eval_name=f"e{eval_id}", configuration="with_skill", run_number=i + 1,
+                        status="ok", passed=passed, passed_count=int(passed), total_count=1, skill_triggered=loaded)
+            for i, (loaded, passed) in enumerate(outcomes)]
+
+
+def _split(*evals: list[tuple[bool | None, bool]]) -> dict:
+    from skillassay.analyze.statistics import group_records
+    from skillassay.analyze.triggered import trigger_split
+
+    records = [r for i, outcomes in enumerate(evals, 1) for r in _records(i, outcomes)]
+    split = trigger_split(group_records(records, ("with_skill", "without_skill")), "with_skill", "without_skill")
+    assert split is not None
+    return split
+
+
+def test_pooled_interval_is_clustered_by_eval_and_never_narrower_than_wilson() -> None:
+    from skillassay.analyze.numerics import wilson_interval
+
+    # Evals that agree exactly (all 3/3 when loaded): the clustered SE is 0, the interval is not a point.
+    agree = _split(*[[(True, True)] * 3 for _ in range(4)])["overall"]["loaded"]
+    lo, hi = agree["interval"]
+    assert hi == 1.0 and lo == round(wilson_interval(12, 12)[0], 6) and lo < 0.8
+    # Evals that disagree: wider than the pooled Wilson interval, which treats the 12 trials as independent.
+    spread = _split([(True, True)] * 3, [(True, False)] * 3, [(True, True)] * 3, [(True, False)] * 3)
+    lo, hi = spread["overall"]["loaded"]["interval"]
+    wlo, whi = wilson_interval(6, 12)
+    assert lo < wlo and hi > whi
+
+
+def test_unknown_is_never_not_loaded_and_the_flag_is_below_half() -> None:
+    split = _split([(True, True), (False, False)], [(None, False)] * 3, [(False, False), (False, True), (True, True)])
+    rows = {r["eval_id"]: r for r in split["per_eval"]}
+    assert rows[1]["load_rate"] == 0.5 and rows[1]["rarely_loaded"] is False  # exactly half: not "rarely"
+    assert rows[2]["unknown"]["trials"] == 3 and rows[2]["not_loaded"]["trials"] == 0
+    assert rows[2]["load_rate"] is None and rows[2]["rarely_loaded"] is False
+    assert rows[3]["rarely_loaded"] is True and split["rarely_loaded_evals"] == [3]
+    assert split["overall"]["not_loaded"]["trials"] == 3 and split["overall"]["unknown_trials"] == 3
+    within = split["overall"]["within_eval_difference"]
+    # eval 1: 1/1 - 0/1 = 1; eval 3: 1/1 - 1/2 = 0.5
+    assert within["n_evals"] == 2 and within["mean"] == 0.75
+    lo, hi = within["interval"]
+    assert -1.0 <= lo < 0.75 < hi <= 1.0
+
+
+def test_no_with_skill_trial_means_no_split_and_old_files_still_read() -> None:
+    from skillassay.analyze.statistics import group_records
+    from skillassay.analyze.triggered import trigger_split
+    from skillassay.models import MODELS
+
+    assert trigger_split(group_records([], ("with_skill",)), "with_skill", None) is None
+    assert "trigger_conditioned" in MODELS["benchmark"].model_json_schema()["properties"]
+    old = Benchmark.model_validate({"skill_name": "x", "summary": {"total_evals": 0, "with_skill": {"pass_rate": None},
+                                                                   "baseline": {"pass_rate": None}}})
+    assert old.trigger_conditioned is None and "trigger_conditioned" not in old.to_json_dict()

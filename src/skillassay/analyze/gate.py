@@ -80,6 +80,11 @@ class GateResult:
         so a reader never takes either for a PASS."""
         if self.status == INVALID:
             return f"{INVALID}: the measurement is invalid ({'; '.join(self.problems)}), so nothing is decided"
+        unmeasured = [t.key for t in self.thresholds if t.status == NOT_MEASURED]
+        if self.status == NOT_GATED and unmeasured:
+            return (f"{NOT_GATED}: every configured threshold ({', '.join(unmeasured)}) is {NOT_MEASURED} with "
+                    "this executor and no previous iteration was compared, so nothing was gated (set a threshold "
+                    "this executor measures, e.g. `min_pass_rate`)")
         if self.status == NOT_GATED:
             return (f"{NOT_GATED}: no thresholds configured and no previous iteration compared, so nothing "
                     "was gated (set `thresholds` in the benchmark config)")
