@@ -186,3 +186,18 @@ def test_no_with_skill_trial_means_no_split_and_old_files_still_read() -> None:
     old = Benchmark.model_validate({"skill_name": "x", "summary": {"total_evals": 0, "with_skill": {"pass_rate": None},
                                                                    "baseline": {"pass_rate": None}}})
     assert old.trigger_conditioned is None and "trigger_conditioned" not in old.to_json_dict()
+
+
+def test_an_executor_that_never_says_gives_one_sentence_and_no_flag() -> None:
+    from skillassay.report.loading import loading_context
+
+    split = _split([(None, True)] * 3, [(None, False)] * 3)
+    assert split["rarely_loaded_evals"] == [] and split["overall"]["load_rate"] is None
+    bench = Benchmark.model_validate({"skill_name": "x", "trigger_conditioned": split,
+                                      "summary": {"total_evals": 2, "with_skill": {"pass_rate": 0.5},
+                                                  "baseline": {"pass_rate": 0.0}}})
+    ctx = loading_context(bench)
+    assert ctx is not None and ctx["rows"] == [] and ctx["recommendations"] == []
+    assert ctx["sentences"] == ["The executor did not report whether the agent loaded the skill in any of the 6 "
+                                "graded with-skill trials (unknown, not \"not loaded\"), so the pass rate cannot "
+                                "be split by it."]

@@ -104,4 +104,7 @@ def loading_context(bench: Benchmark) -> dict[str, Any] | None:
     if split is None:
         return None
     data = split.model_dump(mode="json")
-    return {"rows": rows(data), "sentences": sentences(data), "recommendations": recommendations(data)}
+    known = data["overall"]["loaded"]["trials"] + data["overall"]["not_loaded"]["trials"]
+    # With no trial known either way a per-eval table would be a column of "unknown": one sentence says it.
+    return {"rows": rows(data) if known else [], "sentences": sentences(data),
+            "recommendations": recommendations(data)}
