@@ -111,6 +111,11 @@ def test_with_skill_arm_is_split_by_whether_the_skill_was_loaded(tmp_path: Path)
     within = overall["within_eval_difference"]
     assert within["n_evals"] == 1 and within["mean"] == 1.0 and within["interval"] is None
 
+    # `aggregate` streams the runs from disk (cell_reader) and must split them the same way.
+    again = iteration / "again.json"
+    assert CliRunner().invoke(app, ["aggregate", str(iteration), "-o", str(again)]).exit_code == 0
+    assert json.loads(again.read_text())["trigger_conditioned"] == split
+
     notes = raw["notes"]
     assert any("Eval 2 (never)" in n and "never loaded" in n for n in notes), notes
     assert any("Eval 3 (rarely)" in n and "1 of 4" in n for n in notes), notes
@@ -201,3 +206,37 @@ def test_an_executor_that_never_says_gives_one_sentence_and_no_flag() -> None:
     assert ctx["sentences"] == ["The executor did not report whether the agent loaded the skill in any of the 6 "
                                 "graded with-skill trials (unknown, not \"not loaded\"), so the pass rate cannot "
                                 "be split by it."]
+
+
+def test_merged_arms_keep_the_split() -> None:
+    """Parallel readers (cell_reader) count runs into separate Arms and merge them."""
+    from skillassay.analyze.statistics import Arm
+
+    records = _records(1, [(True, True), (False, False), (None, True), (False, True)])
+    whole, a, b = Arm(), Arm(), Arm()
+    for r in records:
+        whole.add(r)
+    for r in records[:2]:
+        a.add(r)
+    for r in records[2:]:
+        b.add(r)
+    a.merge(b)
+    assert (a.loaded_completed, a.loaded_passes, a.unloaded_completed, a.unloaded_passes) == (1, 1, 2, 1)
+    assert a == whole
+
+
+def test_the_load_rate_counts_ungraded_trials_whose_loading_is_known() -> None:
+    """An ungraded trial is in no pass rate, but whether it loaded the skill is still known."""
+    from skillassay.analyze.statistics import group_records
+    from skillassay.analyze.triggered import trigger_split
+    from skillassay.models.runfiles import ExpectationResult
+    from skillassay.report.loading import load_text
+    from skillassay.store.records import TrialRecord
+
+    ungraded = TrialRecord(eval_id=1, eval_name="e1", configuration="with_skill", run_number=9, status="ok",
+                           passed=None, total_count=1, skill_triggered=True,
+                           expectations=(ExpectationResult(text="judged", passed=None),))
+    records = [*_records(1, [(False, False), (False, False)]), ungraded]
+    row = trigger_split(group_records(records, ("with_skill",)), "with_skill", None)["per_eval"][0]
+    assert (row["known_trials"], row["loaded_trials"], row["loaded"]["trials"]) == (3, 1, 0)
+    assert load_text(row).startswith("1 of 3 (33%")

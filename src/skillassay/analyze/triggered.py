@@ -63,6 +63,7 @@ def eval_split(cell: EvalCell, skill: str, baseline: str | None) -> dict[str, An
         "loaded": group(arm.loaded_passes, arm.loaded_completed),
         "not_loaded": group(arm.unloaded_passes, arm.unloaded_completed),
         "unknown": group(unknown_passes, unknown),
+        "known_trials": arm.triggered_seen, "loaded_trials": arm.triggered_yes,
         "load_rate": _f(load_rate(arm)),
         "load_rate_wilson": _iv(stats.wilson_interval(arm.triggered_yes, arm.triggered_seen)),
         "baseline_pass_rate": _f(base.pass_rate) if base is not None else None,

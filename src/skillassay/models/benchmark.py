@@ -129,8 +129,9 @@ class TriggerEval(SpecModel):
     loaded: TriggerGroup
     not_loaded: TriggerGroup
     unknown: TriggerGroup = Field(description="The executor could not tell: never counted as not loaded.")
-    load_rate: float | None = Field(None, description=(
-        "Share of completed with-skill trials (graded or not) whose loading is known that loaded the skill."))
+    known_trials: int = Field(0, description="Completed with-skill trials (graded or not) whose loading is known.")
+    loaded_trials: int = Field(0, description="Of known_trials, those that loaded the skill.")
+    load_rate: float | None = Field(None, description="loaded_trials / known_trials.")
     load_rate_wilson: list[float] | None = None
     baseline_pass_rate: float | None = None
     rarely_loaded: bool = Field(False, description="load_rate below rarely_loaded_below (observed, not a test).")

@@ -30,8 +30,7 @@ def load_text(row: dict[str, Any]) -> str:
     iv = row.get("load_rate_wilson")
     if row.get("load_rate") is None:
         return "unknown"
-    loaded = row["loaded"]["trials"]
-    known = loaded + row["not_loaded"]["trials"]
+    loaded, known = row["loaded_trials"], row["known_trials"]
     share = f"{fmt(row['load_rate'], 'pct')}{_ci(iv)}"
     flag = ", never loaded" if row["load_rate"] == 0 else ", rarely loaded" if row.get("rarely_loaded") else ""
     return f"{loaded} of {known} ({share}{flag})"
