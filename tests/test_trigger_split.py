@@ -14,8 +14,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from skillassay.analyze.numerics import wilson_interval
+from skillassay.analyze.statistics import Arm, group_records
+from skillassay.analyze.triggered import trigger_split
 from skillassay.cli.main import app
-from skillassay.models import Benchmark
+from skillassay.models import MODELS, Benchmark
+from skillassay.models.runfiles import ExpectationResult
+from skillassay.report.loading import load_text, loading_context
+from skillassay.store.records import TrialRecord
 
 AGENT = r'''
 import json, os, pathlib, sys
@@ -135,17 +141,12 @@ def test_with_skill_arm_is_split_by_whether_the_skill_was_loaded(tmp_path: Path)
 
 
 def _records(eval_id: int, outcomes: list[tuple[bool | None, bool]]) -> list:
-    from skillassay.store.records import TrialRecord
-
     return [TrialRecord(eval_id=eval_id, eval_name=f"e{eval_id}", configuration="with_skill", run_number=i + 1,
                         status="ok", passed=passed, passed_count=int(passed), total_count=1, skill_triggered=loaded)
             for i, (loaded, passed) in enumerate(outcomes)]
 
 
 def _split(*evals: list[tuple[bool | None, bool]]) -> dict:
-    from skillassay.analyze.statistics import group_records
-    from skillassay.analyze.triggered import trigger_split
-
     records = [r for i, outcomes in enumerate(evals, 1) for r in _records(i, outcomes)]
     split = trigger_split(group_records(records, ("with_skill", "without_skill")), "with_skill", "without_skill")
     assert split is not None
@@ -153,8 +154,6 @@ def _split(*evals: list[tuple[bool | None, bool]]) -> dict:
 
 
 def test_pooled_interval_is_clustered_by_eval_and_never_narrower_than_wilson() -> None:
-    from skillassay.analyze.numerics import wilson_interval
-
     # Evals that agree exactly (all 3/3 when loaded): the clustered SE is 0, the interval is not a point.
     agree = _split(*[[(True, True)] * 3 for _ in range(4)])["overall"]["loaded"]
     lo, hi = agree["interval"]
@@ -182,10 +181,6 @@ def test_unknown_is_never_not_loaded_and_the_flag_is_below_half() -> None:
 
 
 def test_no_with_skill_trial_means_no_split_and_old_files_still_read() -> None:
-    from skillassay.analyze.statistics import group_records
-    from skillassay.analyze.triggered import trigger_split
-    from skillassay.models import MODELS
-
     assert trigger_split(group_records([], ("with_skill",)), "with_skill", None) is None
     assert "trigger_conditioned" in MODELS["benchmark"].model_json_schema()["properties"]
     old = Benchmark.model_validate({"skill_name": "x", "summary": {"total_evals": 0, "with_skill": {"pass_rate": None},
@@ -194,8 +189,6 @@ def test_no_with_skill_trial_means_no_split_and_old_files_still_read() -> None:
 
 
 def test_an_executor_that_never_says_gives_one_sentence_and_no_flag() -> None:
-    from skillassay.report.loading import loading_context
-
     split = _split([(None, True)] * 3, [(None, False)] * 3)
     assert split["rarely_loaded_evals"] == [] and split["overall"]["load_rate"] is None
     bench = Benchmark.model_validate({"skill_name": "x", "trigger_conditioned": split,
@@ -210,8 +203,6 @@ def test_an_executor_that_never_says_gives_one_sentence_and_no_flag() -> None:
 
 def test_merged_arms_keep_the_split() -> None:
     """Parallel readers (cell_reader) count runs into separate Arms and merge them."""
-    from skillassay.analyze.statistics import Arm
-
     records = _records(1, [(True, True), (False, False), (None, True), (False, True)])
     whole, a, b = Arm(), Arm(), Arm()
     for r in records:
@@ -227,12 +218,6 @@ def test_merged_arms_keep_the_split() -> None:
 
 def test_the_load_rate_counts_ungraded_trials_whose_loading_is_known() -> None:
     """An ungraded trial is in no pass rate, but whether it loaded the skill is still known."""
-    from skillassay.analyze.statistics import group_records
-    from skillassay.analyze.triggered import trigger_split
-    from skillassay.models.runfiles import ExpectationResult
-    from skillassay.report.loading import load_text
-    from skillassay.store.records import TrialRecord
-
     ungraded = TrialRecord(eval_id=1, eval_name="e1", configuration="with_skill", run_number=9, status="ok",
                            passed=None, total_count=1, skill_triggered=True,
                            expectations=(ExpectationResult(text="judged", passed=None),))
