@@ -11,6 +11,7 @@ A subclass states what is specific to its CLI: the class attributes below and th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -97,7 +98,9 @@ class AgentCliExecutor(Executor):
         with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
                                          ignore_cleanup_errors=True) as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
-                installed_skill(request.skill, cwd.joinpath(*self.skills_dir)):
+                contextlib.ExitStack() as installed:
+            for skill in request.skills:  # distractors of a trigger eval sit beside the skill
+                installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
             env = self.child_env(os.environ, Path(home))
             outcome = run_process_group(
                 self.command_line(binary, request.prompt, cwd), cwd=cwd,

@@ -3,14 +3,23 @@ script around an in-house agent...). skillassay fills an argv template, runs it 
 work dir in its own process group, and takes the final answer from stdout or from a file.
 
 How the skill reaches the agent is the command's business: it gets the skill folder as
-{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR."""
+{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR; in a trigger eval
+the other installed skills' folders come in SKILLASSAY_OTHER_SKILL_DIRS (os.pathsep-separated).
+
+Which skills the agent loaded is reported through a marker file: the command writes the name of
+each skill it loaded, one per line, to the file named by SKILLASSAY_LOADED_SKILLS_FILE (a path
+outside the work dir, so it is never taken for the agent's output). No file, or an empty one,
+means no skill was loaded. `skillassay triggers --executor command` reads only that file."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -70,17 +79,21 @@ class CommandExecutor(Executor):
                   "skill_dir": skill_dir, "model": request.settings.model or "",
                   "seed": str(request.seed)}
         argv = fill_argv(self.template, values)
-        env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
-               "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
-               "SKILLASSAY_SEED": str(request.seed)}
         transcript: list[dict[str, Any]] = [{"type": "command", "argv": argv}]
         started = time.monotonic()
-        try:
-            code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
-                                          env)
-        except OSError as exc:  # command not found, not executable
-            return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
-                               transcript=transcript, model=request.settings.model)
+        with tempfile.TemporaryDirectory(prefix="skillassay-marker-") as marker_dir:
+            marker = Path(marker_dir) / "loaded-skills"
+            env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
+                   "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
+                   "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(str(s.path) for s in request.extra_skills),
+                   "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
+            try:
+                code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
+                                              env)
+            except OSError as exc:  # command not found, not executable
+                return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
+                                   transcript=transcript, model=request.settings.model)
+            transcript.append(_marker_event(marker))
         duration = int((time.monotonic() - started) * 1000)
         transcript += [{"type": "stdout", "text": truncate(out, TRANSCRIPT_OUTPUT_LIMIT)},
                        {"type": "stderr", "text": truncate(err, TRANSCRIPT_OUTPUT_LIMIT)},
@@ -101,6 +114,10 @@ class CommandExecutor(Executor):
             self._read_answer(result, request.workdir, str(answer_file))
         return result
 
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        reported = next((e.get("names") for e in result.transcript if e.get("type") == "skills_loaded"), [])
+        return [n for n in dict.fromkeys(reported or []) if n in names]
+
     @staticmethod
     def _read_answer(result: TrialResult, workdir: Path, answer_file: str) -> None:
         """The answer file replaces stdout as the final text; its absence is an error, since
@@ -116,3 +133,15 @@ class CommandExecutor(Executor):
                 result.error = f"answer_file {answer_file!r} was not written"
             return
         result.final_text = path.read_text(encoding="utf-8", errors="replace")
+
+
+MARKER_LIMIT = 10_000  # characters of the marker file read: names, not a transcript
+
+
+def _marker_event(marker: Path) -> dict[str, Any]:
+    """The marker file as a transcript event, so the figures can be checked against it later."""
+    text = ""
+    with contextlib.suppress(OSError):
+        text = marker.read_text(encoding="utf-8", errors="replace")[:MARKER_LIMIT]
+    names = [line.strip() for line in text.splitlines() if line.strip()]
+    return {"type": "skills_loaded", "names": names, "marker_written": marker.exists()}
