@@ -90,6 +90,52 @@ def triggers(
     raise typer.Exit(gate.exit_code)
 
 
+def optimize_description(
+    skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
+    queries: QueriesOpt = None,
+    executor: ExecutorOpt = "local",
+    proposer: Annotated[str, typer.Option(help="Who proposes descriptions: local (embedded model), openai, anthropic, or scripted (--proposals).")] = "local",
+    proposer_model: Annotated[str | None, typer.Option(help="Model name for the proposer (openai, anthropic).")] = None,
+    proposals: Annotated[Path | None, typer.Option(help="For --proposer scripted: a JSON list of descriptions, one per round.")] = None,
+    rounds: Annotated[int, typer.Option(min=1, max=20, help="Proposals to try.")] = 3,
+    runs: Annotated[int, typer.Option(min=1, help="Runs per query and description.")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed of the train/test split and of the runs.")] = 0,
+    test_fraction: Annotated[float, typer.Option(min=0.1, max=0.9, help="Share of each kind of query held out for test.")] = 0.4,
+    alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="Family-wise level of the test-split comparison (each round at alpha / rounds).")] = 0.05,
+    apply: Annotated[bool, typer.Option(help="Write the winning description into SKILL.md (only when one won).")] = False,
+    with_skills: WithSkillsOpt = None,
+    workspace: WorkspaceOpt = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 4,
+    model: Annotated[str | None, typer.Option(help="Model name for the executor.")] = None,
+    timeout: Annotated[float, typer.Option(help="Per-run timeout in seconds.")] = 300.0,
+    option: OptionOpt = None,
+) -> None:
+    """Look for a description that makes the agent load the skill when it should and only then.
+    A seeded train/test split; each round a model proposes a description from the train misses
+    and false triggers; a proposal replaces the current one only if it beats it on the test
+    queries beyond noise (one-sided exact sign-flip test). Writes description_history.json and
+    description_report.md; SKILL.md changes only with --apply. Exit 0 whether or not a
+    description won (it says which); 2 on bad input."""
+    from skillassay.triggers import TriggerRequest
+    from skillassay.triggers.optimize import OptimizeRequest, optimize_description
+    from skillassay.triggers.proposer import make_proposer
+
+    options = parse_options(option or [])
+    trig = TriggerRequest(skill_dir=skill_dir, queries_path=queries, executor=executor, runs=runs,
+                          with_skills=list(with_skills or []), workspace=workspace, seed=seed,
+                          concurrency=concurrency, model=model, timeout_seconds=timeout, options=options)
+    prop = make_proposer(proposer, model=proposer_model, options={}, proposals=proposals, seed=seed)
+    history, folder = optimize_description(OptimizeRequest(trig, rounds=rounds, test_fraction=test_fraction,
+                                                           alpha=alpha, apply=apply, proposer_name=proposer), prop)
+    for r in history.rounds:
+        te = f"test accuracy {r.test.accuracy:.2f}" if r.test and r.test.accuracy is not None else "not measured"
+        err.print(f"round {r.round}: {r.status} ({te}): {r.reason}", highlight=False, soft_wrap=True)
+    state = "applied to SKILL.md" if history.applied else ("not applied (use --apply)" if history.changed else "kept")
+    err.print(f"best description ({state}): {history.best_description}", highlight=False, soft_wrap=True)
+    err.print(f"wrote {folder / 'description_history.json'} and description_report.md", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add the commands to the main app, each turning InputError into exit 2 with a message."""
     app.command("triggers")(handles_input_errors(triggers))
+    app.command("optimize-description")(handles_input_errors(optimize_description))

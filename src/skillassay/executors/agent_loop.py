@@ -477,7 +477,7 @@ def skills_loaded(transcript: list[dict[str, Any]], names: Sequence[str]) -> lis
         if call.get("name") != "load_skill" or str(call.get("id")) in failed:
             continue
         name = loaded_name(call.get("arguments"), names[0] if names else None)
-        if name in names and name not in loaded:
+        if name is not None and name in names and name not in loaded:
             loaded.append(name)
     return loaded
 

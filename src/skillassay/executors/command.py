@@ -115,8 +115,9 @@ class CommandExecutor(Executor):
         return result
 
     def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
-        reported = next((e.get("names") for e in result.transcript if e.get("type") == "skills_loaded"), [])
-        return [n for n in dict.fromkeys(reported or []) if n in names]
+        reported: list[Any] = next((e.get("names") or [] for e in result.transcript
+                                    if e.get("type") == "skills_loaded"), [])
+        return [n for n in dict.fromkeys(reported) if isinstance(n, str) and n in names]
 
     @staticmethod
     def _read_answer(result: TrialResult, workdir: Path, answer_file: str) -> None:

@@ -196,7 +196,7 @@ class LocalExecutor(Executor):
 
     def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
         name = chosen_skill(result.transcript)
-        return [name] if name in names else []
+        return [name] if name is not None and name in names else []
 
     def run(self, request: TrialRequest) -> TrialResult:
         if self.model_path is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from skillassay.models.triggers import QueryResult, Rate, TriggerReport
 
 
-def _cell(text: str, limit: int = 160) -> str:
+def md_cell(text: str, limit: int = 160) -> str:
     flat = " ".join(str(text).split())
     flat = flat if len(flat) <= limit else flat[: limit - 1] + "…"
     return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
@@ -26,8 +26,8 @@ def _query_row(q: QueryResult) -> str:
     ci = f"{r.interval[0]:.2f}..{r.interval[1]:.2f}" if r.interval else "-"
     others = ", ".join(f"{n} ×{c}" for n, c in q.other_skills_fired.items()) or "-"
     failed = sum(1 for run in q.runs if run.triggered is None)
-    return (f"| {q.index} | {_cell(q.query)} | {'yes' if q.should_trigger else 'no'} | {rate} | {ci} | "
-            f"{q.outcome.replace('_', ' ')} | {_cell(others)} | {failed or ''} |")
+    return (f"| {q.index} | {md_cell(q.query)} | {'yes' if q.should_trigger else 'no'} | {rate} | {ci} | "
+            f"{q.outcome.replace('_', ' ')} | {md_cell(others)} | {failed or ''} |")
 
 
 def render_triggers_md(report: TriggerReport) -> str:
@@ -37,8 +37,8 @@ def render_triggers_md(report: TriggerReport) -> str:
              f"per query, seed {report.seed}; {len(report.queries)} queries; "
              f"{report.runs_completed} runs completed, {report.runs_failed} failed (left out of every rate)."]
     if report.other_skills:
-        lines.append(f"Installed beside it: {', '.join(f'`{_cell(n)}`' for n in report.other_skills)}.")
-    lines += ["", f"Description measured: {_cell(report.description, 1100)}", "",
+        lines.append(f"Installed beside it: {', '.join(f'`{md_cell(n)}`' for n in report.other_skills)}.")
+    lines += ["", f"Description measured: {md_cell(report.description, 1100)}", "",
               "| figure | value |", "|---|---|",
               f"| recall (should trigger, fired) | {fmt_rate(report.recall)} |",
               f"| false-trigger rate (should not, fired) | {fmt_rate(report.false_trigger_rate)} |",
@@ -58,7 +58,7 @@ def render_triggers_md(report: TriggerReport) -> str:
     for title, idx in (("Misses (should have triggered)", report.misses),
                        ("False triggers (should not have)", report.false_triggers)):
         lines.append(f"## {title}: {len(idx)}")
-        lines += [f"- [{i}] {_cell(by_index[i].query, 300)} — fired {by_index[i].trigger_rate.numerator}/"
+        lines += [f"- [{i}] {md_cell(by_index[i].query, 300)} — fired {by_index[i].trigger_rate.numerator}/"
                   f"{by_index[i].trigger_rate.denominator}"
                   + (f"; instead: {', '.join(f'{n} ×{c}' for n, c in by_index[i].other_skills_fired.items())}"
                      if by_index[i].other_skills_fired else "")
@@ -66,7 +66,7 @@ def render_triggers_md(report: TriggerReport) -> str:
         lines.append("")
     if report.other_skills:
         lines.append("## Shadowing: other skills loaded on should-trigger runs where this one was not")
-        lines += [f"- {_cell(n)}: {c} run(s)" for n, c in report.shadowed_by.items()] or ["- none"]
+        lines += [f"- {md_cell(n)}: {c} run(s)" for n, c in report.shadowed_by.items()] or ["- none"]
         lines.append("")
     lines += ["## Per query", "",
               "| # | query | should trigger | fired | 95% CI (Wilson) | outcome | other skills loaded | failed runs |",
@@ -75,4 +75,4 @@ def render_triggers_md(report: TriggerReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["fmt_rate", "render_triggers_md"]
+__all__ = ["fmt_rate", "md_cell", "render_triggers_md"]
