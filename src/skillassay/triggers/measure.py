@@ -15,7 +15,7 @@ from skillassay.analyze.gate import GateResult
 from skillassay.errors import InputError
 from skillassay.executors import Executor, ExecutorSettings, check_executor, load_executor_class
 from skillassay.executors.base import TrialResult
-from skillassay.models.triggers import QueryResult, TriggerGate, TriggerQuery, TriggerReport
+from skillassay.models.triggers import TRIGGERS_SCHEMA_VERSION, QueryResult, TriggerGate, TriggerQuery, TriggerReport
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
 from skillassay.store.layout import default_workspace
@@ -103,7 +103,7 @@ def build_report(skill: Skill, others: tuple[Skill, ...], queries_path: Path, ex
                          max_false_rate=req.max_false_rate, strict=req.strict)
     completed = sum(c.completed for c in counts)
     report = TriggerReport(
-        skill_name=skill.name, description=skill.description, queries_path=str(queries_path),
+        schema_version=TRIGGERS_SCHEMA_VERSION, skill_name=skill.name, description=skill.description, queries_path=str(queries_path),
         executor=executor.identity(), runs_per_query=runs, seed=seed, other_skills=[o.name for o in others],
         generated_at=now_iso(), recall=recall, false_trigger_rate=false_rate, precision=figures.precision(counts),
         accuracy=figures.accuracy(counts), runs_completed=completed,

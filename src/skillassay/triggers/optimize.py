@@ -28,7 +28,7 @@ import yaml
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE, sign_flip_p_value
 from skillassay.errors import InputError
 from skillassay.executors import Executor
-from skillassay.models.triggers import DescriptionHistory, DescriptionRound, QueryResult, SplitScore, TriggerQuery
+from skillassay.models.triggers import TRIGGERS_SCHEMA_VERSION, DescriptionHistory, DescriptionRound, QueryResult, SplitScore, TriggerQuery
 from skillassay.spec.skill import Skill, load_skill, split_frontmatter
 from skillassay.store.jsonio import atomic_write_text, write_json
 from skillassay.store.layout import copy_skill_tree, remove_tree
@@ -239,7 +239,7 @@ def _run_rounds(loop: _Loop, proposer: Proposer, train: list[int], test: list[in
         if won:
             incumbent = cand
     original = loop.skill.description
-    return DescriptionHistory(skill_name=loop.skill.name, seed=loop.req.trigger.seed, proposer=loop.req.proposer_name,
+    return DescriptionHistory(schema_version=TRIGGERS_SCHEMA_VERSION, skill_name=loop.skill.name, seed=loop.req.trigger.seed, proposer=loop.req.proposer_name,
                               alpha=loop.req.alpha, train=train, test=test, rounds=rounds,
                               best_description=incumbent.description, changed=incumbent.description != original)
 
