@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from agent_cli_support import make_skill, run_scripted
-from fake_model_api import FakeModelAPI, Reply, ToolCall
+from fake_model_api import Reply, ToolCall
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
@@ -21,9 +21,9 @@ from skillassay.executors.agent_loop import ToolBox, skills_loaded, system_promp
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.claude_code import ClaudeCodeExecutor
 from skillassay.executors.codex import CodexExecutor
+from skillassay.models.triggers import TriggerQuery
 from skillassay.spec.skill import Skill, load_skill
-from skillassay.triggers import TriggerRequest, measure_triggers
-from skillassay.triggers import figures
+from skillassay.triggers import TriggerRequest, figures, measure_triggers
 from skillassay.triggers.optimize import (
     OptimizeRequest,
     accepts,
@@ -33,7 +33,6 @@ from skillassay.triggers.optimize import (
     stratified_split,
 )
 from skillassay.triggers.proposer import ScriptedProposer, extract_description, spec_problems
-from skillassay.models.triggers import TriggerQuery
 
 AGENT = Path(__file__).parent / "trigger_agent.py"
 FAKE_ANT_KEY = "sk-ant-fake-test-key-0123456789"

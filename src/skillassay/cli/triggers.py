@@ -52,11 +52,13 @@ def triggers(
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print triggers.json's figures and gate as JSON on stdout.")] = False,
 ) -> None:
-    """Does the description make the agent load the skill? Run each trigger query K times with
-    the skill installed where the agent discovers skills and record, from what the agent did,
-    whether it loaded this skill (or another). Writes triggers.json and triggers.md; re-running
+    """Does the description make the agent load the skill? Trigger rates, recall, false triggers.
+
+    Runs each trigger query K times with the skill installed where the agent discovers skills
+    and records, from what the agent did, whether it loaded this skill (or another). Writes triggers.json and triggers.md; re-running
     skips finished runs. Exit codes as for `run` (0 pass, 1 fail, 2 bad input, 3 inconclusive)."""
     from skillassay.triggers import TriggerRequest, measure_triggers
+    from skillassay.triggers.gate import headline
     from skillassay.triggers.queries import default_queries_path, load_queries
     from skillassay.triggers.report_md import fmt_rate
 
@@ -86,7 +88,7 @@ def triggers(
         err.print(f"wrote {folder / 'triggers.json'} and triggers.md", highlight=False, soft_wrap=True)
         for t in gate.thresholds:
             err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{escape(gate.headline())}[/bold]", markup=True, highlight=False, soft_wrap=True)
+        err.print(f"gate: [bold]{escape(headline(gate))}[/bold]", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(gate.exit_code)
 
 
@@ -110,8 +112,9 @@ def optimize_description(
     timeout: Annotated[float, typer.Option(help="Per-run timeout in seconds.")] = 300.0,
     option: OptionOpt = None,
 ) -> None:
-    """Look for a description that makes the agent load the skill when it should and only then.
-    A seeded train/test split; each round a model proposes a description from the train misses
+    """Look for a better description; adopt one only if it wins on held-out queries beyond noise.
+
+    Makes the agent load the skill when it should and only then. A seeded train/test split; each round a model proposes a description from the train misses
     and false triggers; a proposal replaces the current one only if it beats it on the test
     queries beyond noise (one-sided exact sign-flip test). Writes description_history.json and
     description_report.md; SKILL.md changes only with --apply. Exit 0 whether or not a

@@ -5,7 +5,7 @@ never a PASS, nothing configured is NOT_GATED."""
 
 from __future__ import annotations
 
-from skillassay.analyze.gate import GateResult, ThresholdResult, verdict
+from skillassay.analyze.gate import NOT_GATED, GateResult, ThresholdResult, verdict
 from skillassay.analyze.numerics import Direction, decide
 from skillassay.models.triggers import QueryResult, Rate
 
@@ -42,4 +42,11 @@ def gate_triggers(recall: Rate, false_rate: Rate, queries: list[QueryResult], *,
     return verdict(results, problems, strict=strict)
 
 
-__all__ = ["gate_triggers"]
+def headline(gate: GateResult) -> str:
+    """The verdict in words; NOT_GATED names the trigger options, not the benchmark config."""
+    if gate.status == NOT_GATED:
+        return (f"{NOT_GATED}: no --min-trigger-recall or --max-false-trigger-rate given, so nothing was gated")
+    return gate.headline()
+
+
+__all__ = ["gate_triggers", "headline"]

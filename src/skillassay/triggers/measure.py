@@ -21,7 +21,7 @@ from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
 from skillassay.store.layout import default_workspace
 from skillassay.store.lock import WorkspaceLock
 from skillassay.triggers import figures
-from skillassay.triggers.gate import gate_triggers
+from skillassay.triggers.gate import gate_triggers, headline
 from skillassay.triggers.queries import default_queries_path, load_queries
 from skillassay.triggers.report_md import render_triggers_md
 from skillassay.triggers.runner import RunSpec, as_run, execute_runs, plan_runs
@@ -111,7 +111,7 @@ def build_report(skill: Skill, others: tuple[Skill, ...], queries_path: Path, ex
         misses=[q.index for q in results if q.outcome == "miss"],
         false_triggers=[q.index for q in results if q.outcome == "false_trigger"],
         shadowed_by=figures.shadowing(results, skill.name),
-        gate=TriggerGate(**gate.to_dict()))
+        gate=TriggerGate(**{**gate.to_dict(), "headline": headline(gate)}))
     return report, gate
 
 

@@ -28,7 +28,14 @@ import yaml
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE, sign_flip_p_value
 from skillassay.errors import InputError
 from skillassay.executors import Executor
-from skillassay.models.triggers import TRIGGERS_SCHEMA_VERSION, DescriptionHistory, DescriptionRound, QueryResult, SplitScore, TriggerQuery
+from skillassay.models.triggers import (
+    TRIGGERS_SCHEMA_VERSION,
+    DescriptionHistory,
+    DescriptionRound,
+    QueryResult,
+    SplitScore,
+    TriggerQuery,
+)
 from skillassay.spec.skill import Skill, load_skill, split_frontmatter
 from skillassay.store.jsonio import atomic_write_text, write_json
 from skillassay.store.layout import copy_skill_tree, remove_tree
