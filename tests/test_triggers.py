@@ -20,6 +20,7 @@ from skillassay.cli.main import app
 from skillassay.executors.agent_loop import ToolBox, skills_loaded, system_prompt
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.claude_code import ClaudeCodeExecutor
+from skillassay.executors.claude_code import skills_loaded as claude_skills_loaded
 from skillassay.executors.codex import CodexExecutor
 from skillassay.models.triggers import TriggerQuery
 from skillassay.spec.skill import Skill, load_skill
@@ -222,11 +223,26 @@ def test_optimizer_keeps_the_description_when_the_test_split_cannot_tell(tmp_pat
                + [{"query": f"tell mango fact {i}", "should_trigger": False} for i in range(4)])
     req = command_request(skill, queries, tmp_path, runs=1)
     before = (skill / "SKILL.md").read_text()
-    history, _ = optimize_description(OptimizeRequest(req, rounds=1, test_fraction=0.5, apply=True),
-                                      ScriptedProposer(["Knows zebra lore."]))
+    history, out = optimize_description(OptimizeRequest(req, rounds=1, test_fraction=0.5, apply=True),
+                                        ScriptedProposer(["Knows zebra lore."]))
+    assert "no candidate can be adopted, whatever it scores" in (out / "description_report.md").read_text()
     # 2 test positives go 0 -> 1: p = 1/4, which cannot pass; the original stays
     assert history.rounds[1].status == "rejected" and "cannot go below" in history.rounds[1].reason
     assert not history.changed and not history.applied and (skill / "SKILL.md").read_text() == before
+
+
+# ------------------------------------------------------------------ claude-code: a Read of SKILL.md counts, at any point
+
+def test_claude_detection_reads_every_tool_call_not_only_the_first():
+    def use(i: int, name: str, inp: dict) -> dict:
+        return {"type": "assistant", "message": {"id": f"m{i}", "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": name, "input": inp}]}}
+    events = [use(1, "Glob", {"pattern": "*"}),
+              use(2, "Read", {"file_path": "/tmp/x/work/.claude/skills/other-skill/SKILL.md"}),
+              {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "is_error": True}]}},
+              use(3, "Read", {"file_path": "/tmp/x/work/.claude/skills/demo-skill/SKILL.md"})]
+    assert claude_skills_loaded(events, ["demo-skill", "other-skill"]) == ["demo-skill"]  # the failed read loaded nothing
+    assert claude_skills_loaded(events[:1], ["demo-skill"]) == []
 
 
 # ------------------------------------------------------------------ API executors: load_skill by name

@@ -20,7 +20,8 @@ WorkspaceOpt = Annotated[Path | None, typer.Option(help="Workspace (default <ski
 OptionOpt = Annotated[list[str] | None, typer.Option("--option", "-o", help="Executor option KEY=VALUE (JSON values allowed).")]
 
 
-def _progress(total: int) -> Any:
+def _progress(total: int | None) -> Any:
+    """One line per run made (runs found finished are counted, not shown)."""
     done = {"n": 0}
 
     def report(spec: Any, record: dict[str, Any], reused: bool) -> None:
@@ -29,7 +30,7 @@ def _progress(total: int) -> Any:
             return
         loaded = record.get("loaded")
         what = (record.get("error") or record.get("status")) if loaded is None else (", ".join(loaded) or "no skill")
-        err.print(f"[{done['n']}/{total}] query {spec.index} run-{spec.run}: {what}", highlight=False, soft_wrap=True)
+        err.print(f"[{done['n']}{'/' + str(total) if total else ''}] query {spec.index} run-{spec.run}: {what}", highlight=False, soft_wrap=True)
 
     return report
 
@@ -120,7 +121,7 @@ def optimize_description(
     description_report.md; SKILL.md changes only with --apply. Exit 0 whether or not a
     description won (it says which); 2 on bad input."""
     from skillassay.triggers import TriggerRequest
-    from skillassay.triggers.optimize import OptimizeRequest, optimize_description
+    from skillassay.triggers.optimize import OptimizeRequest, optimize_description, power_note
     from skillassay.triggers.proposer import make_proposer
 
     options = parse_options(option or [])
@@ -129,7 +130,10 @@ def optimize_description(
                           concurrency=concurrency, model=model, timeout_seconds=timeout, options=options)
     prop = make_proposer(proposer, model=proposer_model, options={}, proposals=proposals, seed=seed)
     history, folder = optimize_description(OptimizeRequest(trig, rounds=rounds, test_fraction=test_fraction,
-                                                           alpha=alpha, apply=apply, proposer_name=proposer), prop)
+                                                           alpha=alpha, apply=apply, proposer_name=proposer), prop,
+                                           on_done=_progress(None))
+    if note := power_note(len(history.test), alpha / rounds):
+        err.print(f"note: {note}", highlight=False, soft_wrap=True)
     for r in history.rounds:
         te = f"test accuracy {r.test.accuracy:.2f}" if r.test and r.test.accuracy is not None else "not measured"
         err.print(f"round {r.round}: {r.status} ({te}): {r.reason}", highlight=False, soft_wrap=True)

@@ -18,9 +18,10 @@ fool itself.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -44,6 +45,7 @@ from skillassay.triggers import figures
 from skillassay.triggers.measure import TriggerRequest, evaluate, load_others, make_executor, triggers_folder
 from skillassay.triggers.proposer import ProposalContext, Proposer, QueryScore, spec_problems
 from skillassay.triggers.queries import default_queries_path, load_queries
+from skillassay.triggers.runner import RunSpec
 
 OPTIMIZE_DIR = "optimize"
 CANDIDATES_DIR = "candidates"
@@ -173,15 +175,19 @@ class _Loop:
     queries: list[TriggerQuery]
     folder: Path
 
+    on_done: Callable[[RunSpec, dict[str, Any], bool], None] | None = None
+
     def measure(self, description: str) -> Scored:
         skill = candidate_skill(self.skill, description, self.folder)
         t = self.req.trigger
         results = evaluate(self.executor, (skill, *self.others), self.queries, range(len(self.queries)), t.runs,
-                           t.seed, self.folder, t.concurrency)
+                           t.seed, self.folder, t.concurrency, self.on_done)
         return Scored(description, {q.index: q for q in results})
 
 
-def optimize_description(req: OptimizeRequest, proposer: Proposer) -> tuple[DescriptionHistory, Path]:
+def optimize_description(req: OptimizeRequest, proposer: Proposer,
+                         on_done: Callable[[RunSpec, dict[str, Any], bool], None] | None = None,
+                         ) -> tuple[DescriptionHistory, Path]:
     t = req.trigger
     skill = load_skill(Path(t.skill_dir))
     others = load_others(t.with_skills, skill)
@@ -196,7 +202,7 @@ def optimize_description(req: OptimizeRequest, proposer: Proposer) -> tuple[Desc
     level = req.alpha / max(1, req.rounds)
     try:
         with WorkspaceLock(folder, "optimize-description"):
-            loop = _Loop(req, executor, skill, others, queries, folder)
+            loop = _Loop(req, executor, skill, others, queries, folder, on_done)
             history = _run_rounds(loop, proposer, train, test, level)
             history.applied = bool(req.apply and history.changed)
             out = folder / OPTIMIZE_DIR
@@ -266,6 +272,22 @@ def _reason(won: bool, mean: float | None, p: float | None, nonzero: int, level:
     return head + ": within noise, kept the incumbent"
 
 
+def power_note(n_test: int, level: float) -> str | None:
+    """Said up front when the test split is too small for any candidate ever to be adopted."""
+    smallest = 0.5 ** n_test
+    if smallest <= level:
+        return None
+    need = next(n for n in range(1, 64) if 0.5 ** n <= level)
+    return (f"With {n_test} test queries the smallest attainable p is {smallest:.4g} > {level:.4g}: no candidate "
+            f"can be adopted, whatever it scores. At least {need} test queries must improve; add queries "
+            f"(or fewer --rounds, or a larger --test-fraction).")
+
+
+def _power_note(n_test: int, level: float) -> list[str]:
+    note = power_note(n_test, level)
+    return [f"**Note:** {note}", ""] if note else []
+
+
 def render_history_md(history: DescriptionHistory, queries: Sequence[TriggerQuery], level: float) -> str:
     from skillassay.triggers.report_md import md_cell
 
@@ -273,7 +295,7 @@ def render_history_md(history: DescriptionHistory, queries: Sequence[TriggerQuer
              f"Proposer `{history.proposer}`, seed {history.seed}; train {len(history.train)} queries, test "
              f"{len(history.test)} (stratified by should_trigger). A candidate replaces the incumbent only when its "
              f"per-query accuracy on the test queries is higher with a one-sided exact sign-flip p <= "
-             f"{history.alpha:g} / rounds = {level:.4g}.", "",
+             f"{history.alpha:g} / rounds = {level:.4g}.", "", *_power_note(len(history.test), level),
              "| round | status | train accuracy | test accuracy | test difference | p | reason |",
              "|---|---|---|---|---|---|---|"]
     for r in history.rounds:
@@ -291,5 +313,5 @@ def render_history_md(history: DescriptionHistory, queries: Sequence[TriggerQuer
     return "\n".join(lines)
 
 
-__all__ = ["OptimizeRequest", "accepts", "optimize_description", "paired_test", "replace_description",
+__all__ = ["OptimizeRequest", "accepts", "power_note", "optimize_description", "paired_test", "replace_description",
            "stratified_split"]
