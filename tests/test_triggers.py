@@ -256,6 +256,9 @@ def test_agent_loop_lists_every_skill_and_detects_which_was_loaded(tmp_path):
     from skillassay.executors.agent_loop import ToolCall as LoopCall
     assert box.call(LoopCall("1", "load_skill", {"name": "beta-two"}))[0].startswith("# Skill: beta-two")
     assert box.call(LoopCall("2", "load_skill", {"name": "gamma"}))[1] is True
+    assert box.call(LoopCall("4", "load_skill", {"name": "Beta-Two"}))[0].startswith("# Skill: beta-two")
+    single = ToolBox(tmp_path, a, {})  # one skill: whatever name a small model writes, it means that one
+    assert single.call(LoopCall("5", "load_skill", {"name": "Alpha One"}))[0].startswith("# Skill: alpha-one")
     transcript = [{"type": "assistant", "tool_calls": [{"id": "1", "name": "load_skill", "arguments": {"name": "beta-two"}},
                                                         {"id": "2", "name": "load_skill", "arguments": {"name": "gamma"}}]},
                   {"type": "tool_result", "id": "1", "is_error": False}, {"type": "tool_result", "id": "2", "is_error": True}]

@@ -276,14 +276,9 @@ class ToolBox:
         return f"exit code: {code}\n{output}"
 
     def _named_skill(self, args: dict[str, Any]) -> Skill:
-        """The skill a call names; with no name, the skill under test (the only one listed in
-        a benchmark trial)."""
-        name = args.get("name")
-        if name is None or name == "":
-            assert self.skill is not None
-            return self.skill
-        if not isinstance(name, str) or name not in self.skills:
-            raise ToolError(f"no skill named {name!r}; available: {', '.join(self.skills)}")
+        name = resolve_skill_name(args.get("name"), list(self.skills))
+        if name is None:
+            raise ToolError(f"no skill named {args.get('name')!r}; available: {', '.join(self.skills)}")
         return self.skills[name]
 
     def load_skill(self, args: dict[str, Any]) -> str:
@@ -347,6 +342,7 @@ class _Tally:
         self.reported: dict[str, bool] = {"input": False, "output": False, "cached": False}
         self.prices = request.settings.options.get("prices")
         self.skill_name = request.skill.name if request.skill is not None else None
+        self.skill_names = [s.name for s in request.skills]
 
     def add_turn(self, turn: ModelTurn) -> None:
         u, r = self.result.usage, self.result
@@ -367,7 +363,8 @@ class _Tally:
         r = self.result
         r.tool_calls[call.name] = r.tool_calls.get(call.name, 0) + 1
         r.errors_encountered += int(is_error)
-        if call.name == "load_skill" and not is_error and loaded_name(call.arguments, None) in (None, self.skill_name):
+        if call.name == "load_skill" and not is_error and \
+                resolve_skill_name(_name_arg(call.arguments), self.skill_names) == self.skill_name:
             r.skill_triggered = True
 
     def total_tokens(self) -> int:
@@ -459,11 +456,25 @@ def _timeout(tally: _Tally, last_text: str, limits: LoopLimits, started: float) 
     return tally.finish("timeout", f"timed out after {limits.timeout_seconds:g}s", started)
 
 
-def loaded_name(arguments: Any, only: str | None) -> str | None:
-    """The skill a load_skill call named; a call without a name loads the skill under test
-    (`only`, when the caller knows it)."""
-    name = arguments.get("name") if isinstance(arguments, dict) else None
-    return name if isinstance(name, str) and name else only
+def _name_arg(arguments: Any) -> Any:
+    return arguments.get("name") if isinstance(arguments, dict) else None
+
+
+def resolve_skill_name(name: Any, names: Sequence[str]) -> str | None:
+    """The installed skill a load_skill call means (`names`: the skill under test first), or
+    None when it names none of them. No name, or any name while only one skill is installed,
+    means the skill under test: the tool's name argument is optional, and a small model writes
+    "French-greeter" for french-greeter. Otherwise an exact name, then a case-insensitive one."""
+    if not names:
+        return None
+    if name is None or name == "" or len(names) == 1:
+        return names[0]
+    if not isinstance(name, str):
+        return None
+    if name in names:
+        return name
+    folded = [n for n in names if n.lower() == name.strip().lower()]
+    return folded[0] if len(folded) == 1 else None
 
 
 def skills_loaded(transcript: list[dict[str, Any]], names: Sequence[str]) -> list[str]:
@@ -476,8 +487,8 @@ def skills_loaded(transcript: list[dict[str, Any]], names: Sequence[str]) -> lis
     for call in calls:
         if call.get("name") != "load_skill" or str(call.get("id")) in failed:
             continue
-        name = loaded_name(call.get("arguments"), names[0] if names else None)
-        if name is not None and name in names and name not in loaded:
+        name = resolve_skill_name(_name_arg(call.get("arguments")), names)
+        if name is not None and name not in loaded:
             loaded.append(name)
     return loaded
 
