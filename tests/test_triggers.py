@@ -318,6 +318,23 @@ def test_real_claude_cli_trigger_detection(tmp_path, work, cli_env, script, expe
     assert "demo-skill" in listed and "other-skill" in listed  # both installed where Claude Code finds skills
 
 
+@needs_claude
+def test_real_claude_cli_trigger_run_stops_once_the_skill_is_loaded(tmp_path, work, cli_env):
+    """The rest of the task decides nothing: the run ends at the Skill call (one model request,
+    no file written); loading another skill first does not stop it."""
+    skill, other = _two_skills(tmp_path)
+    ex, run = _trigger(ClaudeCodeExecutor, {"prefix": lambda api: api.base_url}, work, skill, other)
+    script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})]),
+              Reply(tool_calls=[ToolCall("Write", {"file_path": "out.txt", "content": "hi\n"})]), Reply(text="done")]
+    result, api = run_scripted(script, run, work, skill)
+    assert result.status == "ok" and ex.skills_loaded(result, ["demo-skill"]) == ["demo-skill"]
+    assert len(api.model_requests()) == 1 and not (work / "out.txt").exists()
+    assert result.transcript[-1]["type"] == "_skillassay"
+    script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "other-skill"})]), Reply(text="done")]
+    result, api = run_scripted(script, run, work, skill)
+    assert result.status == "ok" and len(api.model_requests()) == 2
+
+
 CODEX_CASES = [
     ([Reply(tool_calls=[ToolCall("exec_command", {"cmd": "cat .agents/skills/demo-skill/SKILL.md"})]), Reply(text="done")],
      ["demo-skill"]),

@@ -10,6 +10,7 @@ ANTHROPIC_BASE_URL)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
@@ -274,6 +275,17 @@ class ClaudeCodeExecutor(AgentCliExecutor):
 
     def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
         return skills_loaded(result.transcript, names)
+
+    def trigger_decided(self, line: str, skill_name: str) -> bool:
+        """A complete assistant message whose Skill tool_use names the skill (a Read of its
+        SKILL.md waits for the tool result, which may be a failure, so it does not stop)."""
+        if '"Skill"' not in line:
+            return False
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return False
+        return isinstance(event, dict) and any(_uses_skill(u, skill_name) for u in _tool_uses([event]))
 
 
 __all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream", "skills_loaded"]
