@@ -68,7 +68,8 @@ class ThresholdResult:
             ci = f" (95% CI {lo}..{hi})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
-            text += f"; evals responsible: {', '.join(self.evals)}"
+            noun = "queries" if self.key in TRIGGER_LABELS else "evals"
+            text += f"; {noun} responsible: {', '.join(self.evals)}"
         if self.advice:
             text += f". {self.advice}"
         return text
