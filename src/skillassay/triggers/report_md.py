@@ -49,7 +49,7 @@ def render_triggers_md(report: TriggerReport) -> str:
               "its runs, a false trigger when it should not and fired in half or more.", ""]
     if report.gate is not None:
         lines += [f"Gate: **{report.gate.headline}**", ""]
-        lines += [f"- {t['status']}: {t['key']} {t['value'] if t['value'] is not None else 'n/a'}"
+        lines += [f"- {t['status']}: {t['key']} {format(t['value'], '.3g') if t['value'] is not None else 'n/a'}"
                   f" (95% CI {t['interval'][0]:.3g}..{t['interval'][1]:.3g}), needs {t['threshold']:g}"
                   if t.get("interval") else f"- {t['status']}: {t['key']}, needs {t['threshold']:g}. {t.get('advice', '')}"
                   for t in report.gate.thresholds]
