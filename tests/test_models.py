@@ -28,6 +28,8 @@ EXAMPLES = {
     "analysis.json": "analysis",
     "feedback.json": "feedback",
     "config.json": "config",
+    "triggers.json": "triggers",
+    "description_history.json": "description_history",
 }
 
 

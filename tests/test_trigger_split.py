@@ -38,9 +38,9 @@ if loaded:
     print("The codeword is", body.split("codeword is ")[1].split()[0])
 else:
     print("I do not know the codeword.")
-report = os.environ.get("SKILLASSAY_SKILL_TRIGGERED_FILE")
+report = os.environ.get("SKILLASSAY_LOADED_SKILLS_FILE")
 if skill_dir and mode != "silent" and report:
-    pathlib.Path(report).write_text("true" if loaded else "false")
+    pathlib.Path(report).write_text("codeword\n" if loaded else "")
 '''
 
 EVALS = [("always", 1), ("never", 2), ("rarely", 3), ("silent", 4)]

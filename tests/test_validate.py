@@ -61,7 +61,7 @@ def test_kind_from_file_name(name: str, kind: str | None) -> None:
 
 def test_every_spec_fixture_validates_by_its_name() -> None:
     paths = sorted(SPEC.glob("*.json"))
-    assert len(paths) == 12
+    assert len(paths) == 14
     assert validate_paths(paths, None) == []
 
 
@@ -107,6 +107,11 @@ def _del(path: tuple) -> Mutation:
 
 # (fixture, file name to write, mutation, JSON path expected in the message, message fragment)
 MALFORMED = [
+    # triggers.json, description_history.json (ours)
+    ("triggers.json", "triggers.json", _del(("recall",)), "$.recall", "required"),
+    ("triggers.json", "triggers.json", _set(("queries", 0, "outcome"), "maybe"), "$.queries[0].outcome", "ok"),
+    ("description_history.json", "description_history.json", _set(("rounds", 0, "status"), "won"),
+     "$.rounds[0].status", "accepted"),
     # evals.json
     ("evals.json", "evals.json", _del(("evals", 0, "id")), "$.evals[0].id", "required"),
     ("evals.json", "evals.json", _set(("evals", 0, "id"), "one"), "$.evals[0].id", "integer"),

@@ -19,7 +19,7 @@ def test_attempts_folder_and_the_files_it_keeps_are_documented() -> None:
 
 
 def test_ungraded_counts_and_the_trigger_split_fields_are_documented() -> None:
-    assert "ungraded_trials" in DOC and "`skill_triggered`" in DOC and "SKILLASSAY_SKILL_TRIGGERED_FILE" in DOC
+    assert "ungraded_trials" in DOC and "`skill_triggered`" in DOC and "SKILLASSAY_LOADED_SKILLS_FILE" in DOC
     fields = {*TriggerEval.model_fields, *TriggerOverall.model_fields} - {"eval_id", "eval_name", "loaded", "not_loaded"}
     missing = sorted(f for f in fields if f not in DOC)
     assert not missing, missing

@@ -33,7 +33,13 @@ LABELS = {
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
 NOT_MEASURED = "NOT MEASURED"
-_LINE_LABELS = {**LABELS, REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
+# The trigger gate's thresholds (`skillassay triggers`), gated by the same three-state rule.
+TRIGGER_LABELS = {
+    "min_trigger_recall": ("trigger recall", ">="),
+    "max_false_trigger_rate": ("false-trigger rate", "<="),
+}
+_LINE_LABELS = {**LABELS, **TRIGGER_LABELS,
+                REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 # The regression check fails the gate only at this family-wise level: BH at 0.025 keeps a false
 # FAIL under 2.5% when nothing changed, which with the one-sided 2.5% of each interval gate keeps
 # the whole gate's false FAIL under 5% (at the FDR q = 0.10 of the calls it reached 9% at K = 10).
@@ -62,7 +68,8 @@ class ThresholdResult:
             ci = f" (95% CI {lo}..{hi})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
-            text += f"; evals responsible: {', '.join(self.evals)}"
+            noun = "queries" if self.key in TRIGGER_LABELS else "evals"
+            text += f"; {noun} responsible: {', '.join(self.evals)}"
         if self.advice:
             text += f". {self.advice}"
         return text

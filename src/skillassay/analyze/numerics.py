@@ -263,8 +263,10 @@ def sign_flip_p_value(
     seed: int = 0,
     exact_max_nonzero: int = EXACT_MAX_NONZERO,
     n_resamples: int = MONTE_CARLO_RESAMPLES,
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
 ) -> tuple[float | None, str]:
-    """Two-sided sign-flip permutation p-value of mean(diffs) = 0, and the method used.
+    """Sign-flip permutation p-value of mean(diffs) = 0 (two-sided unless `alternative` says
+    "greater": mean > 0, or "less"), and the method used.
 
     Zero differences are dropped before the test: flipping the sign of 0 changes nothing, and
     the mean over all evals is the sum of the non-zero ones over a constant, so the p-value is
@@ -277,17 +279,21 @@ def sign_flip_p_value(
     if nz.size == 0:
         return 1.0, "exact sign-flip (all differences zero)"
     if nz.size == 1:
-        # Both sign assignments are equally extreme; scipy needs two observations.
-        return 1.0, "exact sign-flip"
+        # Two sign assignments: two-sided both are equally extreme; one-sided the observed one
+        # is the more extreme of the two in its own direction only. scipy needs two observations.
+        if alternative == "two-sided":
+            return 1.0, "exact sign-flip"
+        return (0.5 if (nz[0] > 0) == (alternative == "greater") else 1.0), "exact sign-flip"
     if nz.size <= exact_max_nonzero:
         res = sps.permutation_test(
             (nz,), np.mean, permutation_type="samples", n_resamples=np.inf,
-            vectorized=True, axis=-1,
+            vectorized=True, axis=-1, alternative=alternative,
         )
         return float(res.pvalue), "exact sign-flip"
     res = sps.permutation_test(
         (nz,), np.mean, permutation_type="samples", n_resamples=n_resamples,
         vectorized=True, axis=-1, batch=2_000, rng=np.random.default_rng(seed),  # bounded memory
+        alternative=alternative,
     )
     return float(res.pvalue), f"monte-carlo sign-flip ({n_resamples} resamples, seed {seed})"
 

@@ -5,6 +5,7 @@ Shared by the command modules (main, improve) so that none of them imports anoth
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import tempfile
@@ -25,6 +26,20 @@ from skillassay.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, InputError
 # contain [brackets]; calls that want styling opt in and escape what they interpolate.
 err = Console(stderr=True, soft_wrap=True, markup=False)
 out = Console(soft_wrap=True, markup=False)
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """`-o KEY=VALUE` executor options; a VALUE that parses as JSON is taken as JSON."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError.one("--option", item, "expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 
 def handles_input_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out, parse_options
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 from skillassay.models import MODELS
 from skillassay.models.benchmark import Summary
@@ -164,19 +164,6 @@ def _ratio_text(s: Any) -> str:
     if s.baseline.pass_rate == 0 and s.with_skill.pass_rate:
         return "unbounded (the baseline passed nothing)"
     return "n/a"
-
-
-def parse_options(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError.one("--option", item, "expected KEY=VALUE")
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out
 
 
 @app.command()
@@ -391,6 +378,9 @@ def executors_cmd() -> None:
 from skillassay.cli.improve import register as _register_improve  # noqa: E402  (after this module's commands: help lists them first)
 
 _register_improve(app)
+from skillassay.cli.triggers import register as _register_triggers  # noqa: E402  (same reason)
+
+_register_triggers(app)
 
 
 def main() -> None:

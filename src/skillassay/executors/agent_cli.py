@@ -11,11 +11,12 @@ A subclass states what is specific to its CLI: the class attributes below and th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -90,18 +91,38 @@ class AgentCliExecutor(Executor):
         names = (*self.key_env_vars, *([str(extra)] if extra else []))
         return None if any(os.environ.get(var) for var in names) else self.missing_key
 
+    def trigger_decided(self, line: str, skill_name: str) -> bool:
+        """For a trigger run: True when this stdout line shows the agent loading `skill_name`,
+        so the run can stop there (the rest of the task costs tokens and decides nothing). By
+        default never: the run goes to its end."""
+        return False
+
+    def run_trigger(self, request: TrialRequest) -> TrialResult:
+        """A trial that stops as soon as the skill under test is loaded, unless options say
+        `stop_on_trigger: false`. Loading another skill first decides nothing: this one may
+        still be loaded later, so such a run goes on."""
+        if request.skill is None or not self.settings.options.get("stop_on_trigger", True):
+            return self.run(request)
+        name = request.skill.name
+        return self._run(request, lambda line: self.trigger_decided(line, name))
+
     def run(self, request: TrialRequest) -> TrialResult:
+        return self._run(request, None)
+
+    def _run(self, request: TrialRequest, stop_when: Callable[[str], bool] | None) -> TrialResult:
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
         with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
                                          ignore_cleanup_errors=True) as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
-                installed_skill(request.skill, cwd.joinpath(*self.skills_dir)):
+                contextlib.ExitStack() as installed:
+            for skill in request.skills:  # distractors of a trigger eval sit beside the skill
+                installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
             env = self.child_env(os.environ, Path(home))
             outcome = run_process_group(
                 self.command_line(binary, request.prompt, cwd), cwd=cwd,
-                env=env, timeout_seconds=request.settings.timeout_seconds)
+                env=env, timeout_seconds=request.settings.timeout_seconds, stop_when=stop_when)
         events = events_from_lines(outcome.stdout_lines, env)
         result = self.parse_events(events, request.skill.name if request.skill else None)
         return self._finish(result, outcome, env, request.settings.timeout_seconds)
@@ -113,7 +134,10 @@ class AgentCliExecutor(Executor):
         result.model = result.model or self.settings.model
         if result.agent_duration_ms is None:
             result.agent_duration_ms = outcome.duration_ms
-        if outcome.timed_out:
+        if outcome.stopped_early:
+            result.status, result.error = "ok", None  # decided; no final event is expected
+            result.transcript.append({"type": "_skillassay", "event": "stopped: the skill under test was loaded"})
+        elif outcome.timed_out:
             result.status = "timeout"
             result.error = (f"timed out after {timeout_seconds:g}s; "
                             "process group killed")

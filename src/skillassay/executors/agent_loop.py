@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -120,23 +120,24 @@ WORKSPACE_TOOLS = [
 ]
 
 SKILL_TOOLS = [
-    ToolSpec("load_skill", "Load the full instructions (SKILL.md) of the available skill. Call "
+    ToolSpec("load_skill", "Load the full instructions (SKILL.md) of an available skill. Call "
              "this before working on a task the skill's description matches.",
              _obj({"name": {"type": "string", "description": "The skill's name."}}, [])),
-    ToolSpec("read_skill_file", "Read a file bundled with the skill (path relative to the "
+    ToolSpec("read_skill_file", "Read a file bundled with a skill (path relative to the "
              "skill folder, as referenced by SKILL.md).",
-             _obj({"path": {"type": "string"}}, ["path"])),
+             _obj({"path": {"type": "string"},
+                   "name": {"type": "string", "description": "The skill's name (default: the "
+                            "only or first listed skill)."}}, ["path"])),
 ]
 
 
-def system_prompt(skill: Skill | None) -> str:
+def system_prompt(skill: Skill | None, extra_skills: Sequence[Skill] = ()) -> str:
     """Only name and description go up front: the body costs tokens only when loaded."""
-    if skill is None:
+    skills = ([skill] if skill is not None else []) + list(extra_skills)
+    if not skills:
         return BASE_SYSTEM_PROMPT
-    return (
-        f"{BASE_SYSTEM_PROMPT}\n\nAvailable skills (call load_skill to read one before using "
-        f"it):\n- name: {skill.name}\n  description: {skill.description}"
-    )
+    listing = "".join(f"\n- name: {s.name}\n  description: {s.description}" for s in skills)
+    return f"{BASE_SYSTEM_PROMPT}\n\nAvailable skills (call load_skill to read one before using it):{listing}"
 
 
 def confine(root: Path, rel: str) -> Path:
@@ -208,9 +209,11 @@ def _decode(data: bytes | None) -> str:
 class ToolBox:
     """The tools one trial's model may call, bound to its work dir and (maybe) its skill."""
 
-    def __init__(self, workdir: Path, skill: Skill | None, options: dict[str, Any]) -> None:
+    def __init__(self, workdir: Path, skill: Skill | None, options: dict[str, Any],
+                 extra_skills: Sequence[Skill] = ()) -> None:
         self.workdir = Path(workdir)
         self.skill = skill
+        self.skills = {s.name: s for s in ([skill] if skill is not None else []) + list(extra_skills)}
         self.shell_timeout = float(options.get("shell_timeout", DEFAULT_SHELL_TIMEOUT))
         self.output_limit = int(options.get("output_limit", DEFAULT_OUTPUT_LIMIT))
         self.deadline: float | None = None  # monotonic; set by run_loop to the trial's end
@@ -272,17 +275,23 @@ class ToolBox:
                             f"{truncate(output, self.output_limit)}")
         return f"exit code: {code}\n{output}"
 
+    def _named_skill(self, args: dict[str, Any]) -> Skill:
+        name = resolve_skill_name(args.get("name"), list(self.skills))
+        if name is None:
+            raise ToolError(f"no skill named {args.get('name')!r}; available: {', '.join(self.skills)}")
+        return self.skills[name]
+
     def load_skill(self, args: dict[str, Any]) -> str:
-        assert self.skill is not None
-        bundled = [p for p in _listing(self.skill.path, self.skill.path).splitlines()
+        skill = self._named_skill(args)
+        bundled = [p for p in _listing(skill.path, skill.path).splitlines()
                    if p != "SKILL.md"]
         files = "\n".join(f"- {p}" for p in bundled) or "(none)"
-        return (f"# Skill: {self.skill.name}\n\n{self.skill.body}\n\n"
+        return (f"# Skill: {skill.name}\n\n{skill.body}\n\n"
                 f"Bundled files (read with read_skill_file):\n{files}")
 
     def read_skill_file(self, args: dict[str, Any]) -> str:
-        assert self.skill is not None
-        path = confine(self.skill.path, _str_arg(args, "path"))
+        skill = self._named_skill(args)
+        path = confine(skill.path, _str_arg(args, "path"))
         if not path.is_file():
             raise ToolError(f"no such skill file: {args['path']!r}")
         return path.read_text(encoding="utf-8")
@@ -332,6 +341,8 @@ class _Tally:
                                               cached_input_tokens=0))
         self.reported: dict[str, bool] = {"input": False, "output": False, "cached": False}
         self.prices = request.settings.options.get("prices")
+        self.skill_name = request.skill.name if request.skill is not None else None
+        self.skill_names = [s.name for s in request.skills]
 
     def add_turn(self, turn: ModelTurn) -> None:
         u, r = self.result.usage, self.result
@@ -352,7 +363,8 @@ class _Tally:
         r = self.result
         r.tool_calls[call.name] = r.tool_calls.get(call.name, 0) + 1
         r.errors_encountered += int(is_error)
-        if call.name == "load_skill" and not is_error:
+        if call.name == "load_skill" and not is_error and \
+                resolve_skill_name(_name_arg(call.arguments), self.skill_names) == self.skill_name:
             r.skill_triggered = True
 
     def total_tokens(self) -> int:
@@ -444,6 +456,43 @@ def _timeout(tally: _Tally, last_text: str, limits: LoopLimits, started: float) 
     return tally.finish("timeout", f"timed out after {limits.timeout_seconds:g}s", started)
 
 
+def _name_arg(arguments: Any) -> Any:
+    return arguments.get("name") if isinstance(arguments, dict) else None
+
+
+def resolve_skill_name(name: Any, names: Sequence[str]) -> str | None:
+    """The installed skill a load_skill call means (`names`: the skill under test first), or
+    None when it names none of them. No name, or any name while only one skill is installed,
+    means the skill under test: the tool's name argument is optional, and a small model writes
+    "French-greeter" for french-greeter. Otherwise an exact name, then a case-insensitive one."""
+    if not names:
+        return None
+    if name is None or name == "" or len(names) == 1:
+        return names[0]
+    if not isinstance(name, str):
+        return None
+    if name in names:
+        return name
+    folded = [n for n in names if n.lower() == name.strip().lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def skills_loaded(transcript: list[dict[str, Any]], names: Sequence[str]) -> list[str]:
+    """Which of `names` the run loaded, in order: load_skill calls that did not fail, read
+    from the transcript (assistant tool calls joined to their results by id)."""
+    failed = {str(e.get("id")) for e in transcript if e.get("type") == "tool_result" and e.get("is_error")}
+    loaded: list[str] = []
+    calls = [c for e in transcript if e.get("type") == "assistant" for c in e.get("tool_calls") or []
+             if isinstance(c, dict)]
+    for call in calls:
+        if call.get("name") != "load_skill" or str(call.get("id")) in failed:
+            continue
+        name = resolve_skill_name(_name_arg(call.get("arguments")), names)
+        if name is not None and name not in loaded:
+            loaded.append(name)
+    return loaded
+
+
 def _call_json(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
@@ -498,8 +547,8 @@ def call_with_retries(fn: Callable[[float], T], is_transient: Callable[[BaseExce
 
 def trial_setup(request: TrialRequest) -> tuple[ToolBox, str, list[dict[str, Any]]]:
     """What both API executors start a trial with: tools, system prompt, opening transcript."""
-    toolbox = ToolBox(request.workdir, request.skill, request.settings.options)
-    system = system_prompt(request.skill)
+    toolbox = ToolBox(request.workdir, request.skill, request.settings.options, request.extra_skills)
+    system = system_prompt(request.skill, request.extra_skills)
     transcript: list[dict[str, Any]] = [
         {"type": "system", "text": system, "tools": [t.name for t in toolbox.specs]},
         {"type": "user", "text": request.prompt},
@@ -551,6 +600,9 @@ class AgentLoopExecutor(Executor):
         toolbox, system, transcript = trial_setup(request)
         conversation = self.conversation(request, system, toolbox.specs, transcript)
         return run_loop(conversation, toolbox, request, transcript)
+
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        return skills_loaded(result.transcript, names)
 
     def close(self) -> None:
         self.client.close()

@@ -9,6 +9,7 @@ them in a bounded thread pool (model calls and subprocesses release the GIL)."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -50,6 +51,14 @@ class TrialRequest:
     skill: Skill | None
     seed: int
     settings: ExecutorSettings
+    # Other skills installed beside `skill`, where the agent discovers them too (trigger evals:
+    # distractors that may shadow it). Empty for a benchmark trial.
+    extra_skills: tuple[Skill, ...] = ()
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        """Every skill this request installs, the one under test first."""
+        return ((self.skill,) if self.skill is not None else ()) + self.extra_skills
 
 
 @dataclass
@@ -120,6 +129,19 @@ class Executor(ABC):
 
     @abstractmethod
     def run(self, request: TrialRequest) -> TrialResult: ...
+
+    def run_trigger(self, request: TrialRequest) -> TrialResult:
+        """One trigger-eval run: the query as the prompt, every skill of `request.skills`
+        installed where the agent finds it. By default an ordinary trial, so the agent meets
+        the skill exactly as it does in a benchmark; an executor whose trial is not an agent
+        deciding what to load (the embedded model) overrides it."""
+        return self.run(request)
+
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        """Which of `names` the run really loaded, in the order first loaded, read from what
+        the agent did (its transcript) at any point of the run. None: this executor cannot
+        tell, and `skillassay triggers` refuses it rather than guess."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release processes or models held across trials."""

@@ -10,8 +10,9 @@ ANTHROPIC_BASE_URL)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
@@ -45,7 +46,7 @@ def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) ->
         out.tool_calls[name] = out.tool_calls.get(name, 0) + 1
     out.errors_encountered = _tool_error_count(events)
     if skill_name is not None:
-        out.skill_triggered = any(_uses_skill(u, skill_name) for u in tool_uses)
+        out.skill_triggered = bool(skills_loaded(events, [skill_name]))
     if result_event is None:
         out.steps = _assistant_turns(events)
         out.final_text = _last_assistant_text(events)
@@ -155,9 +156,7 @@ def _tool_uses(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _tool_error_count(events: list[dict[str, Any]]) -> int:
-    failed = {str(b.get("tool_use_id")) for b in _content_blocks(events, "user")
-              if b.get("type") == "tool_result" and b.get("is_error")}
-    return len(failed)
+    return len(_failed_tool_ids(events))
 
 
 def _uses_skill(use: dict[str, Any], skill_name: str) -> bool:
@@ -168,6 +167,33 @@ def _uses_skill(use: dict[str, Any], skill_name: str) -> bool:
         named = str(args.get("skill") or args.get("command") or "").lstrip("/")
         return named == skill_name or named.endswith(":" + skill_name)
     return False
+
+
+def skills_loaded(events: list[dict[str, Any]], names: Sequence[str]) -> list[str]:
+    """Which of `names` the run loaded, in order: a `Skill` tool_use naming one, or a `Read` of
+    its `.claude/skills/<name>/SKILL.md` that did not fail (a model may open the file itself
+    instead of calling the tool). Every tool call of the run counts, not only the first: an
+    agent that lists files first and loads the skill after did load it."""
+    failed = _failed_tool_ids(events)
+    loaded: list[str] = []
+    for use in _tool_uses(events):
+        for name in names:
+            if name not in loaded and (_uses_skill(use, name) or
+                                       (_reads_skill_md(use, name) and str(use.get("id")) not in failed)):
+                loaded.append(name)
+    return loaded
+
+
+def _reads_skill_md(use: dict[str, Any], skill_name: str) -> bool:
+    raw = use.get("input")
+    path = raw.get("file_path") if isinstance(raw, dict) and use.get("name") == "Read" else None
+    want = (".claude", "skills", skill_name, "SKILL.md")
+    return isinstance(path, str) and PurePosixPath(path).parts[-len(want):] == want
+
+
+def _failed_tool_ids(events: list[dict[str, Any]]) -> set[str]:
+    return {str(b.get("tool_use_id")) for b in _content_blocks(events, "user")
+            if b.get("type") == "tool_result" and b.get("is_error")}
 
 
 def _assistant_turns(events: list[dict[str, Any]]) -> int:
@@ -247,5 +273,19 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     def unfinished(self, result: TrialResult) -> str | None:
         return "without a result event" if _last_result(result.transcript) is None else None
 
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        return skills_loaded(result.transcript, names)
 
-__all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream"]
+    def trigger_decided(self, line: str, skill_name: str) -> bool:
+        """A complete assistant message whose Skill tool_use names the skill (a Read of its
+        SKILL.md waits for the tool result, which may be a failure, so it does not stop)."""
+        if '"Skill"' not in line:
+            return False
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return False
+        return isinstance(event, dict) and any(_uses_skill(u, skill_name) for u in _tool_uses([event]))
+
+
+__all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream", "skills_loaded"]

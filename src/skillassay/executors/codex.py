@@ -13,7 +13,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
@@ -109,6 +109,15 @@ def _reads_skill(item: dict[str, Any], skill_name: str) -> bool:
         return False
     want = (*SKILLS_DIR, skill_name, "SKILL.md")
     return any(PurePosixPath(p).parts[-len(want):] == want for p in files_read(str(item.get("command") or "")))
+
+
+def skills_loaded(events: list[dict[str, Any]], names: Sequence[str]) -> list[str]:
+    """Which of `names` the run loaded, in order: a command that successfully read the skill's
+    SKILL.md under `.agents/skills/`, at any point of the run (see _reads_skill)."""
+    loaded: list[str] = []
+    for item in _items_by_id(events).values():
+        loaded += [n for n in names if n not in loaded and _reads_skill(item, n)]
+    return loaded
 
 
 def _succeeded(item: dict[str, Any]) -> bool:
@@ -303,5 +312,8 @@ class CodexExecutor(AgentCliExecutor):
         completed = any(e.get("type") == "turn.completed" for e in result.transcript)
         return "before the turn completed" if not completed and result.status == "ok" else None
 
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        return skills_loaded(result.transcript, names)
 
-__all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides"]
+
+__all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides", "skills_loaded"]

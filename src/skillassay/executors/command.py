@@ -3,18 +3,26 @@ script around an in-house agent...). skillassay fills an argv template, runs it 
 work dir in its own process group, and takes the final answer from stdout or from a file.
 
 How the skill reaches the agent is the command's business: it gets the skill folder as
-{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR. Whether the
-agent loaded the skill only the command can know: it may write `true` or `false` to the file
-named by SKILLASSAY_SKILL_TRIGGERED_FILE; a command that does not is recorded as unknown
-(null), never as "not loaded"."""
+{skill_dir} (an empty string in the baseline arm) and in SKILLASSAY_SKILL_DIR; in a trigger eval
+the other installed skills' folders come in SKILLASSAY_OTHER_SKILL_DIRS (os.pathsep-separated).
+
+Which skills the agent loaded only the command can know. It reports them through one marker
+file: the name of each skill it loaded, one per line, in the file named by
+SKILLASSAY_LOADED_SKILLS_FILE (a path outside the work dir, so it is never taken for the
+agent's output). In a benchmark trial an existing file (even empty) makes `skill_triggered`
+true or false; no file leaves it unknown (null), never "not loaded", since most commands never
+say. `skillassay triggers --executor command` reads the same file, where no file means no
+skill was loaded (a trigger eval's command is there to report it)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,22 +32,6 @@ from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, 
 
 PLACEHOLDER = re.compile(r"\{(prompt|workdir|skill_dir|model|seed)\}")
 TRANSCRIPT_OUTPUT_LIMIT = 200_000
-TRIGGERED_ENV = "SKILLASSAY_SKILL_TRIGGERED_FILE"
-TRIGGERED_WORDS = {"true": True, "false": False}
-
-
-def read_triggered(path: Path) -> tuple[bool | None, str | None]:
-    """What the command reported in its skill-triggered file: (value, why it is unknown). No
-    file is unknown, silently (most commands never say); anything but true/false is unknown
-    too, with the reason kept in the transcript, since guessing would bias the split."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:100]
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"{TRIGGERED_ENV} unreadable: {exc}"
-    value = TRIGGERED_WORDS.get(text.strip().lower())
-    return value, None if value is not None else f"{TRIGGERED_ENV} held {text.strip()[:40]!r}, not true/false"
 
 
 def fill_argv(template: list[str], values: dict[str, str]) -> list[str]:
@@ -90,35 +82,31 @@ class CommandExecutor(Executor):
                   "skill_dir": skill_dir, "model": request.settings.model or "",
                   "seed": str(request.seed)}
         argv = fill_argv(self.template, values)
-        # Outside the work dir, so the report is never taken for an output the agent created.
-        with tempfile.TemporaryDirectory(prefix="skillassay-trigger-") as report_dir:
-            report = Path(report_dir) / "skill_triggered"
-            env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
-                   "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
-                   "SKILLASSAY_SEED": str(request.seed), TRIGGERED_ENV: str(report)}
-            result = self._run(request, argv, env)
-            if request.skill is not None:  # no skill, nothing to load: unknown by definition
-                result.skill_triggered, why = read_triggered(report)
-                if why:
-                    result.transcript.append({"type": "skill_triggered", "unknown": why})
-        return result
-
-    def _run(self, request: TrialRequest, argv: list[str], env: dict[str, str]) -> TrialResult:
-        opts = request.settings.options
         transcript: list[dict[str, Any]] = [{"type": "command", "argv": argv}]
         started = time.monotonic()
-        try:
-            code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
-                                          env)
-        except OSError as exc:  # command not found, not executable
-            return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
-                               transcript=transcript, model=request.settings.model)
+        with tempfile.TemporaryDirectory(prefix="skillassay-marker-") as marker_dir:
+            marker = Path(marker_dir) / "loaded-skills"
+            env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
+                   "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
+                   "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(str(s.path) for s in request.extra_skills),
+                   "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
+            try:
+                code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
+                                              env)
+            except OSError as exc:  # command not found, not executable
+                return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
+                                   transcript=transcript, model=request.settings.model)
+            marker_event = _marker_event(marker)
+            transcript.append(marker_event)
         duration = int((time.monotonic() - started) * 1000)
         transcript += [{"type": "stdout", "text": truncate(out, TRANSCRIPT_OUTPUT_LIMIT)},
                        {"type": "stderr", "text": truncate(err, TRANSCRIPT_OUTPUT_LIMIT)},
                        {"type": "exit", "code": code, "duration_ms": duration}]
         result = TrialResult(final_text=out, transcript=transcript, steps=1,
                              agent_duration_ms=duration, model=request.settings.model)
+        if request.skill is not None and marker_event["marker_written"]:
+            # The baseline arm has no skill to load: unknown by definition, whatever it says.
+            result.skill_triggered = request.skill.name in marker_event["names"]
         if code is None:
             result.status = "timeout"
             result.error = (f"timed out after {request.settings.timeout_seconds:g}s; process "
@@ -132,6 +120,11 @@ class CommandExecutor(Executor):
         if answer_file:
             self._read_answer(result, request.workdir, str(answer_file))
         return result
+
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        reported: list[Any] = next((e.get("names") or [] for e in result.transcript
+                                    if e.get("type") == "skills_loaded"), [])
+        return [n for n in dict.fromkeys(reported) if isinstance(n, str) and n in names]
 
     @staticmethod
     def _read_answer(result: TrialResult, workdir: Path, answer_file: str) -> None:
@@ -148,3 +141,15 @@ class CommandExecutor(Executor):
                 result.error = f"answer_file {answer_file!r} was not written"
             return
         result.final_text = path.read_text(encoding="utf-8", errors="replace")
+
+
+MARKER_LIMIT = 10_000  # characters of the marker file read: names, not a transcript
+
+
+def _marker_event(marker: Path) -> dict[str, Any]:
+    """The marker file as a transcript event, so the figures can be checked against it later."""
+    text = ""
+    with contextlib.suppress(OSError):
+        text = marker.read_text(encoding="utf-8", errors="replace")[:MARKER_LIMIT]
+    names = [line.strip() for line in text.splitlines() if line.strip()]
+    return {"type": "skills_loaded", "names": names, "marker_written": marker.exists()}

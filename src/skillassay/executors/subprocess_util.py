@@ -39,6 +39,7 @@ class ProcessOutcome:
     timed_out: bool = False
     duration_ms: int = 0
     pid: int | None = None  # also the process group id
+    stopped_early: bool = False  # ended by the caller's stop_when, not by the CLI itself
 
 
 def redact(text: str, env: Mapping[str, str]) -> str:
@@ -187,8 +188,11 @@ def run_process_group(
     timeout_seconds: float,
     on_line: Callable[[str], None] | None = None,
     grace_seconds: float = 3.0,
+    stop_when: Callable[[str], bool] | None = None,
 ) -> ProcessOutcome:
     """Run argv to completion or timeout; never raises for the child's own failure.
+    `stop_when(line)` returning True for a stdout line ends the run there (the group is
+    killed, what was printed kept): a trigger run is decided once the agent loads the skill.
 
     Raises FileNotFoundError when argv[0] does not exist (a setup problem, not a trial result).
     """
@@ -200,15 +204,31 @@ def run_process_group(
     )
     out: list[str] = []
     err: list[str] = []
-    readers = [threading.Thread(target=_pump_stdout, args=(proc, out, on_line), daemon=True),
+    stop = threading.Event()
+
+    def watch(line: str) -> None:
+        if on_line is not None:
+            on_line(line)
+        if stop_when is not None and not stop.is_set() and stop_when(line):
+            stop.set()
+
+    readers = [threading.Thread(target=_pump_stdout, args=(proc, out, watch), daemon=True),
                threading.Thread(target=_pump_stderr, args=(proc, err), daemon=True)]
     for t in readers:
         t.start()
     timed_out = False
+    deadline = start + timeout_seconds
     try:
-        proc.wait(timeout=timeout_seconds)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        while True:
+            try:
+                proc.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.001)) if stop_when else timeout_seconds)
+                break
+            except subprocess.TimeoutExpired:
+                if stop.is_set():
+                    break
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
     finally:
         # Also on normal exit: stray grandchildren must not outlive the trial.
         kill_group(proc, grace_seconds)
@@ -219,6 +239,7 @@ def run_process_group(
     return ProcessOutcome(
         stdout_lines=out, stderr="".join(err), returncode=proc.returncode,
         timed_out=timed_out, duration_ms=int((time.monotonic() - start) * 1000), pid=proc.pid,
+        stopped_early=stop.is_set() and not timed_out,
     )
 
 

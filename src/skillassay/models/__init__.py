@@ -14,6 +14,7 @@ from skillassay.models.runfiles import (
     Metrics,
     Timing,
 )
+from skillassay.models.triggers import DescriptionHistory, TriggerReport
 
 # kind name -> model; the kind is also the file's usual name without ".json".
 MODELS: dict[str, type[SpecModel]] = {
@@ -28,11 +29,13 @@ MODELS: dict[str, type[SpecModel]] = {
     "analysis": Analysis,
     "feedback": Feedback,
     "config": BenchmarkConfig,
+    "triggers": TriggerReport,
+    "description_history": DescriptionHistory,
 }
 
 __all__ = [
     "MODELS", "SpecModel", "Analysis", "Assertion", "Benchmark", "BenchmarkConfig", "BenchmarkRun",
     "Comparison", "Eval", "EvalMetadata", "EvalSet", "ExecutionMetrics", "Expectation",
-    "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
-    "Metrics", "Review", "RunResult", "Thresholds", "Timing",
+    "DescriptionHistory", "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
+    "Metrics", "Review", "RunResult", "Thresholds", "Timing", "TriggerReport",
 ]

@@ -378,11 +378,41 @@ def _svg_uri(svg: bytes | None) -> str | None:
     return data_uri("image/svg+xml", svg) if svg else None
 
 
+def triggers_view(iteration_dir: Path) -> dict[str, Any] | None:
+    """The workspace's trigger evals (WORKSPACE/triggers/triggers.json, from `skillassay
+    triggers`), for the Triggers tab; None when there are none or the file is unreadable (it
+    only adds a tab, so damage hides the tab instead of breaking the page)."""
+    from pydantic import ValidationError
+
+    from skillassay.models.triggers import TriggerReport
+
+    data = load_json_lenient(iteration_dir.parent / "triggers" / "triggers.json")
+    try:
+        report = TriggerReport.model_validate(data)
+    except ValidationError:
+        return None
+
+    def rate(r: Any) -> dict[str, Any]:
+        return {"value": r.value, "interval": r.interval, "numerator": r.numerator, "denominator": r.denominator}
+
+    return {"skill_name": report.skill_name, "description": report.description,
+            "executor": str(report.executor.get("executor", "")), "model": str(report.executor.get("model") or ""),
+            "runs_per_query": report.runs_per_query, "other_skills": report.other_skills,
+            "figures": [{"label": label, **rate(r)} for label, r in (
+                ("recall", report.recall), ("false-trigger rate", report.false_trigger_rate),
+                ("precision", report.precision), ("accuracy", report.accuracy))],
+            "gate": {"status": report.gate.status, "headline": report.gate.headline} if report.gate else None,
+            "queries": [{"index": q.index, "query": q.query, "should_trigger": q.should_trigger,
+                         "outcome": q.outcome, "others": q.other_skills_fired, **rate(q.trigger_rate)}
+                        for q in report.queries],
+            "shadowed_by": report.shadowed_by}
+
+
 def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any]:
     rows = per_eval_rows(bench)
     trend = trend_points(iteration_dir)
     return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
-            "ungraded": ungraded_view(bench),
+            "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir),
             "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}

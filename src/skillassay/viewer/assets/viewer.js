@@ -255,13 +255,51 @@
     }
   }
 
+  // --- triggers tab (WORKSPACE/triggers/triggers.json, carried in the benchmark payload) ------
+
+  const rateText = (r) => (r.value === null || r.value === undefined ? "n/a" :
+    `${pct(r.value)}${r.interval ? ` [${pct(r.interval[0])}, ${pct(r.interval[1])}]` : ""} · ${r.numerator}/${r.denominator} runs`);
+  const othersText = (o) => Object.entries(o || {}).map(([n, c]) => `${n} ×${c}`).join(", ") || "-";
+
+  function renderTriggers(t) {
+    if (!t) return [el("p", { cls: "muted", text: "No trigger evals in this workspace: run `skillassay triggers SKILL_DIR`." })];
+    const out = [section("Trigger evals",
+      el("div", { text: `${t.skill_name}: executor ${t.executor}${t.model ? ` (${t.model})` : ""}, ${t.runs_per_query} run(s) per query` }),
+      el("div", { cls: "muted", text: `description: ${t.description}` }),
+      ...(t.other_skills.length ? [el("div", { text: `installed beside it: ${t.other_skills.join(", ")}` })] : []),
+      ...(t.gate ? [el("div", {}, "gate ", el("span", { cls: `badge ${t.gate.status}`, text: t.gate.status }), " ", el("span", { text: t.gate.headline }))] : []),
+      table(["figure", "value [95% interval]"], t.figures.map((f) => [f.label, rateText(f)])))];
+    const listed = (kind) => t.queries.filter((q) => q.outcome === kind);
+    for (const [title, kind] of [["Misses (should have triggered)", "miss"], ["False triggers (should not have)", "false_trigger"]]) {
+      const qs = listed(kind);
+      out.push(section(`${title}: ${qs.length}`, qs.length ? el("ul", {}, ...qs.map((q) =>
+        el("li", { text: `[${q.index}] ${q.query} — fired ${q.numerator}/${q.denominator}${Object.keys(q.others).length ? `; instead: ${othersText(q.others)}` : ""}` })))
+        : el("p", { cls: "muted", text: "none" })));
+    }
+    if (t.other_skills.length) {
+      out.push(section("Shadowing", el("p", { text: `other skills loaded where this one should have been: ${othersText(t.shadowed_by)}` })));
+    }
+    out.push(section("Per query", table(["#", "query", "should trigger", "fired [95% Wilson]", "outcome", "other skills"],
+      t.queries.map((q) => [String(q.index), q.query, q.should_trigger ? "yes" : "no", rateText(q), q.outcome.replace("_", " "), othersText(q.others)]))));
+    return out;
+  }
+
+  async function showTriggers() {
+    const panel = $("triggers-panel");
+    if (document.body.dataset.triggersReady) return;
+    try { if (!state.bench) state.bench = served ? await getJSON("api/benchmark") : boot.benchmark; }
+    catch (err) { panel.replaceChildren(el("p", { cls: "note", text: String(err) })); return; }
+    panel.replaceChildren(...renderTriggers(state.bench.triggers));
+    document.body.dataset.triggersReady = "1";
+  }
+
   function selectTab(name) {
-    const outputs = name === "outputs";
-    $("outputs-panel").hidden = !outputs;
-    $("benchmark-panel").hidden = outputs;
-    $("tab-outputs").setAttribute("aria-selected", String(outputs));
-    $("tab-benchmark").setAttribute("aria-selected", String(!outputs));
-    if (!outputs) showBenchmark();
+    for (const tab of ["outputs", "benchmark", "triggers"]) {
+      $(`${tab}-panel`).hidden = tab !== name;
+      $(`tab-${tab}`).setAttribute("aria-selected", String(tab === name));
+    }
+    if (name === "benchmark") showBenchmark();
+    if (name === "triggers") showTriggers();
   }
 
   // --- start ---------------------------------------------------------------------------
@@ -295,6 +333,7 @@
     $("complete").addEventListener("click", markComplete);
     $("tab-outputs").addEventListener("click", () => selectTab("outputs"));
     $("tab-benchmark").addEventListener("click", () => selectTab("benchmark"));
+    $("tab-triggers").addEventListener("click", () => selectTab("triggers"));
     document.addEventListener("keydown", onKey);
     window.addEventListener("pagehide", flushAll);
     const wanted = decodeURIComponent(location.hash.slice(1));
