@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from agent_cli_support import make_skill, run_scripted
-from fake_model_api import Reply, ToolCall
+from fake_model_api import Reply, Stall, ToolCall
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
@@ -320,15 +320,17 @@ def test_real_claude_cli_trigger_detection(tmp_path, work, cli_env, script, expe
 
 @needs_claude
 def test_real_claude_cli_trigger_run_stops_once_the_skill_is_loaded(tmp_path, work, cli_env):
-    """The rest of the task decides nothing: the run ends at the Skill call (one model request,
-    no file written); loading another skill first does not stop it."""
+    """The rest of the task decides nothing: the run ends at the Skill call; loading another
+    skill first does not stop it. The model's next turn never answers (Stall): a run that did
+    not stop would hang until its 60 s timeout and fail. (Claude Code may already have sent
+    that next request when it is stopped, so the count is at most 2, not exactly 1.)"""
     skill, other = _two_skills(tmp_path)
     ex, run = _trigger(ClaudeCodeExecutor, {"prefix": lambda api: api.base_url}, work, skill, other)
-    script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})]),
-              Reply(tool_calls=[ToolCall("Write", {"file_path": "out.txt", "content": "hi\n"})]), Reply(text="done")]
+    script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})]), Stall()]
     result, api = run_scripted(script, run, work, skill)
-    assert result.status == "ok" and ex.skills_loaded(result, ["demo-skill"]) == ["demo-skill"]
-    assert len(api.model_requests()) == 1 and not (work / "out.txt").exists()
+    assert result.status == "ok", result.error
+    assert ex.skills_loaded(result, ["demo-skill"]) == ["demo-skill"]
+    assert len(api.model_requests()) <= 2
     assert result.transcript[-1]["type"] == "_skillassay"
     script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "other-skill"})]), Reply(text="done")]
     result, api = run_scripted(script, run, work, skill)
