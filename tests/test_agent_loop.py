@@ -206,3 +206,17 @@ def test_listing_is_capped(workdir: Path) -> None:
     out, err = call(ToolBox(workdir, None, {"output_limit": 100_000}), "list_files")
     assert not err and "stopped at 500 files" in out
     assert os.path.basename(out.splitlines()[0]) == "data.csv"
+
+
+def test_the_agent_never_sees_the_skills_eval_set(workdir: Path, skill) -> None:
+    """evals/ in a skill folder holds the prompts and expected answers the runs are graded on:
+    listed or readable, it would let the with-skill arm read its own answer key."""
+    (skill.path / "evals").mkdir()
+    (skill.path / "evals" / "evals.json").write_text('{"expected_output": "ANSWER-KEY"}')
+    (skill.path / "key").symlink_to(skill.path / "evals" / "evals.json")
+    box = ToolBox(workdir, skill, {})
+    body, err = call(box, "load_skill", name="csv-report")
+    assert not err and "evals" not in body and "reference/format.md" in body
+    for path in ("evals/evals.json", "key", "./evals/evals.json"):
+        out, err = call(box, "read_skill_file", path=path)
+        assert err and "ANSWER-KEY" not in out, path

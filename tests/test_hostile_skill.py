@@ -91,6 +91,22 @@ def test_installed_skill_still_installs_and_removes_a_valid_one(tmp_path: Path) 
     assert not (work / ".claude").exists()
 
 
+def test_an_installed_skill_leaves_its_eval_set_behind(tmp_path: Path) -> None:
+    """A CLI agent reads whatever is in its skills folder: the eval set's expected answers must
+    not be there (only the top-level evals/: a skill's own nested folder of that name stays)."""
+    folder = make_skill(tmp_path / "skills", "greeter")
+    (folder / "evals").mkdir(exist_ok=True)
+    (folder / "evals" / "evals.json").write_text('{"evals": []}')
+    (folder / "scripts" / "evals").mkdir(parents=True)
+    (folder / "scripts" / "evals" / "keep.txt").write_text("part of the skill")
+    work = tmp_path / "work"
+    work.mkdir()
+    with installed_skill(load_skill(folder), work / ".claude" / "skills") as dest:
+        assert dest is not None and (dest / "SKILL.md").is_file()
+        assert not (dest / "evals").exists()
+        assert (dest / "scripts" / "evals" / "keep.txt").is_file()
+
+
 @pytest.mark.parametrize("name", ["/etc", "..", ".", "", "a/b", "a\\b", "x\0y"])
 def test_safe_child_refuses_names_that_leave_the_parent(tmp_path: Path, name: str) -> None:
     with pytest.raises(InputError):

@@ -37,6 +37,7 @@ from skillassay.errors import InputError
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
+from skillassay.store.layout import EVALS_DIR
 
 T = TypeVar("T")
 
@@ -284,7 +285,7 @@ class ToolBox:
     def load_skill(self, args: dict[str, Any]) -> str:
         skill = self._named_skill(args)
         bundled = [p for p in _listing(skill.path, skill.path).splitlines()
-                   if p != "SKILL.md"]
+                   if p != "SKILL.md" and not _is_eval_set(Path(p))]
         files = "\n".join(f"- {p}" for p in bundled) or "(none)"
         return (f"# Skill: {skill.name}\n\n{skill.body}\n\n"
                 f"Bundled files (read with read_skill_file):\n{files}")
@@ -292,6 +293,8 @@ class ToolBox:
     def read_skill_file(self, args: dict[str, Any]) -> str:
         skill = self._named_skill(args)
         path = confine(skill.path, _str_arg(args, "path"))
+        if _is_eval_set(path.relative_to(skill.path.resolve())):
+            raise ToolError(f"no such skill file: {args['path']!r}")
         if not path.is_file():
             raise ToolError(f"no such skill file: {args['path']!r}")
         return path.read_text(encoding="utf-8")
@@ -302,6 +305,12 @@ def _str_arg(args: dict[str, Any], name: str, allow_empty: bool = False) -> str:
     if not isinstance(value, str) or (not allow_empty and value == ""):
         raise ToolError(f"argument {name!r} is required and must be a string")
     return value
+
+
+def _is_eval_set(relative: Path) -> bool:
+    """The skill folder's `evals/` holds the prompts and expected answers it is graded on: the
+    agent never sees it (store.layout.copy_skill_tree leaves it out of CLI agents' copies)."""
+    return bool(relative.parts) and relative.parts[0] == EVALS_DIR
 
 
 def _listing(root: Path, relative_to: Path) -> str:

@@ -84,7 +84,7 @@ def installed_skill(skill: Skill | None, skills_root: Path) -> Iterator[Path | N
     # The name is checked when the skill is loaded; child() asserts it again here, because the
     # folder made from it is deleted afterwards and an absolute name would delete the user's.
     dest = checked_child(skills_root, skill.name)
-    copy_skill_tree(skill.path, dest)
+    copy_skill_tree(skill.path, dest, without_evals=True)  # the agent must not see the answers
     try:
         yield dest
     finally:

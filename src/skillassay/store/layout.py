@@ -14,6 +14,7 @@ from skillassay.errors import InputError, Problem
 RUN_DIR = re.compile(r"run-(\d+)")  # a run folder's name, run-K (run_dir writes it)
 SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
 SKILL_COPY_SKIPS = ("*-workspace", ".git", "__pycache__")  # never part of a skill's copy
+EVALS_DIR = "evals"  # the eval set inside a skill folder (skill-creator's layout)
 ANSWER_FILE = "answer.md"  # the agent's final text, written into outputs/ beside its files
 
 
@@ -95,14 +96,27 @@ def outside_links(root: Path) -> list[Problem]:
     return problems
 
 
-def copy_skill_tree(src: Path, dest: Path, copy_file: Callable[[str, str], object] = shutil.copy2) -> None:
+def copy_skill_tree(src: Path, dest: Path, copy_file: Callable[[str, str], object] = shutil.copy2,
+                    *, without_evals: bool = False) -> None:
     """Copy a skill folder without following links: one that stays inside is copied as a link
     (made relative, so it points into the copy), one that leads out is refused (exit 2, naming
-    it). Following them would copy outside files in, and `loop -> .` would recurse."""
+    it). Following them would copy outside files in, and `loop -> .` would recurse.
+
+    `without_evals` leaves out the top-level `evals/` folder: the copy an agent is given must
+    not hold the eval set's prompts and expected answers, or the with-skill arm could read
+    what it is graded on while the baseline cannot."""
     if problems := outside_links(src):
         raise InputError(problems)
+    skips = shutil.ignore_patterns(*SKILL_COPY_SKIPS)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set(skips(folder, names))
+        if without_evals and Path(folder) == src:
+            skipped |= {EVALS_DIR} & set(names)
+        return skipped
+
     shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True, copy_function=copy_file,
-                    ignore=shutil.ignore_patterns(*SKILL_COPY_SKIPS))
+                    ignore=ignore)
     for dirpath, dirnames, filenames in os.walk(dest):
         for name in (*dirnames, *filenames):
             link = Path(dirpath) / name
