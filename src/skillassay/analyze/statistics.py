@@ -269,7 +269,7 @@ class MetricSeries:
         if not self.means:
             return None
         if pooled:
-            return stats.pooled_clustered_mean(self.sums, self.counts)
+            return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
         return stats.clustered_mean(self.means, bounds=(0.0, 1.0),
                                     floor_se=stats.binomial_floor_se(self.means, self.counts))
 
