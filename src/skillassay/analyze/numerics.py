@@ -58,11 +58,14 @@ _ABS_TOL = 1e-12
 # Rates within one eval
 
 
+@functools.lru_cache(maxsize=16_384)
 def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
     """Wilson score interval for c passes in n trials.
 
     Wilson rather than Wald because at K = 3 the Wald interval collapses to a point at 0/3 and
     3/3, which would claim certainty the data cannot give. None when nothing completed.
+    Remembered: a pure function of two small integers that repeat across evals, and each
+    statsmodels call costs ~0.3 ms (a fifth of build_statistics at 50 evals).
     """
     from statsmodels.stats.proportion import proportion_confint
 
