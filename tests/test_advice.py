@@ -193,3 +193,20 @@ def test_gate_advice_sized_for_80_percent_not_a_coin_flip() -> None:
     e = powered
     assert (sps.t.ppf(0.975, e - 1) + sps.t.ppf(0.8, e - 1)) * sd / math.sqrt(e) <= gap
     assert (sps.t.ppf(0.975, e - 2) + sps.t.ppf(0.8, e - 2)) * sd / math.sqrt(e - 1) > gap
+
+
+def test_ratio_advice_is_sized_on_the_test_that_decides_it() -> None:
+    """The ratio gate decides when the sign-flip test of a_e - thr * b_e rejects: its advice
+    is sized for that test (as the difference's evals advice is), not for the delta method's
+    SE inflated twice over. 0.6 vs 0.4 at K = 3 on 6 evals was advised 334 to 16,671 evals (a
+    paired t test needs about 35); re-running at the advice then passed 11 of 11 times."""
+    pairs = [(2, 1), (2, 1), (1, 1), (3, 1), (2, 2), (1, 0)]
+    st = paired_stats(pairs, 3, {"min_improvement_ratio": 1.0})
+    g = st["gates"]["min_improvement_ratio"]
+    assert g["decision"] == "INCONCLUSIVE"
+    # At thr = 1 the deciding test is the difference's own: the same advice as power_stats'.
+    assert g["evals_to_decide"] == max(st["power"]["evals_needed"], len(pairs) + 1) <= 100, g  # was 903
+    assert f"about {g['evals_to_decide']} evals" in g["decide_note"]
+    at_15 = paired_stats(pairs, 3, {"min_improvement_ratio": 1.5})["gates"]["min_improvement_ratio"]
+    assert at_15["decision"] == "INCONCLUSIVE", at_15  # a threshold nearer the estimate needs more evals
+    assert at_15["evals_to_decide"] is None or at_15["evals_to_decide"] > g["evals_to_decide"], at_15

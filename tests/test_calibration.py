@@ -19,7 +19,7 @@ def test_small_run_prints_every_table(capsys: pytest.CaptureFixture[str]) -> Non
     for heading in ("### A/A: false calls", "### A/A: interval coverage", "### Known effects"):
         assert heading in out
     row = next(line for line in out.splitlines() if line.startswith("| Beta(2,2) + exact 0s/1s, K=3, 10 evals"))
-    assert row.count("|") == 10 and "%" in row
+    assert row.count("|") == 11 and "%" in row
     assert "| fixed 0.7 vs 0.3 / 0.65 vs 0.5, K=3, 10 evals" in out
 
 
@@ -43,3 +43,19 @@ def test_rerunning_at_the_advised_evals_detects_the_effect() -> None:
     assert tally.evals_power.n >= 28
     lo, hi = calibration.wilson(tally.evals_power.hits, tally.evals_power.n)
     assert hi >= 0.75, tally.evals_power.text()  # the promise is inside the simulation's interval
+
+
+def test_gate_false_fail_counts_only_what_fails_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eval labelled regressed at the comparison's FDR q = 0.10 but not at the gate's 0.025
+    leaves the gate's regression check INCONCLUSIVE: the harness counted it as a false FAIL of
+    the whole gate (16.7% at K = 10, 50 evals), a figure of a rule the gate does not apply."""
+    def one_call(*args: object, **kwargs: object) -> dict:
+        return {"per_eval": [{"eval_id": 0, "eval_name": "e0", "label": "regressed", "counts": "10/10 -> 5/10",
+                              "p_regression_adjusted": 0.05}], "regressed": [0]}
+
+    monkeypatch.setattr(calibration, "compare_iterations", one_call)
+    tally = calibration.AATally()
+    calibration.aa_experiment(np.random.default_rng(0), calibration.Setting("beta22", 3, 10), tally, 0)
+    assert tally.fwer.hits == 0 and tally.fwer_at_q.hits == 1
+    gates_failed = any(r.hits for r in tally.false_fail.values())
+    assert tally.gate_false_fail.hits == int(gates_failed)

@@ -204,3 +204,53 @@ def test_run_says_what_the_design_cannot_detect(example_skill: Path, tmp_path: P
     assert "what this design can detect: At 3 trial(s) per arm no single eval can be called regressed among " \
            "8 evals" in " ".join(out.split()), out
     assert "--trials 4" in out
+
+
+# --------------------------------------------------------------------------- tokens: skewed costs
+
+
+def _token_records(rng: np.random.Generator, n_evals: int, k: int) -> tuple[list, float]:
+    """Per-eval mean tokens 1000 * lognormal(0, 0.5), trials scattering 30% around it (the
+    calibration harness's model); returns the records and the population mean."""
+    from skillassay.store.records import TrialRecord
+
+    mu = 1000 * rng.lognormal(0, 0.5, n_evals)
+    recs = [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=cfg, run_number=i + 1, status="ok",
+                        passed=True, passed_count=1, total_count=1,
+                        tokens=int(m * rng.lognormal(-0.3**2 / 2, 0.3)), duration_seconds=1.0)
+            for e, m in enumerate(mu) for cfg in (SKILL, BASE) for i in range(k)]
+    return recs, 1000 * float(np.exp(0.5**2 / 2))
+
+
+def test_token_interval_keeps_its_upper_bound_on_skewed_costs() -> None:
+    """max_avg_tokens at the true mean, 5 evals x 1 trial of lognormal costs: the plain
+    clustered t interval's upper bound fell below the truth in 9% of experiments (a false PASS),
+    against the 2.5% a one-sided bound promises; it is the skewness, not the clustering."""
+    from skillassay.analyze import numerics
+
+    rng = np.random.default_rng(7)
+    n, below, above = 2000, 0, 0
+    truth = 1000 * float(np.exp(0.5**2 / 2))
+    for _ in range(n):
+        m = 1000 * rng.lognormal(0, 0.5, 5) * rng.lognormal(-0.3**2 / 2, 0.3, 5)
+        est = numerics.pooled_clustered_mean(m, np.ones(5), skewed=True)
+        below += est.interval[1] < truth
+        above += est.interval[0] > truth
+    assert below / n <= 0.03, below / n
+    assert above / n <= 0.025, above / n
+
+
+def test_token_gate_uses_the_skew_aware_interval() -> None:
+    """Through build_statistics: the gate's and the configuration's token interval are the same
+    and reach above the plain t interval's upper bound."""
+    from skillassay.analyze import numerics
+
+    recs, _ = _token_records(np.random.default_rng(3), 5, 1)
+    cells = group_records(recs, (SKILL, BASE))
+    st = build_statistics(cells, SKILL, BASE, 1, {"max_avg_tokens": 1e9})
+    tokens = [r.tokens for r in recs if r.configuration == SKILL]
+    plain = numerics.pooled_clustered_mean(tokens, np.ones(5))
+    iv = st["configurations"][SKILL]["avg_tokens"]["interval"]
+    assert iv == pytest.approx(st["gates"]["max_avg_tokens"]["interval"], abs=0.01)
+    assert iv[1] > plain.interval[1] + 1, (iv, plain.interval)
+    assert iv[0] <= max(0.0, plain.interval[0]) + 0.01 and iv[0] >= 0, (iv, plain.interval)  # never negative
