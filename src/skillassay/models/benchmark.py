@@ -129,6 +129,9 @@ class Benchmark(SpecModel):
     thresholds_met: dict[str, bool] | None = None
     # ours
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
+    adaptive: dict[str, Any] | None = Field(None, description=(
+        "An adaptive run's design (ours, optional): the sequential method and its parameters, the trial "
+        "limits, and per eval the trials used and why it stopped (schema_version inside)."))
     # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.
