@@ -117,19 +117,11 @@ def _extended(seq: tuple[bool, ...], n: int, value: bool) -> tuple[bool, ...]:
     return seq + (value,) * max(0, n - len(seq))
 
 
-def rate_decidable(skill: tuple[bool, ...], threshold: float, max_trials: int, alpha: float) -> bool:
-    """Whether some continuation up to `max_trials` could decide it. The extreme ones (every
-    further trial passes, or every one fails) move the sequence furthest, so they are the
-    ones tried, at every trial count on the way (a bound reached early is kept)."""
-    for value in (True, False):
-        for n in range(len(skill) + 1, max_trials + 1):
-            if rate_decided(_extended(skill, n, value), threshold, alpha):
-                return True
-    return False
-
-
 def arms_decidable(skill: tuple[bool, ...], baseline: tuple[bool, ...], max_trials: int,
                    alpha: float) -> bool:
+    """Whether some continuation up to `max_trials` could show the arms differ. The extreme
+    ones (every further trial of one arm passes and of the other fails) move the sequences
+    furthest apart, so they are the ones tried, at every trial count on the way."""
     for up in (True, False):
         for n in range(max(len(skill), len(baseline)) + 1, max_trials + 1):
             if arms_decided(_extended(skill, n, up), _extended(baseline, n, not up), alpha):
@@ -171,13 +163,9 @@ def eval_state(skill: Sequence[bool | None], baseline: Sequence[bool | None], qu
             lo, hi = confidence_sequence(s, alpha)
             side = "at or above" if lo >= thr else "below"
             reasons.append(f"skill pass rate {side} {thr:g} (CS {lo:.2f}..{hi:.2f})")
-        elif constant(s) and not (s and s[0]) == (thr <= 0):
+        elif constant(s):
             statuses.append(SETTLED)
-            reasons.append(f"every skill trial {'passed' if s and s[0] else 'failed'}: more trials would not move "
-                           f"its pass rate from {thr:g}'s {'good' if s and s[0] else 'bad'} side")
-        elif not rate_decidable(s, thr, max_trials, alpha):
-            statuses.append(SETTLED)
-            reasons.append(f"skill pass rate vs {thr:g} cannot be decided within {max_trials} trials")
+            reasons.append(f"every skill trial {'passed' if s[0] else 'failed'}: no variation for more trials to average")
         else:
             statuses.append(RUNNING)
     if questions.compare_arms:
@@ -186,7 +174,7 @@ def eval_state(skill: Sequence[bool | None], baseline: Sequence[bool | None], qu
             reasons.append("the arms differ (disjoint CSs)")
         elif constant(s) and constant(b) and not arms_decidable(s, b, max_trials, alpha):
             statuses.append(SETTLED)
-            reasons.append(f"a difference between the arms cannot be shown within {max_trials} trials")
+            reasons.append(f"each arm's trials all agreed, and a difference cannot be shown within {max_trials} trials")
         else:
             statuses.append(RUNNING)
     if RUNNING in statuses:

@@ -97,11 +97,16 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
 
 
 def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[int | str, seq.EvalState],
-                  names: Mapping[int | str, str]) -> dict[str, Any]:
+                  names: Mapping[int | str, str], records: Iterable[TrialRecord] = ()) -> dict[str, Any]:
     """benchmark.json's `adaptive` section: the method and parameters, and per eval the
     trials it used and why it stopped, so the report (and a reader) can tell a decided eval
-    from one that ran out of trials."""
+    from one that ran out of trials. `trials_recorded` counts every graded trial on disk (a
+    reused baseline may hold more than the eval's stop needed)."""
+    recorded: dict[int | str, int] = defaultdict(int)
+    for r in records:
+        recorded[r.eval_id] += 1
     per_eval = [{"eval_id": e, "eval_name": names.get(e), "trials_per_arm": s.trials,
+                 "trials_recorded": recorded.get(e, 0),
                  "stopped": s.status if s.stopped else "not stopped (run interrupted)",
                  "reasons": list(s.reasons)} for e, s in final.items()]
     return {
@@ -115,10 +120,15 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
         "round_size": settings.round_size,
         "looks": seq.looks(settings.min_trials_per_eval, settings.max_trials_per_eval, settings.round_size),
         "questions": {"rate_threshold": questions.rate_threshold, "compare_arms": questions.compare_arms},
-        "rule": ("an eval stops when, for each question, its confidence sequences decide it, or no run of "
-                 "further trials up to max_trials_per_eval could; the suite gates are the fixed design's "
-                 "statistics on the trials run"),
-        "trials_used": sum(2 * s.trials for s in final.values()),
+        "rule": RULE,
+        "trials_recorded": sum(recorded.values()),
         "trials_fixed_design": 2 * settings.max_trials_per_eval * len(final),
         "per_eval": per_eval,
     }
+
+
+RULE = ("after each round, from min_trials_per_eval on, an eval stops when every question its gates ask is "
+        "decided by its confidence sequences (decided) or settled: for the pass-rate threshold, every skill "
+        "trial so far agreed; for the arms' difference, every trial of each arm agreed and no run of further "
+        "trials up to max_trials_per_eval could show one. Otherwise it runs to max_trials_per_eval. The suite "
+        "gates are the fixed design's statistics on the trials run.")
