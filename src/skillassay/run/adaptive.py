@@ -42,7 +42,8 @@ def outcomes_by_eval(records: Iterable[TrialRecord], skill: str,
     for eval_id in dict.fromkeys(e for e, _ in got):
         arms = []
         for cfg in (skill, baseline):
-            runs, seqn = got.get((eval_id, cfg), {}), []
+            runs = got.get((eval_id, cfg), {})
+            seqn: list[bool | None] = []
             while len(seqn) + 1 in runs:
                 seqn.append(runs[len(seqn) + 1])
             arms.append(tuple(seqn))
@@ -78,7 +79,8 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
     trial is left to run, or `halted` says the run must stop (the same-error streak)."""
     eval_ids = list(dict.fromkeys(t.eval.id for t in pending)) + list(dict.fromkeys(r.eval_id for r in done))
     eval_ids = list(dict.fromkeys(eval_ids))
-    records, executed, rounds = list(done), [], 0
+    records, rounds = list(done), 0
+    executed: list[TrialRecord] = []
     left = list(pending)
     while True:
         now = states(eval_ids, outcomes_by_eval(records, *configurations), settings, questions)
@@ -97,7 +99,7 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
 
 
 def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[int | str, seq.EvalState],
-                  names: Mapping[int | str, str], records: Iterable[TrialRecord] = ()) -> dict[str, Any]:
+                  names: Mapping[int, str] | Mapping[int | str, str], records: Iterable[TrialRecord] = ()) -> dict[str, Any]:
     """benchmark.json's `adaptive` section: the method and parameters, and per eval the
     trials it used and why it stopped, so the report (and a reader) can tell a decided eval
     from one that ran out of trials. `trials_recorded` counts every graded trial on disk (a
@@ -105,7 +107,8 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
     recorded: dict[int | str, int] = defaultdict(int)
     for r in records:
         recorded[r.eval_id] += 1
-    per_eval = [{"eval_id": e, "eval_name": names.get(e), "trials_per_arm": s.trials,
+    named: dict[int | str, str] = dict(names.items())
+    per_eval = [{"eval_id": e, "eval_name": named.get(e), "trials_per_arm": s.trials,
                  "trials_recorded": recorded.get(e, 0),
                  "stopped": s.status if s.stopped else "not stopped (run interrupted)",
                  "reasons": list(s.reasons)} for e, s in final.items()]
