@@ -10,8 +10,8 @@ with thresholds at the truth of an A/A experiment (pass rate 0.5, the population
 improvement ratio 1.0; tokens at their population mean), so under "none" any PASS or FAIL is
 a false call.
 
-    python benchmarks/adaptive.py                      # 200 experiments per effect, a few minutes
-    python benchmarks/adaptive.py --experiments 2000   # the bigger run
+    python benchmarks/adaptive.py                      # 40 experiments per effect, ~4 min on 2 loaded cores
+    python benchmarks/adaptive.py --experiments 400    # the bigger run (~40 min), to resolve 2.5% rates
 
 Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments.
 """
@@ -182,7 +182,7 @@ def report(tallies: dict[str, Tally], effects: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--experiments", type=int, default=200, help="experiments per effect")
+    ap.add_argument("--experiments", type=int, default=40, help="experiments per effect")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-trials", type=int, default=3)
     ap.add_argument("--max-trials", type=int, default=10)
