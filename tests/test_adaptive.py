@@ -257,3 +257,20 @@ def test_rule_treats_arms_alike(skill: str) -> None:
     for base in ("1110", "0000", "1111", "0101"):
         a, b = state(skill, base, seq.Questions(None, True)), state(base, skill, seq.Questions(None, True))
         assert (a.status, a.trials) == (b.status, b.trials)
+
+
+def test_rounds_stop_when_the_executor_stops_early() -> None:
+    """The same-error streak: execute_all returns fewer records than it was given (and empties
+    the list it was given); no further round starts."""
+    settings = Adaptive(min_trials_per_eval=3, max_trials_per_eval=10, round_size=1)
+    calls = 0
+
+    def execute(batch: list[Trial]) -> list[TrialRecord]:
+        nonlocal calls
+        calls += 1
+        out = [_record(t, t.run_number % 2 == 0) for t in batch[:2]]
+        batch.clear()
+        return out
+
+    res = run_rounds(_trials(2, 10), [], settings, Q, ("with_skill", "without_skill"), execute)
+    assert calls == 1 and len(res.executed) == 2 and res.rounds == 1

@@ -87,13 +87,13 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
         batch = next_round(left, now, settings)
         if not batch or halted():
             return RoundsResult(executed, now, rounds)
-        chosen = {id(t) for t in batch}
+        chosen, size = {id(t) for t in batch}, len(batch)
         left = [t for t in left if id(t) not in chosen]
-        got = execute(batch)
+        got = execute(batch)  # may consume the list (engine.execute_all does, to free each trial)
         rounds += 1
         executed += got
         records += got
-        if len(got) < len(batch):  # the executor stopped early (streak): no further round
+        if len(got) < size:  # the executor stopped early (streak): no further round
             now = states(eval_ids, outcomes_by_eval(records, *configurations), settings, questions)
             return RoundsResult(executed, now, rounds)
 
