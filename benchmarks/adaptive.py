@@ -12,6 +12,8 @@ a false call.
 
     python benchmarks/adaptive.py                      # 40 experiments per effect, ~4 min on 2 loaded cores
     python benchmarks/adaptive.py --experiments 400    # the bigger run (~40 min), to resolve 2.5% rates
+    python benchmarks/adaptive.py --replay WS/iteration-1 --config CONFIG
+        # the adaptive rule replayed on a fixed run's graded trials: same outcomes, only the design differs
 
 Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments.
 """
@@ -180,6 +182,33 @@ def report(tallies: dict[str, Tally], effects: list[str]) -> list[str]:
     return lines
 
 
+def replay(iteration: Path, config: Path, settings: Adaptive) -> list[str]:
+    """The rule run on a fixed iteration's own trials (its outcomes in place of new ones), and
+    both designs' gates: what the adaptive design would have decided, and at what cost, on
+    exactly the data the fixed one saw (a live model may not repeat an answer to the same seed)."""
+    from skillassay.analyze.compare import load_iteration_records
+    from skillassay.models import BenchmarkConfig
+    from skillassay.store.jsonio import parse_model, read_json
+
+    cfg = parse_model(read_json(config), BenchmarkConfig, config)
+    recs = {(r.eval_id, r.configuration, r.run_number): r for r in load_iteration_records(iteration)}
+    evals = [Eval(id=int(e), prompt="replayed") for e in dict.fromkeys(k[0] for k in recs)]
+    plan = [Trial(ev, f"eval-{ev.id}", cfg_name, k, 0, Path("."))
+            for ev in evals for cfg_name in (SKILL, BASE) for k in range(1, settings.max_trials_per_eval + 1)]
+    result = run_rounds([t for t in plan if (t.eval.id, t.configuration, t.run_number) in recs], [], settings,
+                        questions_for(cfg.thresholds), (SKILL, BASE),
+                        lambda batch: [recs[(t.eval.id, t.configuration, t.run_number)] for t in batch])
+    lines = []
+    for name, rs in (("fixed", list(recs.values())), ("adaptive", result.executed)):
+        bench = build_benchmark(rs, skill_name="replay", skill_path=None, iteration=1, timestamp="t",
+                                trials_requested=settings.max_trials_per_eval, thresholds=cfg.thresholds)
+        gate = evaluate(bench, cfg.thresholds)
+        lines.append(f"{name}: {len(rs)} trials, gate {gate.status}: " + "; ".join(
+            f"{t.key} {t.status}" for t in gate.thresholds))
+    lines.append("adaptive stops: " + ", ".join(f"eval {e} {s.status} at {s.trials}" for e, s in result.states.items()))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--experiments", type=int, default=40, help="experiments per effect")
@@ -188,9 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-trials", type=int, default=10)
     ap.add_argument("--round-size", type=int, default=1)
     ap.add_argument("--effects", nargs="+", default=list(EFFECTS), choices=list(EFFECTS))
+    ap.add_argument("--replay", type=Path, help="a fixed run's iteration folder to replay the rule on")
+    ap.add_argument("--config", type=Path, help="with --replay: the benchmark config (thresholds)")
     args = ap.parse_args(argv)
     settings = Adaptive(min_trials_per_eval=args.min_trials, max_trials_per_eval=args.max_trials,
                         round_size=args.round_size)
+    if args.replay:
+        if not args.config:
+            ap.error("--replay needs --config")
+        print("\n".join(replay(args.replay, args.config, settings)))
+        return 0
     start = time.perf_counter()
     tallies = simulate(args.experiments, args.seed, settings, args.effects)
     print(f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
