@@ -10,7 +10,7 @@ with thresholds at the truth of an A/A experiment (pass rate 0.5, the population
 improvement ratio 1.0; tokens at their population mean), so under "none" any PASS or FAIL is
 a false call.
 
-    python benchmarks/adaptive.py                      # 40 experiments per effect, ~4 min on 2 loaded cores
+    python benchmarks/adaptive.py                      # 40 experiments per effect, 1-4 min
     python benchmarks/adaptive.py --experiments 400    # the bigger run (~40 min), to resolve 2.5% rates
     python benchmarks/adaptive.py --replay WS/iteration-1 --config CONFIG
         # the adaptive rule replayed on a fixed run's graded trials: same outcomes, only the design differs
