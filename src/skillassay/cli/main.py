@@ -107,6 +107,7 @@ def run(
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N trials all fail with the same error before any succeeds: a dead provider or a broken setup. 0: never stop.")] = 5,
+    adaptive: Annotated[bool, typer.Option(help="Adaptive trials: rounds until each eval is settled (anytime-valid confidence sequences), min 3 / max 10 per arm unless the config's `adaptive` block says otherwise; --trials sets the maximum. On by default when the config has `adaptive`.")] = False,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -122,7 +123,7 @@ def run(
                      executor_options=parse_options(option or []), strict=strict,
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, baseline_from=baseline_from,
-                     stop_after_same_errors=fail_fast)
+                     stop_after_same_errors=fail_fast, adaptive=adaptive)
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary
@@ -137,6 +138,9 @@ def run(
 
         err.print(f"what this design can detect: {design_limit(outcome.benchmark.statistics, outcome.comparison)}",
                   highlight=False)
+    if (design := outcome.benchmark.adaptive) is not None:
+        err.print(f"adaptive: {design.get('trials_recorded')} trials recorded of the fixed design's "
+                  f"{design.get('trials_fixed_design')} ({design.get('method')})", highlight=False)
     for hint in outcome.hints:
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)

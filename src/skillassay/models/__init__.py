@@ -2,7 +2,7 @@
 
 from skillassay.models.base import SpecModel
 from skillassay.models.benchmark import Benchmark, BenchmarkRun, RunResult
-from skillassay.models.config import BenchmarkConfig, Thresholds
+from skillassay.models.config import Adaptive, BenchmarkConfig, Thresholds
 from skillassay.models.evals import Assertion, Eval, EvalMetadata, EvalSet, Expectation
 from skillassay.models.feedback import Feedback, Review
 from skillassay.models.improve import Analysis, Comparison, History, HistoryEntry
@@ -34,7 +34,7 @@ MODELS: dict[str, type[SpecModel]] = {
 }
 
 __all__ = [
-    "MODELS", "SpecModel", "Analysis", "Assertion", "Benchmark", "BenchmarkConfig", "BenchmarkRun",
+    "MODELS", "SpecModel", "Adaptive", "Analysis", "Assertion", "Benchmark", "BenchmarkConfig", "BenchmarkRun",
     "Comparison", "Eval", "EvalMetadata", "EvalSet", "ExecutionMetrics", "Expectation",
     "DescriptionHistory", "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
     "Metrics", "Review", "RunResult", "Thresholds", "Timing", "TriggerReport",

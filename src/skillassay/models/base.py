@@ -45,6 +45,8 @@ def _keys(model: type[BaseModel]) -> list[str]:
 def _model_at(tp: Any, loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     """The model class found at `loc` (a pydantic error location) under the type `tp`."""
     if not loc:
+        if get_origin(tp) in (Union, types.UnionType):  # an optional block: `adaptive: Adaptive | None`
+            return next((m for a in get_args(tp) if (m := _model_at(a, ())) is not None), None)
         return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
     part, rest = loc[0], loc[1:]
     if isinstance(tp, type) and issubclass(tp, BaseModel):

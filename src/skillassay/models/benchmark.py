@@ -190,6 +190,9 @@ class Benchmark(SpecModel):
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
+    adaptive: dict[str, Any] | None = Field(None, description=(
+        "An adaptive run's design (ours, optional): the sequential method and its parameters, the trial "
+        "limits, and per eval the trials used and why it stopped (schema_version inside)."))
     # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.

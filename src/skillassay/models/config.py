@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from skillassay.models.base import ClosedSpecModel, schema_ref
 
@@ -18,6 +18,26 @@ class Thresholds(ClosedSpecModel):
     max_avg_tokens: float | None = Field(None, ge=0, strict=True)
     max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True)
     min_improvement_ratio: float | None = Field(None, ge=0, strict=True)
+
+
+class Adaptive(ClosedSpecModel):
+    """Adaptive trials (`run --adaptive`): every eval starts with `min_trials_per_eval` trials
+    per arm, then unsettled evals get `round_size` more per round, up to `max_trials_per_eval`.
+    When it is set in the config, `run` is adaptive without the flag."""
+
+    min_trials_per_eval: int = Field(3, ge=1, le=10000, strict=True,
+                                     description="Trials per arm every eval gets before it may stop.")
+    max_trials_per_eval: int = Field(10, ge=1, le=10000, strict=True,
+                                     description="No eval gets more trials per arm than this.")
+    round_size: int = Field(1, ge=1, le=10000, strict=True,
+                            description="Trials per arm added to each unsettled eval per round.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Adaptive:
+        if self.min_trials_per_eval > self.max_trials_per_eval:
+            raise ValueError(f"min_trials_per_eval ({self.min_trials_per_eval}) is above max_trials_per_eval "
+                             f"({self.max_trials_per_eval})")
+        return self
 
 
 class BenchmarkConfig(ClosedSpecModel):
@@ -37,3 +57,4 @@ class BenchmarkConfig(ClosedSpecModel):
     seed: int | None = Field(None, description="Base seed; trial k uses seed + k.")
     concurrency: int | None = Field(None, ge=1)
     timeout_seconds: float | None = Field(None, gt=0)
+    adaptive: Adaptive | None = Field(None, description="Adaptive trials; see Adaptive. Absent: a fixed trials_per_eval.")

@@ -392,6 +392,29 @@ def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> tupl
         return [], f"charts could not be drawn: {type(exc).__name__}: {exc}"
 
 
+def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Per eval, the trials an adaptive run spent and why it stopped (decided: its confidence
+    sequences settled the question; settled: more trials could not change it; reached max),
+    and in one sentence the method, its parameters and the saving. None for a fixed run."""
+    if not isinstance(design, dict):
+        return None
+    rows = []
+    for e in design.get("per_eval") or []:
+        if not isinstance(e, dict):
+            continue
+        label = f"eval-{e.get('eval_id')} ({e.get('eval_name')})" if e.get("eval_name") else f"eval-{e.get('eval_id')}"
+        rows.append({"eval": cell(label), "trials": cell(e.get("trials_per_arm")), "stopped": cell(e.get("stopped")),
+                     "why": cell("; ".join(str(r) for r in e.get("reasons") or []) or "-")})
+    used, fixed = design.get("trials_recorded"), design.get("trials_fixed_design")
+    saving = (f"{used} trials recorded where the fixed design runs {fixed} ({1 - used / fixed:.0%} fewer)"
+              if isinstance(used, int) and isinstance(fixed, int) and fixed else "")
+    summary = (f"Trials ran in rounds: {design.get('min_trials_per_eval')} to {design.get('max_trials_per_eval')} per "
+               f"eval and arm, {design.get('round_size')} more per round. When to stop was decided by a "
+               f"{design.get('method')}, bets: {design.get('bets')}, alpha {design.get('alpha')}, valid at every look. "
+               f"{design.get('rule')} {saving}.")
+    return {"summary": cell(summary), "rows": rows}
+
+
 # ---------------------------------------------------------------------------------------------
 # Entry points
 
@@ -433,6 +456,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "variance": variance_rows(st),
         "recommendations": _with_loading(recommendations(st, gate, comparison), gate, loading),
         "loading": loading,
+        "adaptive": adaptive_section(bench.adaptive),
         "details": details(st, comparison),
         "charts": chart_paths,
         "chart_error": chart_error,

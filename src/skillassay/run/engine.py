@@ -39,8 +39,9 @@ from skillassay.grade.grader import (
     run_view,
 )
 from skillassay.improve.history import record_after_run
-from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
+from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import write_report
+from skillassay.run.adaptive import design_record, questions_for, run_rounds
 from skillassay.run.execute import RetryPolicy, execute_trial
 from skillassay.run.plan import (
     IterationChoice,
@@ -108,6 +109,7 @@ class RunRequest:
     judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
     stop_after_same_errors: int = DEFAULT_LIMIT  # stop.py: the first N trials failing alike stop the run (0: never)
+    adaptive: bool = False  # trials in rounds until each eval is settled (run/adaptive.py); also on when the config has `adaptive`
 
 
 @dataclass
@@ -225,8 +227,21 @@ def load_skill_snapshot(path: Path, name: str) -> Skill:
     return Skill(path=s.path, name=name, description=s.description, body=s.body, frontmatter=s.frontmatter)
 
 
+def adaptive_settings(req: RunRequest, config: BenchmarkConfig) -> Adaptive | None:
+    """The adaptive design, or None for a fixed one: the config's `adaptive` block, or its
+    defaults under --adaptive; --trials then sets the maximum (the flag's one number)."""
+    if not req.adaptive and config.adaptive is None:
+        return None
+    settings = config.adaptive or Adaptive()
+    if req.trials:
+        settings = settings.model_copy(update={
+            "max_trials_per_eval": req.trials,
+            "min_trials_per_eval": min(settings.min_trials_per_eval, req.trials)})
+    return settings
+
+
 def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, trials: int,
-                           configurations: list[str], seed: int) -> None:
+                           configurations: list[str], seed: int, adaptive: Adaptive | None = None) -> None:
     record_path = it_dir / "iteration.json"
     previous = read_json(record_path) if record_path.is_file() else {}
     previous = previous if isinstance(previous, dict) else {}
@@ -241,6 +256,7 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
         "snapshot_sha256": recorded,
+        **({"adaptive": adaptive.model_dump()} if adaptive else {}),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
@@ -340,13 +356,14 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     if on_choice:
         on_choice(choice)
     it_dir = iteration_dir(p.workspace, choice.number)
-    trials = req.trials or p.config.trials_per_eval
+    adaptive = adaptive_settings(req, p.config)
+    trials = adaptive.max_trials_per_eval if adaptive else req.trials or p.config.trials_per_eval
     seed = p.seed
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
-    write_iteration_record(it_dir, p, choice, trials, configurations, seed)
+    write_iteration_record(it_dir, p, choice, trials, configurations, seed, adaptive)
     write_eval_metadata(it_dir, p.evals.evals, p.input_files, p.file_hashes)
     slugs = [ev.slug for ev in p.evals.evals]
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
@@ -371,9 +388,21 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          p.grader)
     message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
+    if adaptive:
+        message += f"; adaptive: at most {len(todo)} trials, in rounds, until each eval is settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
-    executed = execute_all(todo, runner, req.concurrency or p.config.concurrency or 1, progress, streak)
+    concurrency = req.concurrency or p.config.concurrency or 1
+    design: dict | None = None
+    if adaptive:
+        questions = questions_for(p.config.thresholds)
+        rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
+                            lambda batch: execute_all(batch, runner, concurrency, progress, streak),
+                            halted=lambda: streak.tripped)
+        executed = rounds.executed
+        design = design_record(adaptive, questions, rounds.states, names, done + executed)
+    else:
+        executed = execute_all(todo, runner, concurrency, progress, streak)
     progress.finish()
     p.executor.close()
     if streak.tripped:
@@ -381,7 +410,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
     records = sort_records(done + executed)
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
-                                req.strict, req.point_estimate)
+                                req.strict, req.point_estimate, design)
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
     cfg = config_path(req)
     comparison = compare_after_run(it_dir, records, cfg)  # comparison_previous.json
@@ -441,10 +470,13 @@ def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progre
 
 
 def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, iteration: int,
-                        trials: int, arms: Arms, strict: bool, point_estimate: bool) -> Benchmark:
+                        trials: int, arms: Arms, strict: bool, point_estimate: bool,
+                        adaptive: dict | None = None) -> Benchmark:
     bench = build_benchmark(
         records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
         timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
         executor_model=p.executor.identity().get("model"))
+    if adaptive is not None:
+        bench.adaptive = adaptive
     write_benchmark(it_dir / "benchmark.json", bench)
     return bench
