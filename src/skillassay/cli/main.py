@@ -221,7 +221,7 @@ def aggregate(
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.analyze.aggregate import aggregate_iteration
-    from skillassay.cli.progress import count_bar
+    from skillassay.cli.console import count_bar
 
     with count_bar(err, "evals read") as on_eval:
         result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,

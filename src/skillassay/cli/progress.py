@@ -1,11 +1,10 @@
-"""Progress display for `run` (a rich bar on a terminal, plain log lines otherwise: CI logs)
-and for `aggregate` (a bar on a terminal, nothing otherwise)."""
+"""Progress display for `run` (a rich bar on a terminal, plain log lines otherwise: CI logs).
+`aggregate`'s bar is console.count_bar: this module imports the run engine (and through it
+scipy), which `aggregate` must not wait for before its reader processes start."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -71,16 +70,3 @@ class LineProgress(EngineProgress):
 
     def finish(self) -> None:
         pass
-
-
-@contextmanager
-def count_bar(console: Console, label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """An update(done, total) callback drawing a bar that vanishes when done; None when the
-    console is not a terminal, so logs only get the command's result lines."""
-    if not console.is_terminal:
-        yield None
-        return
-    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task(label, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
