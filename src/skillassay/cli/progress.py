@@ -63,10 +63,11 @@ class LineProgress(EngineProgress):
                    else "FAIL" if record.completed else record.status.upper())
         # "errored so far", not "failed": a trial that ran and failed its expectations is not an
         # error, and "FAIL (0 failed)" read as a contradiction
-        self.console.print(
+        # Straight to the stream: rich's print costs ~0.1 ms a line, a fifth of the engine's own
+        # per-trial budget at 20,000 trials, for a line it neither wraps (soft_wrap) nor styles.
+        self.console.file.write(
             f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}: "
-            f"{verdict} ({self.failures} errored so far, {time.perf_counter() - self.t0:.1f}s elapsed)",
-            highlight=False)
+            f"{verdict} ({self.failures} errored so far, {time.perf_counter() - self.t0:.1f}s elapsed)\n")
 
     def finish(self) -> None:
         pass
