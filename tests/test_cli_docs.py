@@ -80,4 +80,4 @@ def test_schema_help_lists_every_kind() -> None:
     from skillassay.cli.main import SCHEMA_KINDS
     from skillassay.models import MODELS
 
-    assert SCHEMA_KINDS == tuple(MODELS)
+    assert tuple(MODELS) == SCHEMA_KINDS
