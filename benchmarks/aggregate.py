@@ -1,12 +1,22 @@
-"""How long `skillassay aggregate` takes on a big iteration, and how much memory it needs.
+"""How long `skillassay aggregate` takes on a big iteration, as a user feels it, and how much
+memory it needs; with --against, the same for skill-creator's aggregate_benchmark.py.
 
 Builds an iteration in the documented layout (eval-*/<config>/run-K/ with grading.json,
-timing.json and outputs/metrics.json shaped like schemas.md's examples), then times the whole
-`skillassay aggregate` (discovery, reading, every statistic, writing benchmark.json and .md)
-and reports peak resident memory. Default 20,000 runs (50 evals x 2 arms x 200 trials);
-`--runs 200000` scales the trials.
+timing.json and outputs/metrics.json shaped like schemas.md's examples; default 20,000 runs =
+50 evals x 2 arms x 200 trials), then runs `skillassay aggregate` as a whole process (a fresh
+interpreter each time: start-up, imports, discovery, reading, every statistic, benchmark.json
+and .md) with the worktree's code (PYTHONPATH=src). With --against, skill-creator's script runs
+on a hard-linked copy of the same iteration (each writes its own benchmark.json), in the same
+rounds, alternating which goes first; medians, the ratio, peak RSS (the largest process of each
+tree, from wait4) and the load average are printed. --in-process adds the warm in-process call
+(no interpreter start, no imports), labelled as such: no user ever sees that figure.
 
-    python benchmarks/aggregate.py [--runs N] [--dir PATH] [--keep] [--workers N]
+    python benchmarks/aggregate.py [--runs N] [--rounds R] [--dir PATH] [--keep]
+        [--against PATH/TO/aggregate_benchmark.py] [--in-process]
+
+skill-creator's script is not vendored: get it from github.com/anthropics/skills
+(skills/skill-creator/scripts/aggregate_benchmark.py). On a machine with little RAM disk,
+--dir /dev/shm/... keeps a 200,000-run iteration (2.4 GB) on tmpfs and reuses it.
 """
 
 from __future__ import annotations
@@ -15,11 +25,15 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wholeproc import Series, load, ours_env, run_once, skillassay_cmd  # noqa: E402
 
 N_EVALS, CONFIGS = 50, ("with_skill", "without_skill")
 
@@ -78,56 +92,77 @@ def build_iteration(root: Path, runs: int) -> Path:
     return it
 
 
-def aggregate_once(it: Path, workers: int | None = None) -> tuple[int, float]:
-    """(runs aggregated, seconds) for the whole command: discovery, reading, every statistic,
-    writing benchmark.json and benchmark.md."""
-    import skillassay.analyze.cell_reader as reader
-    from skillassay.analyze.aggregate import aggregate_iteration
-
-    reader.MAX_WORKERS = workers or reader.MAX_WORKERS
-    t = time.perf_counter()
-    result = aggregate_iteration(it, skill_name="bench", timestamp="2026-01-15T10:30:00Z")
-    return result.runs_read, time.perf_counter() - t
-
-
-def peak_rss_mib(it: Path, workers: int) -> tuple[float, float]:
-    """Peak resident memory (MiB) of the command's own process and of its largest worker,
-    measured in a fresh child so earlier rounds do not count."""
+def aggregate_in_process(it: Path) -> float:
+    """Seconds of a warm in-process aggregate_iteration call (imports done, page cache warm)."""
     code = (
-        f"import resource, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-        f"from aggregate import aggregate_once; from pathlib import Path; "
-        f"aggregate_once(Path({str(it)!r}), {workers}); "
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
-        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        "import sys, time; from pathlib import Path; "
+        "from skillassay.analyze.aggregate import aggregate_iteration; "
+        f"it = Path({str(it)!r}); aggregate_iteration(it, skill_name='bench'); "
+        "t = time.perf_counter(); aggregate_iteration(it, skill_name='bench'); print(time.perf_counter() - t)"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    own, child = (int(x) / 1024 for x in out.split())  # KiB on Linux
-    return own, child
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=ours_env())
+    return float(out.stdout.split()[-1])
 
 
-def measure(it: Path, workers: int) -> None:
-    aggregate_once(it, workers)  # warm the page cache and imports: the figure is aggregation, not disk
-    times = []
-    for _ in range(3):
-        cpu = time.process_time()
-        n, seconds = aggregate_once(it, workers)
-        times.append((seconds, time.process_time() - cpu))
-    best, cpu = min(times)
-    print(f"runs aggregated:        {n} (up to {workers} worker processes on {os.cpu_count()} CPUs)")
-    print(f"whole command:          best {best:.3f} s of 3 ({best / n * 1e6:.1f} us/run; main-process CPU "
-          f"{cpu:.3f} s), all: {', '.join(f'{s:.2f}' for s, _ in times)} s")
-    print(f"benchmark.json:         {os.path.getsize(it / 'benchmark.json') / 2**20:.1f} MiB")
-    own, child = peak_rss_mib(it, workers)
-    print(f"peak RSS:               {own:.0f} MiB main process, {child:.0f} MiB largest worker")
+def peer_copy(it: Path) -> Path:
+    """The same iteration for skill-creator's script, hard-linked (same bytes, same page cache;
+    each tool writes its own benchmark.json, so neither reads the other's)."""
+    dest = it.parent.parent / "peer-copy" / it.parent.name / it.name
+    if not dest.is_dir():
+        def link(src: str, dst: str) -> None:
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+
+        shutil.copytree(it, dest, copy_function=link,
+                        ignore=shutil.ignore_patterns("benchmark.json", "benchmark.md", ".skillassay*"))
+    return dest
+
+
+def measure(it: Path, rounds: int, against: Path | None, in_process: bool) -> None:
+    ours = Series("skillassay aggregate")
+    peer = Series("skill-creator aggregate_benchmark.py")
+    ours_cmd, env = skillassay_cmd("aggregate", str(it)), ours_env()
+    peer_it = peer_copy(it) if against else None
+    peer_cmd = [sys.executable, str(against), str(peer_it)] if against else []
+    print(f"before: {load()}")
+    run_once(ours_cmd, env)  # warm the page cache (and .pyc files): the figure is not the disk's
+    if against:
+        run_once(peer_cmd)
+    ratios = []
+    for r in range(rounds):
+        pair = [(ours, ours_cmd, env), (peer, peer_cmd, None)] if against else [(ours, ours_cmd, env)]
+        for series, cmd, e in pair if r % 2 == 0 else reversed(pair):
+            series.samples.append(run_once(cmd, e))
+        if against:
+            ratios.append(ours.samples[-1].seconds / peer.samples[-1].seconds)
+    print(f"after:  {load()}")
+    print(f"runs:   {sum(1 for _ in it.glob('eval-*/*/run-*'))} run folders, {rounds} interleaved rounds, "
+          "whole processes (interpreter start + imports included)")
+    print(ours.line())
+    if against:
+        print(peer.line())
+        print(f"ratio skillassay / skill-creator: {ours.median / peer.median:.2f}x of medians "
+              f"(median of per-round ratios {statistics.median(ratios):.2f}x)")
+    print(f"benchmark.json: {os.path.getsize(it / 'benchmark.json') / 2**20:.1f} MiB")
+    if in_process:
+        print(f"in-process (warm call, no interpreter start or imports; not what a user sees): "
+              f"{aggregate_in_process(it):.3f} s")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20_000, help="total runs (rounded to 50 evals x 2 arms)")
-    ap.add_argument("--dir", type=Path, help="where to build the iteration (default: a temp folder)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    ap.add_argument("--dir", type=Path, help="where to build the iteration, or find one built before "
+                    "(default: a temp folder, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the generated iteration")
-    ap.add_argument("--workers", type=int, default=8, help="most worker processes (1: read in-process)")
+    ap.add_argument("--against", type=Path, help="skill-creator's aggregate_benchmark.py, to run on the same data")
+    ap.add_argument("--in-process", action="store_true", help="also print the warm in-process figure")
     args = ap.parse_args()
+    if args.against and not args.against.is_file():
+        ap.error(f"--against {args.against}: no such file")
     root = args.dir or Path(tempfile.mkdtemp(prefix="skillassay-aggbench-"))
     it = root / "bench-skill-workspace" / "iteration-1"
     try:
@@ -135,7 +170,7 @@ def main() -> None:
             t = time.perf_counter()
             build_iteration(root, args.runs)
             print(f"built {it} in {time.perf_counter() - t:.1f} s")
-        measure(it, args.workers)
+        measure(it, args.rounds, args.against, args.in_process)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

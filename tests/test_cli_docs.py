@@ -72,3 +72,12 @@ def test_check_reports_a_stale_page(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     err = capsys.readouterr().err
     assert "-│ --temperature" in err and "+│ --temperature" in err
     assert "run `python scripts/cli_docs.py`" in err
+
+
+def test_schema_help_lists_every_kind() -> None:
+    """`schema`'s help names the kinds without importing the models (start-up time): the list
+    must be MODELS' keys, in order."""
+    from skillassay.cli.main import SCHEMA_KINDS
+    from skillassay.models import MODELS
+
+    assert tuple(MODELS) == SCHEMA_KINDS

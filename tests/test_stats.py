@@ -46,6 +46,18 @@ def test_wilson_matches_scipy(n: int, data: st.DataObject, conf: float) -> None:
     assert 0.0 <= lo <= c / n <= hi <= 1.0
 
 
+def test_wilson_is_statsmodels_bit_for_bit() -> None:
+    """wilson_interval repeats statsmodels' arithmetic instead of importing it (start-up time):
+    every bound must be the very same float, not merely close."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    cases = [(c, n) for n in [*range(1, 61), 97, 200, 1000, 4000, 123_457] for c in {0, 1, n // 3, n // 2, n - 1, n}]
+    for (c, n), conf in itertools.product(cases, [0.6, 0.8, 0.9, 0.95, 0.99]):
+        lo, hi = proportion_confint(c, n, alpha=1 - conf, method="wilson")
+        want = (0.0 if c == 0 else max(0.0, float(lo)), 1.0 if c == n else min(1.0, float(hi)))
+        assert stats.wilson_interval(c, n, conf) == want, (c, n, conf)
+
+
 # --------------------------------------------------------------------------- pass@k, pass^k
 
 

@@ -10,7 +10,8 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -100,3 +101,18 @@ def run_app(app: Callable[[], Any]) -> None:
 JudgeModelOpt = Annotated[str | None, typer.Option(
     "--judge-model",
     help="Model for the openai/anthropic judge (default: $SKILLASSAY_JUDGE_MODEL, else gpt-4o-mini / claude-sonnet-4-5).")]
+
+
+@contextmanager
+def count_bar(console: Console, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """An update(done, total) callback drawing a bar that vanishes when done; None when the
+    console is not a terminal, so logs only get the command's result lines."""
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)

@@ -13,11 +13,15 @@ from rich.markup import escape
 
 from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out, parse_options
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
-from skillassay.models import MODELS
-from skillassay.models.benchmark import Summary
 
-if TYPE_CHECKING:  # annotations only: importing the gate pulls numpy into every command's start-up
+if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
     from skillassay.analyze.gate import GateResult
+    from skillassay.models.benchmark import Summary
+
+# The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
+# spelled out because building every pydantic model would triple `skillassay --help`'s time.
+SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
+                "analysis", "feedback", "config")
 
 app = typer.Typer(
     name="skillassay",
@@ -46,7 +50,7 @@ def validate(
 @app.command()
 @handles_input_errors
 def schema(
-    name: Annotated[str | None, typer.Argument(metavar="NAME", help=f"The kind to print: {', '.join(MODELS)}. All kinds, keyed by kind, when omitted.")] = None,
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help=f"The kind to print: {', '.join(SCHEMA_KINDS)}. All kinds, keyed by kind, when omitted.")] = None,
 ) -> None:
     """Print the JSON Schema of our files, for editors and other tools."""
     from skillassay.spec.validate import json_schemas
@@ -212,7 +216,7 @@ def aggregate(
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.analyze.aggregate import aggregate_iteration
-    from skillassay.cli.progress import count_bar
+    from skillassay.cli.console import count_bar
 
     with count_bar(err, "evals read") as on_eval:
         result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,

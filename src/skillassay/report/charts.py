@@ -10,7 +10,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -19,10 +19,13 @@ import platformdirs
 # nothing of matplotlib's into the user's HOME (a MPLCONFIGDIR the user set is kept).
 os.environ.setdefault("MPLCONFIGDIR", str(Path(platformdirs.user_cache_dir("skillassay")) / "matplotlib"))
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402 - after MPLCONFIGDIR
-from matplotlib.figure import Figure  # noqa: E402
+from skillassay.store.jsonio import load_json_lenient  # noqa: E402 - after MPLCONFIGDIR
 
-from skillassay.store.jsonio import load_json_lenient
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib itself is imported by the functions that draw: ci_outputs and the viewer use this
+# module's plain-data helpers, and `run` would otherwise pay its import (~0.7 s) for none.
 
 MAX_EVALS_CHARTED = 40  # beyond this the bars are unreadable; tables still list every eval
 SKILL_COLOR, BASE_COLOR = "#2b6cb0", "#a0aec0"
@@ -97,6 +100,8 @@ def trend_points(iteration_dir: Path) -> list[dict[str, Any]]:
 
 
 def _render(fig: Figure, fmt: str) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     # svg.fonttype "path" (the default) draws labels as outlines: names the agent or the eval
@@ -116,6 +121,8 @@ def per_eval_chart(rows: list[dict[str, Any]], fmt: str = "svg") -> bytes | None
     rows = [r for r in rows if r["skill"] is not None or r["base"] is not None][:MAX_EVALS_CHARTED]
     if not rows:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2))
     ax = fig.add_subplot()
     ys = list(range(len(rows)))
@@ -135,6 +142,8 @@ def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     """Pass rate, tokens and time across iterations; None with fewer than two points."""
     if len(points) < 2:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(9, 2.8))
     xs = [p["iteration"] for p in points]
     panels = (("pass rate", ("skill_pass_rate", "base_pass_rate")), ("avg tokens (with skill)", ("tokens",)),
