@@ -200,8 +200,9 @@ def safe_relative(rel: str) -> PurePosixPath:
 def write_returned(run_dir: Path, returned: Returned) -> None:
     """The worker's files into the run folder: outputs/ replaced (a killed attempt's left-overs
     go first, as execute_trial does locally), each file written to a temp name and renamed, so
-    a driver killed here leaves no half file (and no grading.json: the trial runs again). The
-    files execute_trial writes pass the driver's disk redactor too."""
+    a driver killed here leaves no half file (and no grading.json: the trial runs again).
+    Every file passes the driver's disk redactor, the agent's own included: the driver writes
+    them, and no file the driver writes carries a key (locally the agent writes its files)."""
     outputs = run_dir / "outputs"
     if outputs.exists() or outputs.is_symlink():
         remove_tree(outputs, run_dir)
@@ -214,7 +215,7 @@ def write_returned(run_dir: Path, returned: Returned) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with open(tmp, "wb") as fh:
-            fh.write(mask(data) if rel in OWN_FILES else data)
+            fh.write(mask(data))
         os.replace(tmp, dest)
 
 
@@ -235,11 +236,18 @@ def worker_executor(name: str, settings: ExecutorSettings) -> Executor:
         return _executors[key]
 
 
-def node_label() -> str:
-    import ray
+_label: list[str] = []
 
-    ctx = ray.get_runtime_context()
-    return f"{ray.util.get_node_ip_address()}/{ctx.get_node_id()[:8]}"
+
+def node_label() -> str:
+    """This worker's node as preflight names it (address/id): looked up once per process."""
+    if not _label:
+        import ray
+
+        own = ray.get_runtime_context().get_node_id()
+        node = next((n for n in ray.nodes() if n.get("NodeID") == own), {"NodeID": own})
+        _label.append(node_text(node))
+    return _label[0]
 
 
 def worker_ready(name: str, settings: ExecutorSettings) -> tuple[str, str | None]:
