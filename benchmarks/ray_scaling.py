@@ -2,7 +2,8 @@
 
 1. efficiency: 1,000 trials of a latency-bound `command` executor (`sleep 0.5`) at
    concurrency 32 over two nodes (16 skillassay_slots each); ideal time = 1,000 x 0.5 s / 32,
-   efficiency = ideal / measured (from the first trial dispatched to the last written);
+   efficiency = ideal / measured (from the first trial dispatched to the last written), and
+   the steady-state efficiency once every Ray worker process has started;
 2. the echo executor's per-trial overhead through Ray against the local backend's, both at
    concurrency 1 (a round trip each: the latency a trial pays);
 3. Ray's start-up: the two-node cluster's `ray start`s, and a local instance started by
@@ -41,9 +42,16 @@ class Clock(Progress):
     def start(self, total: int, skipped: int, message: str) -> None:
         self.t0 = time.perf_counter()
         self.t1 = self.t0
+        self.done: list[float] = []
 
     def trial_done(self, record: TrialRecord) -> None:
         self.t1 = time.perf_counter()
+        self.done.append(self.t1)
+
+    def steady_rate(self, skip: int) -> float:
+        """Trials per second after the first `skip` (the worker processes' start-up) finished."""
+        later = self.done[skip:]
+        return (len(later) - 1) / (later[-1] - later[0]) if len(later) > 1 else float("nan")
 
     @property
     def seconds(self) -> float:
@@ -61,9 +69,10 @@ def make_skill(root: Path) -> Path:
     return skill
 
 
-def timed_run(skill: Path, ws: Path, trials_total: int, **kw: object) -> tuple[float, float, int]:
+def timed_run(skill: Path, ws: Path, trials_total: int, clock: Clock | None = None,
+              **kw: object) -> tuple[float, float, int]:
     """(execute-phase seconds, whole command seconds, trials executed)."""
-    clock = Clock()
+    clock = clock or Clock()
     t0 = time.perf_counter()
     outcome = run_benchmark(RunRequest(skill_dir=skill, trials=max(1, trials_total // (EVALS * 2)), workspace=ws,
                                        stop_after_same_errors=0, **kw), clock)  # type: ignore[arg-type]
@@ -87,12 +96,17 @@ def main() -> None:
                                         "second_node": round(time.perf_counter() - t, 2)}
         skill = make_skill(root)
         sleep = {"executor": "command", "executor_options": {"argv": ["/bin/sleep", str(SLEEP)]}}
-        execute, whole, n = timed_run(skill, root / "sleep", args.trials, concurrency=args.concurrency,
+        clock = Clock()
+        execute, whole, n = timed_run(skill, root / "sleep", args.trials, clock, concurrency=args.concurrency,
                                       backend="ray", ray_address=cluster.address, **sleep)
         ideal = n * SLEEP / args.concurrency
+        steady = clock.steady_rate(2 * args.concurrency)
         out["sleep_trials"] = {"trials": n, "concurrency": args.concurrency, "ideal_seconds": round(ideal, 2),
                                "execute_seconds": round(execute, 2), "command_seconds": round(whole, 2),
-                               "efficiency": round(ideal / execute, 3)}
+                               "efficiency": round(ideal / execute, 3),
+                               # once every worker process is up: measured rate / ideal rate
+                               "steady_trials_per_second": round(steady, 2),
+                               "steady_efficiency": round(steady / (args.concurrency / SLEEP), 3)}
         echo = {"executor": "echo", "concurrency": 1}
         local_s, _, ln = timed_run(skill, root / "echo-local", args.echo_trials, **echo)
         ray_s, _, rn = timed_run(skill, root / "echo-ray", args.echo_trials, backend="ray",

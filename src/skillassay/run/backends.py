@@ -302,7 +302,8 @@ class RayBackend(Backend):
         try:
             import ray
         except ImportError as exc:
-            raise InputError.one("--backend", "ray", "the Ray backend needs Ray: pip install 'skillassay[ray]'") from exc
+            raise InputError.one("--backend", "ray", "the Ray backend needs Ray here: pip install 'ray>=2.60' "
+                                 "(or the [ray] extra: pip install -e '.[ray]' in a skillassay checkout)") from exc
         self.ray = ray
         self.max_output_bytes, self.retries = max_output_bytes, retries
         t0 = time.perf_counter()
