@@ -316,6 +316,7 @@ class RayBackend(Backend):
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise InputError.one("--ray-address", address or "(local)", f"cannot connect to Ray: {exc}") from exc
         self.startup_seconds = time.perf_counter() - t0
+        errors_to_stderr(ray)
         slots = ray.cluster_resources().get(SLOT_RESOURCE, 0)
         self.task_options: dict[str, Any] = (
             {"num_cpus": 0, "resources": {SLOT_RESOURCE: 1}} if slots else {"num_cpus": 1})
@@ -407,6 +408,23 @@ class RayBackend(Backend):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.ray.shutdown()
+
+
+def errors_to_stderr(ray: Any) -> None:
+    """Ray prints the raylet's warnings pushed to the driver ("N worker processes have been
+    started...") on stdout, where `run --json` writes its one JSON document; they go to stderr
+    instead. Ray offers no setting for it, so its printer (private, looked up by name when a
+    message arrives) is wrapped; if a Ray version lacks it, nothing changes."""
+    module = getattr(getattr(ray, "_private", None), "worker", None)
+    printer = getattr(module, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "skillassay_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return printer({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr.skillassay_stderr = True  # type: ignore[attr-defined]
+    module.print_to_stdstream = to_stderr  # type: ignore[union-attr]
 
 
 class _Failed(Executor):
