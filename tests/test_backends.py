@@ -47,12 +47,14 @@ def test_skill_travels_as_tar_and_unpacks_once(example_skill: Path, tmp_path: Pa
     skill = load_skill(example_skill)
     data = pack_tree(skill.path)
     meta = SkillPack(skill.name, skill.description, skill.body, dict(skill.frontmatter), "d1")
-    got = unpack_skill((meta, data), tmp_path / "cache")
+    got = unpack_skill((meta, lambda: data), tmp_path / "cache")
     assert got is not None and got.name == skill.name and got.body == skill.body
     assert (got.path / "scripts" / "tool.sh").read_text() == "echo hi\n"
     assert (got.path / "SKILL.md").read_bytes() == (example_skill / "SKILL.md").read_bytes()
     assert not (got.path / "__pycache__").exists()
-    again = unpack_skill((meta, data), tmp_path / "cache")  # a second trial on the node: no new copy
+    def not_again() -> bytes:
+        raise AssertionError("fetched again")
+    again = unpack_skill((meta, not_again), tmp_path / "cache")  # a second trial on the node: no fetch, no copy
     assert again is not None and again.path == got.path
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["d1"]
     assert unpack_skill(None, tmp_path / "cache") is None

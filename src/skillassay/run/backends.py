@@ -132,18 +132,19 @@ def pack_tree(root: Path) -> bytes:
     return buf.getvalue()
 
 
-def unpack_skill(pack: tuple[SkillPack, bytes] | None, cache: Path) -> Skill | None:
-    """The skill on this node, extracted once per content digest (trials of one run share it).
-    Extracted to a private folder then renamed, so concurrent workers never see half a skill;
-    `filter="data"` refuses absolute paths, `..` and links leaving the folder."""
+def unpack_skill(pack: tuple[SkillPack, Callable[[], bytes]] | None, cache: Path) -> Skill | None:
+    """The skill on this node, extracted once per content digest (trials of one run share it):
+    its bytes are fetched (`load`) only when this node has not extracted it yet. Extracted to a
+    private folder then renamed, so concurrent workers never see half a skill; `filter="data"`
+    refuses absolute paths, `..` and links leaving the folder."""
     if pack is None:
         return None
-    meta, data = pack
+    meta, load = pack
     target = cache / meta.digest
     if not target.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".x", dir=cache))
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        with tarfile.open(fileobj=io.BytesIO(load()), mode="r") as tar:
             tar.extractall(tmp, filter="data")
         try:
             os.rename(tmp, target)
@@ -259,14 +260,17 @@ def worker_ready(name: str, settings: ExecutorSettings) -> tuple[str, str | None
     return node_label(), missing
 
 
-def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tuple[SkillPack, bytes] | None,
+def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tuple[SkillPack, list[Any]] | None,
                  inputs: list[tuple[str, bytes]], policy: RetryPolicy, limit: int) -> Returned:
-    """One trial on a worker: execute_trial in a temporary run folder, its files sent back."""
+    """One trial on a worker: execute_trial in a temporary run folder, its files sent back.
+    The skill's object comes nested in a list, so Ray does not fetch it for every trial."""
+    import ray
+
     executor = worker_executor(name, settings)
     cache = Path(tempfile.gettempdir()) / f"skillassay-ray-{os.getuid()}" / "skills"
     root = Path(tempfile.mkdtemp(prefix="skillassay-trial-"))
     try:
-        local_skill = unpack_skill(skill, cache)
+        local_skill = unpack_skill(None if skill is None else (skill[0], lambda: ray.get(skill[1][0])), cache)
         (root / "in").mkdir()
         paths = []
         for i, (filename, data) in enumerate(inputs):
@@ -366,22 +370,24 @@ class RayBackend(Backend):
     def put_once(self, key: object, make: Callable[[], object]) -> Any:
         with self.refs_lock:
             if key not in self.refs:
-                self.refs[key] = self.ray.put(make())
+                self.refs[key] = make()
             return self.refs[key]
 
     def skill_ref(self, skill: Skill | None) -> Any:
+        """(metadata with the content digest, [the tar's object]), made once per skill."""
         if skill is None:
             return None
 
-        def make() -> tuple[SkillPack, bytes]:
+        def make() -> tuple[SkillPack, list[Any]]:
             data = pack_tree(skill.path)
             meta = SkillPack(skill.name, skill.description, skill.body, dict(skill.frontmatter),
                              hashlib.sha256(data).hexdigest()[:32])
-            return meta, data
+            return meta, [self.ray.put(data)]
         return self.put_once(("skill", str(skill.path), skill.name), make)
 
     def inputs_ref(self, eval_id: object, input_files: list[Path]) -> Any:
-        return self.put_once(("inputs", eval_id), lambda: [(f.name, f.read_bytes()) for f in input_files])
+        return self.put_once(("inputs", eval_id),
+                             lambda: self.ray.put([(f.name, f.read_bytes()) for f in input_files]))
 
     def execute(self, trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
                 policy: RetryPolicy, redactor: Callable[[str], str]) -> Executed:
