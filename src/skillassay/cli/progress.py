@@ -19,7 +19,7 @@ class RichProgress(EngineProgress):
         self.failures = 0
         self.bar = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("errored {task.fields[failed]}"), TimeElapsedColumn(),
-                            console=console, transient=False)
+                            TextColumn("{task.fields[node]}"), console=console, transient=False)
         self.task: TaskID | None = None
 
     def notice(self, message: str) -> None:
@@ -28,13 +28,14 @@ class RichProgress(EngineProgress):
     def start(self, total: int, skipped: int, message: str) -> None:
         self.console.print(f"{message}; {skipped} trials already graded, {total} to run")
         self.bar.start()
-        self.task = self.bar.add_task("trials", total=total, failed=0)
+        self.task = self.bar.add_task("trials", total=total, failed=0, node="")
 
     def trial_done(self, record: TrialRecord) -> None:
         if not record.completed:
             self.failures += 1
         if self.task is not None:
-            self.bar.update(self.task, advance=1, failed=self.failures)
+            node = self.node_of(record.run_dir) if self.node_of else None
+            self.bar.update(self.task, advance=1, failed=self.failures, node=f"last on {node}" if node else "")
 
     def finish(self) -> None:
         self.bar.stop()
@@ -65,8 +66,10 @@ class LineProgress(EngineProgress):
         # error, and "FAIL (0 failed)" read as a contradiction
         # Straight to the stream: rich's print costs ~0.1 ms a line, a fifth of the engine's own
         # per-trial budget at 20,000 trials, for a line it neither wraps (soft_wrap) nor styles.
+        node = self.node_of(record.run_dir) if self.node_of else None
         self.console.file.write(
-            f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}: "
+            f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}"
+            f"{f' on {node}' if node else ''}: "
             f"{verdict} ({self.failures} errored so far, {time.perf_counter() - self.t0:.1f}s elapsed)\n")
 
     def finish(self) -> None:

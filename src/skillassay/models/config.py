@@ -58,3 +58,8 @@ class BenchmarkConfig(ClosedSpecModel):
     concurrency: int | None = Field(None, ge=1)
     timeout_seconds: float | None = Field(None, gt=0)
     adaptive: Adaptive | None = Field(None, description="Adaptive trials; see Adaptive. Absent: a fixed trials_per_eval.")
+    backend: Literal["local", "ray"] | None = Field(
+        None, description="Where trials run: local (a thread pool, the default) or ray (a Ray cluster).")
+    ray_address: str | None = Field(
+        None, description="With backend ray: what ray.init(address=...) takes (auto, ray://host:10001, "
+                          "host:6379); unset: a local Ray instance.")

@@ -24,7 +24,6 @@ from skillassay.errors import InputError
 from skillassay.executors import (
     Executor,
     ExecutorSettings,
-    check_executor,
     load_executor_class,
     unmeasurable_thresholds,
     unmeasured_notice,
@@ -42,7 +41,8 @@ from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import write_report
 from skillassay.run.adaptive import design_record, questions_for, run_rounds
-from skillassay.run.execute import RetryPolicy, execute_trial
+from skillassay.run.backends import Backend, open_backend
+from skillassay.run.execute import RetryPolicy
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
@@ -110,6 +110,8 @@ class RunRequest:
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
     stop_after_same_errors: int = DEFAULT_LIMIT  # stop.py: the first N trials failing alike stop the run (0: never)
     adaptive: bool = False  # trials in rounds until each eval is settled (run/adaptive.py); also on when the config has `adaptive`
+    backend: str | None = None  # where trials run: local (thread pool, default) or ray (run/backends.py)
+    ray_address: str | None = None  # what ray.init(address=...) takes; None: a local Ray instance
 
 
 @dataclass
@@ -128,6 +130,8 @@ class RunOutcome:
 
 class Progress:
     """Callbacks the CLI implements (rich bar or plain lines); the engine stays UI-free."""
+
+    node_of: Callable[[Path | None], str | None] | None = None  # the node a trial ran on (Ray), set by the engine
 
     def notice(self, message: str) -> None: ...
     def start(self, total: int, skipped: int, message: str) -> None: ...
@@ -151,6 +155,7 @@ class Prepared:
     not_measured: list[str] = field(default_factory=list)  # thresholds the executor cannot measure
     seed: int = 0
     file_hashes: dict[Path, str] = field(default_factory=dict)  # sha256 of each input file, read once
+    backend: Backend = field(default_factory=Backend)  # where each trial's executor runs
 
 
 def config_path(req: RunRequest) -> Path | None:
@@ -176,12 +181,15 @@ def prepare(req: RunRequest) -> Prepared:
         options=dict(req.executor_options),
     )
     executor = load_executor_class(name)(settings)
-    try:
-        check_executor(executor)
+    backend: Backend | None = None
+    try:  # the executor is checked where it will run: here, or on every node (preflight)
+        backend = open_backend(req.backend or config.backend, req.ray_address or config.ray_address, executor)
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
     except BaseException:
         executor.close()
+        if backend is not None:
+            backend.close()
         raise
     input_files = inputs.input_files
     file_hashes = {f: hash_file(f) for files in input_files.values() for f in files}
@@ -196,7 +204,7 @@ def prepare(req: RunRequest) -> Prepared:
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     inputs.config_path, inputs.compiled,
-                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes)
+                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend)
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
@@ -316,9 +324,9 @@ class TrialRunner:
 
     def __call__(self, trial: Trial) -> TrialRecord:
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
-        result, metrics, timing = execute_trial(
+        result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
-            self.p.input_files.get(trial.eval.id, []), retry, self.redactor, write_timing=False)
+            self.p.input_files.get(trial.eval.id, []), retry, self.redactor)
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
                         final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
@@ -340,11 +348,13 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
         lock.acquire()
     except BaseException:
         p.executor.close()  # prepare built it (an HTTP client, say) and nothing else will close it
+        p.backend.close()
         raise
     try:
         return run_locked(req, p, progress or Progress(), on_choice)
     finally:
         lock.release()
+        p.backend.close()
 
 
 def run_locked(req: RunRequest, p: Prepared, progress: Progress,
@@ -392,7 +402,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until each eval is settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
-    concurrency = req.concurrency or p.config.concurrency or 1
+    progress.node_of = p.backend.node_of
+    concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
     if adaptive:
         questions = questions_for(p.config.thresholds)
