@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
-                "analysis", "feedback", "config")
+                "analysis", "feedback", "config", "triggers", "description_history")
 
 app = typer.Typer(
     name="skillassay",
