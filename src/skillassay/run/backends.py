@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import io
 import os
+import queue
 import shutil
 import tarfile
 import tempfile
@@ -264,6 +265,49 @@ def worker_ready(name: str, settings: ExecutorSettings) -> tuple[str, str | None
     return node_label(), missing
 
 
+def node_inputs(inputs: list[tuple[str, bytes]], cache: Path) -> list[Path]:
+    """An eval's input files on this node, written once per content (every trial of the eval
+    shares them: execute_trial copies them into its outputs/), private folder then rename as
+    for the skill. A name is a file name the driver took from Path.name: no folder in it."""
+    if not inputs:
+        return []
+    digest = hashlib.sha256()
+    for filename, data in inputs:
+        digest.update(f"{len(filename)}:{filename}:{len(data)}:".encode())
+        digest.update(data)
+    target = cache / digest.hexdigest()[:32]
+    if not target.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".x", dir=cache))
+        for i, (filename, data) in enumerate(inputs):
+            (tmp / str(i)).mkdir()
+            (tmp / str(i) / PurePosixPath(filename).name).write_bytes(data)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another thread got there first: same digest, same content
+            shutil.rmtree(tmp, ignore_errors=True)
+    return [target / str(i) / PurePosixPath(filename).name for i, (filename, _) in enumerate(inputs)]
+
+
+_trash: list[queue.SimpleQueue[Path]] = []
+_trash_lock = threading.Lock()
+
+
+def discard(folder: Path) -> None:
+    """A trial's temporary folder, deleted by a background thread of this worker: rmdir costs
+    ~4 ms of I/O wait each on an ext4 disk (and a trial has a few), little CPU, and the trial's
+    result need not wait for it."""
+    with _trash_lock:
+        if not _trash:
+            _trash.append(queue.SimpleQueue())
+
+            def empty(q: queue.SimpleQueue[Path]) -> None:
+                while True:
+                    shutil.rmtree(q.get(), ignore_errors=True)
+            threading.Thread(target=empty, args=(_trash[0],), daemon=True, name="skillassay-trash").start()
+    _trash[0].put(folder)
+
+
 def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tuple[SkillPack, list[Any]] | None,
                  inputs: list[tuple[str, bytes]], policy: RetryPolicy, limit: int) -> Returned:
     """One trial on a worker: execute_trial in a temporary run folder, its files sent back.
@@ -271,24 +315,19 @@ def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tup
     import ray
 
     executor = worker_executor(name, settings)
-    cache = Path(tempfile.gettempdir()) / f"skillassay-ray-{os.getuid()}" / "skills"
+    cache = Path(tempfile.gettempdir()) / f"skillassay-ray-{os.getuid()}"
     root = Path(tempfile.mkdtemp(prefix="skillassay-trial-"))
     try:
-        local_skill = unpack_skill(None if skill is None else (skill[0], lambda: ray.get(skill[1][0])), cache)
-        (root / "in").mkdir()
-        paths = []
-        for i, (filename, data) in enumerate(inputs):
-            (root / "in" / str(i)).mkdir()
-            path = root / "in" / str(i) / filename  # execute_trial copies it to outputs/<name>
-            path.write_bytes(data)
-            paths.append(path)
-        result, metrics, timing = execute_trial(replace(trial, run_dir=root / "run"), executor, local_skill, paths,
+        local_skill = unpack_skill(None if skill is None else (skill[0], lambda: ray.get(skill[1][0])),
+                                   cache / "skills")
+        paths = node_inputs(inputs, cache / "inputs")
+        result, metrics, timing = execute_trial(replace(trial, run_dir=root), executor, local_skill, paths,
                                                 policy, disk_redactor().text, write_timing=False)
-        files, dirs = collect(root / "run")
+        files, dirs = collect(root)
         files, result, metrics = enforce_limit(files, result, metrics, limit)
         return Returned(result, metrics, timing, files, dirs, node_label())
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        discard(root)
 
 
 class TrialActor:
