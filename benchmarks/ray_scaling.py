@@ -3,7 +3,7 @@
 1. efficiency: 1,000 trials of a latency-bound `command` executor (`sleep 0.5`) at
    concurrency 32 over two nodes (16 skillassay_slots each); ideal time = 1,000 x 0.5 s / 32,
    efficiency = ideal / measured (from the first trial dispatched to the last written), and
-   the steady-state efficiency once every Ray worker process has started;
+   the steady-state efficiency after the first 2 x concurrency trials;
 2. the echo executor's per-trial overhead through Ray against the local backend's, both at
    concurrency 1 (a round trip each: the latency a trial pays);
 3. Ray's start-up: the two-node cluster's `ray start`s, and a local instance started by
@@ -104,7 +104,7 @@ def main() -> None:
         out["sleep_trials"] = {"trials": n, "concurrency": args.concurrency, "ideal_seconds": round(ideal, 2),
                                "execute_seconds": round(execute, 2), "command_seconds": round(whole, 2),
                                "efficiency": round(ideal / execute, 3),
-                               # once every worker process is up: measured rate / ideal rate
+                               # after the first 2 x concurrency trials: measured rate / ideal rate
                                "steady_trials_per_second": round(steady, 2),
                                "steady_efficiency": round(steady / (args.concurrency / SLEEP), 3)}
         echo = {"executor": "echo", "concurrency": 1}

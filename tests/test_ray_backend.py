@@ -192,7 +192,9 @@ def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp
     proc = subprocess.Popen(args, env=ray_env({"SA_RAYTEST_API_KEY": KEY}), cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not (running := any("ray::worker_trial" in _cmdline(pid) for pid in victim.pids())):
+    # a trial runs there when its agent (a child of the node's actor, /bin/sh) does; Ray's
+    # worker processes carry the runtime_env (the key's name) in their own command lines
+    while not (running := any(_cmdline(pid).startswith("/bin/sh\0-c\0sleep 2") for pid in victim.pids())):
         assert time.monotonic() < deadline and proc.poll() is None, "the victim node never ran a trial"
         time.sleep(0.1)
     victim.kill()

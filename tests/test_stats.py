@@ -393,3 +393,12 @@ def test_plain_comparison_equality_passes() -> None:
     assert stats.plain_comparison(None, 1.0, "min") is None
     with pytest.raises(ValueError):
         stats.plain_comparison(1.0, 1.0, "above")  # type: ignore[arg-type]
+
+
+def test_lognormal_interval_of_two_far_apart_values_is_unbounded_not_a_crash() -> None:
+    """2 evals whose mean durations differ 5000-fold: the pivot's upper quantile is past
+    exp's range (OverflowError in a Ray run's report before)."""
+    from skillassay.analyze.numerics import lognormal_mean_interval
+
+    lo, hi = lognormal_mean_interval([0.001, 5.0])
+    assert 0 < lo < 5.0 and hi == float("inf")

@@ -292,7 +292,13 @@ def lognormal_mean_interval(means: Sequence[float] | np.ndarray, conf: float = 0
     # The pivot: mu's and sigma^2's generalized pivotal quantities at the observed mean and s^2.
     t = float(y.mean()) - z * math.sqrt(s2 / n) / np.sqrt(u2 / (n - 1)) + 0.5 * s2 * (n - 1) / u2
     lo, hi = np.quantile(t, [(1 - conf) / 2, (1 + conf) / 2])
-    return (math.exp(float(lo)), math.exp(float(hi)))
+    # Few, widely spread values (2 evals whose durations differ tenfold) put the upper bound
+    # past a float's range: it is unbounded, not a crash.
+    return (_exp_or_inf(float(lo)), _exp_or_inf(float(hi)))
+
+
+def _exp_or_inf(x: float) -> float:
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 @dataclass(frozen=True)

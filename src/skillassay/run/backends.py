@@ -4,12 +4,16 @@ The seam is one call, `Backend.execute`, which TrialRunner makes in place of exe
 everything around it (planning, resume, grading, the atomic writes, grading.json last) stays
 on the driver, so a Ray run has the local run's layout and resume rules by construction.
 
-Ray: each trial is one Ray task. The skill folder and the eval's input files travel as bytes
-through the object store (ray.put, once per skill and per eval), never through a filesystem
-the nodes would have to share. The worker runs execute_trial exactly as the local backend
-does, in its own temporary run folder, and returns the TrialResult, metrics, timing and every
-file it wrote; the driver writes them into the real run folder. `ray` is imported only here,
-only when the Ray backend is chosen (an optional extra)."""
+Ray: a pool of long-lived actors, one per node, created once per run (Ray's pattern for many
+short calls: a task per trial started one worker process per concurrent trial, 1-3 s of CPU
+each, which on a small node cost more than the trials). Each actor is a threaded actor holding
+all of its node's `skillassay_slots` and running that many trials at once, so one process
+serves a node's trials of a latency-bound agent; its executor is built once. The skill folder
+and the eval's input files travel as bytes through the object store (ray.put, once per skill
+and per eval), never through a filesystem the nodes would have to share. The actor runs
+execute_trial exactly as the local backend does, in its own temporary run folder, and returns
+the TrialResult, metrics, timing and every file it wrote; the driver writes them into the real
+run folder. `ray` is imported only here, only when the Ray backend is chosen (an optional extra)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import contextlib
 import hashlib
 import io
 import os
+import queue
 import shutil
 import tarfile
 import tempfile
@@ -40,7 +45,7 @@ from skillassay.store.redact import disk_redactor, looks_secret
 BACKENDS = ("local", "ray")
 SLOT_RESOURCE = "skillassay_slots"  # custom Ray resource: how many trials a node runs at once
 MAX_OUTPUT_BYTES = 64 * 2**20  # the agent's output files a trial may send back from a worker
-TASK_RETRIES = 3  # a trial whose worker or node dies runs again (Ray's max_retries)
+TASK_RETRIES = 3  # a trial whose actor (its node) dies runs again on another node, this many times
 PREFLIGHT_SECONDS = 120.0
 # The files execute_trial itself writes (the agent's own files are everything else in outputs/).
 OWN_FILES = frozenset({"transcript.jsonl", "transcript.md", f"outputs/{ANSWER_FILE}", "outputs/metrics.json"})
@@ -221,7 +226,7 @@ def write_returned(run_dir: Path, returned: Returned) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The worker side: module-level functions, so Ray pickles them by reference (every node has
+# The worker side: module-level code, so Ray pickles it by reference (every node has
 # skillassay installed) and a worker process keeps its executor between trials.
 
 _executors: dict[bytes, Executor] = {}
@@ -260,6 +265,49 @@ def worker_ready(name: str, settings: ExecutorSettings) -> tuple[str, str | None
     return node_label(), missing
 
 
+def node_inputs(inputs: list[tuple[str, bytes]], cache: Path) -> list[Path]:
+    """An eval's input files on this node, written once per content (every trial of the eval
+    shares them: execute_trial copies them into its outputs/), private folder then rename as
+    for the skill. A name is a file name the driver took from Path.name: no folder in it."""
+    if not inputs:
+        return []
+    digest = hashlib.sha256()
+    for filename, data in inputs:
+        digest.update(f"{len(filename)}:{filename}:{len(data)}:".encode())
+        digest.update(data)
+    target = cache / digest.hexdigest()[:32]
+    if not target.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".x", dir=cache))
+        for i, (filename, data) in enumerate(inputs):
+            (tmp / str(i)).mkdir()
+            (tmp / str(i) / PurePosixPath(filename).name).write_bytes(data)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another thread got there first: same digest, same content
+            shutil.rmtree(tmp, ignore_errors=True)
+    return [target / str(i) / PurePosixPath(filename).name for i, (filename, _) in enumerate(inputs)]
+
+
+_trash: list[queue.SimpleQueue[Path]] = []
+_trash_lock = threading.Lock()
+
+
+def discard(folder: Path) -> None:
+    """A trial's temporary folder, deleted by a background thread of this worker: rmdir costs
+    ~4 ms of I/O wait each on an ext4 disk (and a trial has a few), little CPU, and the trial's
+    result need not wait for it."""
+    with _trash_lock:
+        if not _trash:
+            _trash.append(queue.SimpleQueue())
+
+            def empty(q: queue.SimpleQueue[Path]) -> None:
+                while True:
+                    shutil.rmtree(q.get(), ignore_errors=True)
+            threading.Thread(target=empty, args=(_trash[0],), daemon=True, name="skillassay-trash").start()
+    _trash[0].put(folder)
+
+
 def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tuple[SkillPack, list[Any]] | None,
                  inputs: list[tuple[str, bytes]], policy: RetryPolicy, limit: int) -> Returned:
     """One trial on a worker: execute_trial in a temporary run folder, its files sent back.
@@ -267,37 +315,66 @@ def worker_trial(name: str, settings: ExecutorSettings, trial: Trial, skill: tup
     import ray
 
     executor = worker_executor(name, settings)
-    cache = Path(tempfile.gettempdir()) / f"skillassay-ray-{os.getuid()}" / "skills"
+    cache = Path(tempfile.gettempdir()) / f"skillassay-ray-{os.getuid()}"
     root = Path(tempfile.mkdtemp(prefix="skillassay-trial-"))
     try:
-        local_skill = unpack_skill(None if skill is None else (skill[0], lambda: ray.get(skill[1][0])), cache)
-        (root / "in").mkdir()
-        paths = []
-        for i, (filename, data) in enumerate(inputs):
-            (root / "in" / str(i)).mkdir()
-            path = root / "in" / str(i) / filename  # execute_trial copies it to outputs/<name>
-            path.write_bytes(data)
-            paths.append(path)
-        result, metrics, timing = execute_trial(replace(trial, run_dir=root / "run"), executor, local_skill, paths,
+        local_skill = unpack_skill(None if skill is None else (skill[0], lambda: ray.get(skill[1][0])),
+                                   cache / "skills")
+        paths = node_inputs(inputs, cache / "inputs")
+        result, metrics, timing = execute_trial(replace(trial, run_dir=root), executor, local_skill, paths,
                                                 policy, disk_redactor().text, write_timing=False)
-        files, dirs = collect(root / "run")
+        files, dirs = collect(root)
         files, result, metrics = enforce_limit(files, result, metrics, limit)
         return Returned(result, metrics, timing, files, dirs, node_label())
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        discard(root)
+
+
+class TrialActor:
+    """One per node for a run: preflight (`ready`) and then that node's trials, up to its
+    slots at once (a threaded actor: execute_trial is what the local thread pool runs in its
+    threads too). The executor is built here once, not per trial."""
+
+    def __init__(self, name: str, settings: ExecutorSettings) -> None:
+        self.name, self.settings = name, settings
+
+    def ready(self) -> tuple[str, str | None]:
+        return worker_ready(self.name, self.settings)
+
+    def trial(self, trial: Trial, skill: tuple[SkillPack, list[Any]] | None, inputs: list[tuple[str, bytes]],
+              policy: RetryPolicy, limit: int) -> Returned:
+        return worker_trial(self.name, self.settings, trial, skill, inputs, policy, limit)
 
 
 # ---------------------------------------------------------------------------------------------
 # The driver side.
 
-class RayBackend(Backend):
-    """Trials as Ray tasks. `address` is what ray.init takes (`auto`, `ray://host:10001`,
-    `host:6379`); None starts a local Ray instance on this machine.
+@dataclass
+class Member:
+    """An actor of the pool as the driver tracks it: its node, how many trials it may run at
+    once (the node's slots) and how many the driver has sent it that have not come back."""
 
-    Concurrency: the engine's thread pool keeps at most `--concurrency` tasks in flight (the
-    cluster-wide bound). A node's own bound is the custom resource `skillassay_slots` (each
-    trial takes one; `ray start --resources '{"skillassay_slots": 4}'`); when no node declares
-    it, each trial takes one CPU, Ray's default."""
+    handle: Any
+    node: dict[str, Any]
+    capacity: int
+    busy: int = 0
+
+
+def pick(pool: list[Member]) -> Member | None:
+    """The least loaded actor relative to its node's slots (ties: the first), so trials
+    spread over the nodes in proportion to what each declared."""
+    return min(pool, key=lambda m: m.busy / m.capacity, default=None)
+
+
+class RayBackend(Backend):
+    """Trials on a pool of Ray actors, one per node. `address` is what ray.init takes
+    (`auto`, `ray://host:10001`, `host:6379`); None starts a local Ray instance here.
+
+    Concurrency: the engine's thread pool keeps at most `--concurrency` trials in flight (the
+    cluster-wide bound). A node's own bound is the custom resource `skillassay_slots`: its actor
+    holds all of the node's slots and runs that many trials at once
+    (`ray start --resources '{"skillassay_slots": 4}'`); when no node declares it, a node's
+    actor holds its CPUs and runs one trial per CPU, as Ray's default of one CPU a task would."""
 
     name = "ray"
 
@@ -321,51 +398,65 @@ class RayBackend(Backend):
             raise InputError.one("--ray-address", address or "(local)", f"cannot connect to Ray: {exc}") from exc
         self.startup_seconds = time.perf_counter() - t0
         errors_to_stderr(ray)
-        slots = ray.cluster_resources().get(SLOT_RESOURCE, 0)
-        self.task_options: dict[str, Any] = (
-            {"num_cpus": 0, "resources": {SLOT_RESOURCE: 1}} if slots else {"num_cpus": 1})
-        self.task_options["max_retries"] = retries
-        self.remote_trial = ray.remote(worker_trial)
-        self.remote_ready = ray.remote(worker_ready)
+        self.resource = SLOT_RESOURCE if ray.cluster_resources().get(SLOT_RESOURCE, 0) else "CPU"
+        self.actor_class = ray.remote(TrialActor)
+        self.pool: list[Member] = []
+        self.pool_lock = threading.Lock()
         self.refs: dict[object, Any] = {}  # skill / eval inputs -> their object in the store
         self.refs_lock = threading.Lock()
         self.nodes: dict[str, str] = {}  # run dir -> the node its trial ran on
 
     def trial_nodes(self) -> list[dict[str, Any]]:
         """The alive nodes a trial can be placed on (with slots, when slots are in use)."""
-        resource = SLOT_RESOURCE if "resources" in self.task_options else "CPU"
-        return [n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(resource, 0) > 0]
+        return [n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(self.resource, 0) >= 1]
 
     def default_concurrency(self) -> int:
-        """Without --concurrency: what the cluster can run at once."""
-        resource = SLOT_RESOURCE if "resources" in self.task_options else "CPU"
-        return max(1, int(self.ray.cluster_resources().get(resource, 1)))
+        """Without --concurrency: what the pool can run at once."""
+        return max(1, sum(m.capacity for m in self.pool))
 
-    def preflight(self, executor: Executor) -> None:
-        """One small task pinned to each node asks the executor's ready() there; the run is
-        refused (exit 2) naming every node that cannot run a trial."""
+    def start_actor(self, node: dict[str, Any], executor: Executor) -> Member:
+        """The node's actor, pinned there and holding all its slots (or CPUs): no other
+        skillassay run places trials on them meanwhile, so the per-node bound holds across runs.
+        No restarts: a dead actor's trials go to another node's actor (execute)."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        amount = node["Resources"][self.resource]
+        capacity = int(amount)
+        wants: dict[str, Any] = ({"num_cpus": 0, "resources": {SLOT_RESOURCE: amount}}
+                                 if self.resource == SLOT_RESOURCE else {"num_cpus": amount})
+        handle = self.actor_class.options(
+            **wants, max_concurrency=capacity, max_restarts=0, max_task_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
+        ).remote(executor.name, executor.settings)
+        return Member(handle, node, capacity)
+
+    def preflight(self, executor: Executor) -> None:
+        """Each node's actor, once started, asks the executor's ready() there; the run is
+        refused (exit 2) naming every node that cannot run a trial. The actors that pass are
+        the run's pool."""
         nodes = self.trial_nodes()
         if not nodes:
             raise InputError.one("--backend ray", "", f"no alive node offers {SLOT_RESOURCE} or a CPU for trials")
-        refs = {self.remote_ready.options(
-            num_cpus=0, max_retries=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False),
-        ).remote(executor.name, executor.settings): n for n in nodes}
+        members = [self.start_actor(n, executor) for n in nodes]
+        refs = {m.handle.ready.remote(): m for m in members}
         ready, pending = self.ray.wait(list(refs), num_returns=len(refs), timeout=PREFLIGHT_SECONDS)
-        problems = [Problem("--backend ray", f"node {node_text(refs[r])}",
-                            f"did not answer the preflight check in {PREFLIGHT_SECONDS:g}s") for r in pending]
+        problems = [Problem("--backend ray", f"node {node_text(refs[r].node)}",
+                            f"did not answer the preflight check in {PREFLIGHT_SECONDS:g}s (are its "
+                            f"{self.resource} held by another run?)") for r in pending]
         for ref in ready:
             try:
                 label, missing = self.ray.get(ref)
             except Exception as exc:  # a worker that cannot import skillassay, say
-                label, missing = node_text(refs[ref]), f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                label, missing = node_text(refs[ref].node), f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
             if missing:
                 problems.append(Problem("--backend ray", f"node {label}",
                                         f"--executor {executor.name} cannot run there: {missing}"))
         if problems:
+            for m in members:
+                with contextlib.suppress(Exception):
+                    self.ray.kill(m.handle)
             raise InputError(sorted(problems, key=lambda p: p.location))
+        self.pool = members
 
     def put_once(self, key: object, make: Callable[[], object]) -> Any:
         with self.refs_lock:
@@ -389,18 +480,48 @@ class RayBackend(Backend):
         return self.put_once(("inputs", eval_id),
                              lambda: self.ray.put([(f.name, f.read_bytes()) for f in input_files]))
 
+    def take(self) -> Member | None:
+        with self.pool_lock:
+            member = pick(self.pool)
+            if member is not None:
+                member.busy += 1
+            return member
+
+    def give_back(self, member: Member, dead: bool) -> None:
+        with self.pool_lock:
+            member.busy -= 1
+            if dead and member in self.pool:
+                self.pool.remove(member)
+
     def execute(self, trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
                 policy: RetryPolicy, redactor: Callable[[str], str]) -> Executed:
-        ref = self.remote_trial.options(**self.task_options).remote(
-            executor.name, executor.settings, trial, self.skill_ref(skill),
-            self.inputs_ref(trial.eval.id, input_files), policy, self.max_output_bytes)
-        try:
-            returned: Returned = self.ray.get(ref)
-        except Exception as exc:  # retries used up (the node kept dying), or the task could not run
-            return self.failed(trial, executor, f"the Ray task failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-        write_returned(trial.run_dir, returned)
-        self.nodes[str(trial.run_dir)] = returned.node
-        return returned.result, returned.metrics, returned.timing
+        """The trial on the least loaded actor. An actor that died (its node, say) leaves the
+        pool and the trial goes to another, up to `retries` times; nothing was written for it,
+        so it is written once, when an actor returns it."""
+        from ray.exceptions import RayActorError
+
+        skill_arg, inputs = self.skill_ref(skill), self.inputs_ref(trial.eval.id, input_files)
+        lost = ""
+        for _ in range(self.retries + 1):
+            member = self.take()
+            if member is None:
+                break
+            dead = False
+            try:
+                returned: Returned = self.ray.get(
+                    member.handle.trial.remote(trial, skill_arg, inputs, policy, self.max_output_bytes))
+            except RayActorError as exc:
+                dead, lost = True, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                continue
+            except Exception as exc:  # the trial's own code failed on the worker
+                return self.failed(trial, executor,
+                                   f"the Ray task failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+            finally:
+                self.give_back(member, dead)
+            write_returned(trial.run_dir, returned)
+            self.nodes[str(trial.run_dir)] = returned.node
+            return returned.result, returned.metrics, returned.timing
+        return self.failed(trial, executor, f"the Ray task failed: no node could run it ({lost or 'no actor left'})")
 
     def failed(self, trial: Trial, executor: Executor, error: str) -> Executed:
         """A trial Ray could not run is a failed trial (error), written like any other."""
