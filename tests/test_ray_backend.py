@@ -179,7 +179,8 @@ def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp
     """Last (it leaves the cluster one node short): the second node is killed while it runs
     trials; they run again on the head and each is written once. The agent (a `command`)
     also writes the API key the driver had in its environment, which reaches the workers only
-    through runtime_env: it arrives, and no file of the workspace holds it."""
+    through its node's actor: it arrives, and no file of the workspace holds it, nor any file
+    of Ray's own on the nodes (a runtime_env's env_vars end up in runtime_env_agent.log)."""
     victim = cluster.nodes[1]
     skill = skill_copy(tmp_path)
     ws = tmp_path / "ws"
@@ -193,7 +194,6 @@ def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     # a trial runs there when its agent (a child of the node's actor, /bin/sh) does; Ray's
-    # worker processes carry the runtime_env (the key's name) in their own command lines
     while not (running := any(_cmdline(pid).startswith("/bin/sh\0-c\0sleep 2") for pid in victim.pids())):
         assert time.monotonic() < deadline and proc.poll() is None, "the victim node never ran a trial"
         time.sleep(0.1)
@@ -211,6 +211,16 @@ def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
     assert KEY not in out + err
+    leaked = [str(path) for node in cluster.nodes for path in node.temp_dir.rglob("*")
+              if path.is_file() and not path.is_symlink() and _holds(path, KEY.encode())]
+    assert not leaked, f"Ray's own files on the nodes hold the key: {leaked[:5]}"
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    try:
+        return needle in path.read_bytes()
+    except OSError:  # sockets, files Ray removes meanwhile
+        return False
 
 
 def _cmdline(pid: int) -> str:

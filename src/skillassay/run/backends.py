@@ -89,8 +89,11 @@ def open_backend(name: str | None, address: str | None, executor: Executor) -> B
 
 
 def key_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The driver's secret-looking variables (API keys), for the workers' runtime_env: the
-    only way a key reaches a node, never a file. Ray's own settings (RAY_AUTH_MODE) stay out."""
+    """The driver's secret-looking variables (API keys), handed to each node's actor when it is
+    created: the only way a key reaches a node. Not through runtime_env's env_vars, although
+    that is Ray's documented way: Ray 2.60 writes a runtime_env, values included, into every
+    node's logs/runtime_env_agent.log and onto its workers' command lines (visible to `ps`),
+    which tests/test_ray_backend.py caught. Ray's own settings (RAY_AUTH_MODE) stay out."""
     env = dict(os.environ) if env is None else env
     return {k: v for k, v in env.items() if looks_secret(k) and not k.startswith("RAY_")}
 
@@ -335,7 +338,10 @@ class TrialActor:
     slots at once (a threaded actor: execute_trial is what the local thread pool runs in its
     threads too). The executor is built here once, not per trial."""
 
-    def __init__(self, name: str, settings: ExecutorSettings) -> None:
+    def __init__(self, name: str, settings: ExecutorSettings, keys: dict[str, str]) -> None:
+        # The actor's process is its own (one per node per run): its environment is where the
+        # executors look for their keys, as the driver's is locally.
+        os.environ.update(keys)
         self.name, self.settings = name, settings
 
     def ready(self) -> tuple[str, str | None]:
@@ -388,8 +394,7 @@ class RayBackend(Backend):
         self.ray = ray
         self.max_output_bytes, self.retries = max_output_bytes, retries
         t0 = time.perf_counter()
-        kwargs: dict[str, Any] = {"address": address, "runtime_env": {"env_vars": key_env()},
-                                  "log_to_driver": False, "logging_level": "ERROR"}
+        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": "ERROR"}
         if address is None:
             kwargs["include_dashboard"] = False
         try:
@@ -427,7 +432,7 @@ class RayBackend(Backend):
         handle = self.actor_class.options(
             **wants, max_concurrency=capacity, max_restarts=0, max_task_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
-        ).remote(executor.name, executor.settings)
+        ).remote(executor.name, executor.settings, key_env())
         return Member(handle, node, capacity)
 
     def preflight(self, executor: Executor) -> None:
