@@ -21,7 +21,10 @@ import math
 from typing import Literal
 
 import numpy as np
-from scipy import special
+
+# scipy.special (0.3 CPU-s) is imported in the functions, on first use: `aggregate` calls
+# numerics.preload() once its reader processes are forked, so the import runs beside the reading
+# instead of before it (the workers never need it).
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -43,11 +46,15 @@ def _quantile(q: float, ok: bool, lower: float, upper: float, compute: float, lo
 
 def norm_ppf(q: float) -> np.float64:
     """scipy.stats.norm.ppf(q)."""
+    from scipy import special
+
     return _quantile(q, True, -np.inf, np.inf, special.ndtri(q) if 0 < q < 1 else 0.0)
 
 
 def norm_isf(q: float) -> np.float64:
     """scipy.stats.norm.isf(q): -ndtri(q), as scipy computes it (not ndtri(1 - q))."""
+    from scipy import special
+
     if q == 1:
         return np.float64(-np.inf)
     if q == 0:
@@ -59,6 +66,8 @@ def norm_isf(q: float) -> np.float64:
 
 def t_ppf(q: float, df: float, loc: float = 0.0, scale: float = 1.0) -> np.float64:
     """scipy.stats.t.ppf(q, df, loc, scale)."""
+    from scipy import special
+
     ok = df > 0
     return _quantile(q, ok, -np.inf, np.inf, special.stdtrit(df, q) if ok and 0 < q < 1 else 0.0, loc, scale)
 
@@ -73,6 +82,8 @@ def t_interval(confidence: float, df: float, loc: float = 0.0, scale: float = 1.
 
 def chi2_ppf(q: float, df: float) -> np.float64:
     """scipy.stats.chi2.ppf(q, df)."""
+    from scipy import special
+
     ok = df > 0
     return _quantile(q, ok, 0.0, np.inf, 2 * special.gammaincinv(df / 2, q) if ok and 0 < q < 1 else 0.0)
 
