@@ -4,7 +4,12 @@ the edges included."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -105,3 +110,24 @@ def test_sign_flip_refuses_what_scipy_refuses() -> None:
         dists.sign_flip_test(np.array([1.0]))
     with pytest.raises(ValueError, match="rng"):
         dists.sign_flip_test(np.arange(20.0), n_resamples=100)
+
+
+def test_aggregate_does_not_import_scipy_stats(tmp_path: Path) -> None:
+    """The point of this module: scipy.stats' 1.3 CPU-s import stays off `aggregate`."""
+    it = tmp_path / "demo-workspace" / "iteration-1"
+    for e in range(8):
+        for ci, config in enumerate(("with_skill", "without_skill")):
+            for k in range(1, 4):
+                run = it / f"eval-{e}" / config / f"run-{k}"
+                run.mkdir(parents=True)
+                ok = (e + k + ci) % 3 != 0
+                (run / "grading.json").write_text(json.dumps({
+                    "expectations": [{"text": "a", "passed": ok, "evidence": ""}],
+                    "summary": {"passed": int(ok), "failed": int(not ok), "total": 1, "pass_rate": float(ok)}}))
+                (run / "timing.json").write_text(json.dumps({"total_tokens": 100 + e * k, "duration_ms": 1000 + k}))
+    code = ("import sys; from pathlib import Path; from skillassay.analyze.aggregate import aggregate_iteration; "
+            f"aggregate_iteration(Path({str(it)!r})); print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert out.stdout.split() == ["False"]
+    assert json.loads((it / "benchmark.json").read_text())["run_summary"]
