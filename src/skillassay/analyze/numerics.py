@@ -18,16 +18,20 @@ from typing import Literal
 
 import numpy as np
 
-# scipy.stats and statsmodels are imported where they are used: together they take about a
-# second to import (statsmodels pulls in pandas), which every command would otherwise pay at
-# start-up, including those that never compute an interval.
+from skillassay.analyze import distributions as dists
+
+# The quantiles and the sign-flip test come from `distributions` (scipy.special and numpy,
+# bit-identical to scipy.stats): importing scipy.stats costs about 1.3 CPU-s, which `aggregate`
+# paid on every call. scipy.stats (Boschloo, the bootstrap, Benjamini-Hochberg) and statsmodels
+# (t-test power, which pulls in pandas) are imported where they are used, by the few paths that
+# need them.
 
 
 def preload() -> None:
-    """Import scipy.stats now: for a caller that is otherwise idle (waiting on worker processes).
-    Not statsmodels: only evals_needed uses it, and only when arms differ, so it is imported
-    there, when needed."""
-    import scipy.stats  # noqa: F401
+    """Import what the statistics need now (scipy.special, 0.35 s): for a caller that is
+    otherwise idle (waiting on worker processes). Not scipy.stats or statsmodels: only the
+    paths that use them import them, when needed."""
+    import scipy.special  # noqa: F401
 
 Interval = tuple[float, float]
 Direction = Literal["min", "max"]
@@ -81,11 +85,9 @@ def _wilson_bounds(c: int, n: int, alpha: float) -> tuple[float, float]:
     numpy types, so the bounds are bit-identical (tests/test_stats.py compares them): importing
     statsmodels for these six lines costs 0.4-0.9 s (it pulls in pandas), which `aggregate`
     paid on every call to beat skill-creator's script."""
-    from scipy import stats as sps
-
     count, nobs = np.asarray(c), np.asarray(n)
     q = count / nobs
-    crit = sps.norm.isf(alpha / 2.0)
+    crit = dists.norm_isf(alpha / 2.0)
     crit2 = crit**2
     denom = 1 + crit2 / nobs
     center = (q + crit2 / (2 * nobs)) / denom
@@ -158,11 +160,9 @@ def _as_float_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _t_interval(mean: float, se: float, df: int, conf: float) -> Interval:
-    from scipy import stats as sps
-
     if se == 0:
         return (mean, mean)
-    lo, hi = sps.t.interval(conf, df, loc=mean, scale=se)
+    lo, hi = dists.t_interval(conf, df, loc=mean, scale=se)
     return (float(lo), float(hi))
 
 
@@ -347,8 +347,6 @@ def sign_flip_p_value(
     the mean over all evals is the sum of the non-zero ones over a constant, so the p-value is
     identical while the enumeration shrinks from 2**E to 2**m.
     """
-    from scipy import stats as sps
-
     d = _on_integer_grid(_as_float_array(diffs))
     nz = d[d != 0]
     if nz.size == 0:
@@ -359,18 +357,13 @@ def sign_flip_p_value(
         if alternative == "two-sided":
             return 1.0, "exact sign-flip"
         return (0.5 if (nz[0] > 0) == (alternative == "greater") else 1.0), "exact sign-flip"
+    # distributions.sign_flip_test is scipy.stats.permutation_test's "samples" test, step for
+    # step (identical p-values, tests/test_distributions.py), without importing scipy.stats.
     if nz.size <= exact_max_nonzero:
-        res = sps.permutation_test(
-            (nz,), np.mean, permutation_type="samples", n_resamples=np.inf,
-            vectorized=True, axis=-1, alternative=alternative,
-        )
-        return float(res.pvalue), "exact sign-flip"
-    res = sps.permutation_test(
-        (nz,), np.mean, permutation_type="samples", n_resamples=n_resamples,
-        vectorized=True, axis=-1, batch=2_000, rng=np.random.default_rng(seed),  # bounded memory
-        alternative=alternative,
-    )
-    return float(res.pvalue), f"monte-carlo sign-flip ({n_resamples} resamples, seed {seed})"
+        return dists.sign_flip_test(nz, alternative=alternative)[0], "exact sign-flip"
+    p, _ = dists.sign_flip_test(nz, n_resamples=n_resamples, batch=2_000,  # bounded memory
+                               rng=np.random.default_rng(seed), alternative=alternative)
+    return p, f"monte-carlo sign-flip ({n_resamples} resamples, seed {seed})"
 
 
 def paired_difference(
@@ -442,8 +435,6 @@ def ratio_of_means(
     since rates cannot be negative. The paired bootstrap resamples evals (seeded) and uses
     percentiles, which copes with resamples whose baseline mean is 0 (ratio = inf).
     """
-    from scipy import stats as sps
-
     x, y = _as_float_array(a), _as_float_array(b)
     if x.shape != y.shape:
         raise ValueError("ratio_of_means needs equally long inputs")
@@ -465,6 +456,7 @@ def ratio_of_means(
         return RatioEstimate(r, (max(0.0, lo), hi), "delta method, t(E-1)", int(x.size), None,
                              se)
     if method == "bootstrap":
+        from scipy import stats as sps
 
         def stat(xs: np.ndarray, ys: np.ndarray, axis: int = -1) -> np.ndarray:
             num, den = xs.mean(axis=axis), ys.mean(axis=axis)
@@ -549,7 +541,6 @@ def ratio_by_test_inversion(
     experiments where 2.5% was promised. An upper bound of inf means no finite ratio is
     rejected (too few evals with a non-zero baseline).
     """
-    from scipy import stats as sps
 
     x, y = _as_float_array(a), _as_float_array(b)
     if x.shape != y.shape:
@@ -584,7 +575,7 @@ def ratio_by_test_inversion(
     # The floor: the delta method at the binomial noise floor, on the log scale where a ratio
     # of two rates is near-symmetric (Katz et al., Biometrics 34, 1978), so a small baseline
     # does not stretch the floor below 0.
-    tq = float(sps.t.ppf((1 + conf) / 2, x.size - 1))
+    tq = float(dists.t_ppf((1 + conf) / 2, x.size - 1))
     ma = float(x.mean())
     if ma > 0:
         se_log = math.hypot(floor_se_a / ma, floor_se_b / mb)
@@ -719,11 +710,10 @@ def trials_per_arm(
 
     None when p1 == p2: no finite sample detects a difference of zero.
     """
-    from scipy import stats as sps
 
     if math.isclose(p1, p2, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):
         return None
-    za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
+    za, zb = dists.norm_ppf(1 - alpha / 2), dists.norm_ppf(power)
     pbar = (p1 + p2) / 2
     num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(
         p1 * (1 - p1) + p2 * (1 - p2)
@@ -749,13 +739,12 @@ def evals_needed(
     under-counts); falls back to 2 when the effect is so large the solver cannot go lower.
     None when delta is 0 or sd_d is 0 or not finite (nothing to size against).
     """
-    from scipy import stats as sps
     from statsmodels.stats.power import TTestPower
 
     if delta == 0 or not np.isfinite(sd_d) or sd_d <= 0 or not np.isfinite(delta):
         return None
     es = abs(delta) / sd_d
-    za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
+    za, zb = dists.norm_ppf(1 - alpha / 2), dists.norm_ppf(power)
     normal = (za + zb) ** 2 / es**2
     if normal < 1.5:
         return 2
@@ -818,9 +807,8 @@ def decide(interval: Interval | None, threshold: float, direction: Direction) ->
 def _power_quantile(power: float, df: int) -> float:
     """t_{power}(df): how far beyond the threshold the estimate must sit for the interval to
     clear it with probability `power` (0 at power 0.5: the bound just reaches it, a coin flip)."""
-    from scipy import stats as sps
 
-    return float(sps.t.ppf(power, df)) if power != 0.5 else 0.0
+    return float(dists.t_ppf(power, df)) if power != 0.5 else 0.0
 
 
 def evals_to_decide(
@@ -829,7 +817,6 @@ def evals_to_decide(
     """Smallest E with (t_{E-1,q} + t_{E-1,power}) * sd / sqrt(E) <= gap: evals at which the
     interval clears the threshold with probability `power`, if the mean and spread hold (at
     power 0.5, where the interval just reaches it). None when it cannot (gap 0)."""
-    from scipy import stats as sps
 
     if gap <= 0 or not np.isfinite(sd):
         return None
@@ -837,10 +824,10 @@ def evals_to_decide(
         return 2
     q = (1 + conf) / 2
     # The normal approximation is a lower bound (t > z), so counting up from it is short.
-    z = sps.norm.ppf(q) + (sps.norm.ppf(power) if power != 0.5 else 0.0)
+    z = dists.norm_ppf(q) + (dists.norm_ppf(power) if power != 0.5 else 0.0)
     e = max(2, math.floor((z * sd / gap) ** 2))
     while e <= max_evals:
-        if (sps.t.ppf(q, e - 1) + _power_quantile(power, e - 1)) * sd / math.sqrt(e) <= gap:
+        if (dists.t_ppf(q, e - 1) + _power_quantile(power, e - 1)) * sd / math.sqrt(e) <= gap:
             return e
         e += 1
     return None
@@ -855,11 +842,10 @@ def trials_per_eval_to_decide(
     None when even infinitely many trials cannot get there because the between-eval spread
     (omega^2) alone keeps the interval too wide: then only more evals help.
     """
-    from scipy import stats as sps
 
     if gap <= 0 or n_evals < 2:
         return None
-    tq = sps.t.ppf((1 + conf) / 2, n_evals - 1) + _power_quantile(power, n_evals - 1)
+    tq = dists.t_ppf((1 + conf) / 2, n_evals - 1) + _power_quantile(power, n_evals - 1)
     allowed = (gap / tq) ** 2 * n_evals
     room = allowed - max(0.0, between_var)
     if room <= 0:
@@ -875,10 +861,9 @@ def planning_effect(estimate: float, se: float | None, z: float | None = None) -
     Gallucci & Costantini 2014, Perspect. Psychol. Sci. 9:319). Sizing for the observed effect
     delivers much less than the promised power on average: half the time the observed effect
     overstates the true one. <= 0 means the data cannot say which side the truth is on."""
-    from scipy import stats as sps
 
     if z is None:
-        z = float(sps.norm.ppf(SAFEGUARD_LEVEL))
+        z = float(dists.norm_ppf(SAFEGUARD_LEVEL))
     return abs(estimate) - z * (se or 0.0)
 
 
@@ -888,11 +873,10 @@ def planning_variance(variance: float, df: int, level: float = SAFEGUARD_LEVEL) 
     time, often by a factor of 2, and advice sized on it then falls short; for the between-eval
     part it promises trials that cannot decide anything (that spread does not shrink with
     trials), so there the caller asks for a 95% bound."""
-    from scipy import stats as sps
 
     if df < 1 or variance <= 0:
         return max(0.0, variance)
-    return variance * df / float(sps.chi2.ppf(1 - level, df))
+    return variance * df / float(dists.chi2_ppf(1 - level, df))
 
 
 def evals_with_differing(fraction: float, needed: int = MIN_NONZERO_FOR_SIGNIFICANCE,
@@ -900,7 +884,6 @@ def evals_with_differing(fraction: float, needed: int = MIN_NONZERO_FOR_SIGNIFIC
     """Smallest E at which, with probability `prob`, at least `needed` evals differ between the
     arms when each differs with probability `fraction`: the sign-flip test drops ties, and
     with fewer than 6 non-zero differences p < 0.05 is unreachable whatever the effect."""
-    from scipy import stats as sps
 
     if not (0 < fraction <= 1):
         return None
@@ -908,7 +891,7 @@ def evals_with_differing(fraction: float, needed: int = MIN_NONZERO_FOR_SIGNIFIC
         return needed
     e = needed
     while e <= max_evals:
-        if sps.binom.sf(needed - 1, e, fraction) >= prob:
+        if dists.binom_sf(needed - 1, e, fraction) >= prob:
             return e
         e += max(1, e // 50)
     return None
