@@ -161,11 +161,11 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     created = tidy_outputs(outputs, before)
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
-    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer)
+    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer, redactor)
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines)
-    atomic_write_text(f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)))
+    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines, redactor)
+    atomic_write_text(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     usage = result.usage
@@ -196,9 +196,9 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
-    write_json(f"{out_s}/metrics.json", metrics)
+    write_json(f"{out_s}/metrics.json", metrics, redactor)
     if write_timing:  # the engine writes it once, after grading adds the grader's times
-        write_json(f"{run_s}/timing.json", timing)
+        write_json(f"{run_s}/timing.json", timing, redactor)
     return result, metrics, timing
 
 
