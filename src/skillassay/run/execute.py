@@ -91,6 +91,15 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
     provider's Retry-After and never sleeps past the trial's deadline (the timeout covers all
     attempts). When the retries run out, the failed attempts' transcripts are the result's."""
     deadline = time.monotonic() + request.settings.timeout_seconds
+    # The first attempt runs before any retry machinery is built: most trials need no other,
+    # and building tenacity's loop cost more than the echo executor's whole trial. A transient
+    # failure is handed to the loop below as its attempt 1, so what follows is unchanged.
+    try:
+        return run_with_deadline(executor, request), 1
+    except TransientError as exc:
+        first: list[TransientError] = [exc]
+    except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
+        return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), 1
     attempts = 0
     history: list[dict[str, Any]] = []  # failed attempts' events and retry markers, in order
 
@@ -110,7 +119,9 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
         for attempt in retrying:
             with attempt:
                 attempts += 1
-                result = run_with_deadline(executor, request if attempts == 1 else with_time_left(request, deadline))
+                if first:
+                    raise first.pop()  # attempt 1, already run above
+                result = run_with_deadline(executor, with_time_left(request, deadline))
                 if history:  # a recovered trial still shows what it recovered from
                     result.transcript = [e for e in history if e.get("type") == "retry"] + list(result.transcript)
                 return result, attempts
@@ -142,8 +153,15 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     run_s, out_s = os.fspath(run), os.fspath(outputs)  # string paths on the hot path
     # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
     # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
+    # Two mkdirs for a fresh trial (os.makedirs first fails on outputs/, then climbs).
     try:
-        os.makedirs(out_s)
+        os.mkdir(run_s)
+    except FileNotFoundError:  # the first trial of its configuration folder
+        os.makedirs(run_s, exist_ok=True)
+    except FileExistsError:  # a killed attempt's
+        pass
+    try:
+        os.mkdir(out_s)
     except FileExistsError:
         remove_tree(outputs, run)
         os.mkdir(out_s)

@@ -130,7 +130,7 @@ def remove_stale_temps(folder: Path | str) -> list[str]:
 def now_iso() -> str:
     """The one timestamp format of every file we write (UTC, microseconds, trailing Z).
     isoformat, not strftime: the same text at a tenth of the cost (four calls per trial)."""
-    return datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
