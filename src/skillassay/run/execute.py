@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import to_json
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
@@ -135,11 +136,51 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_MAX_EXACT_INT = 2**63 - 1
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    """Whether `value` holds only what pydantic-core's encoder writes byte for byte as json
+    does (str keys; str, int, bool, None, lists, dicts): no floats (1e-05 vs 1e-5), no long
+    integers, no lone surrogates, nothing for default=str."""
+    kind = type(value)
+    if kind is str:
+        return not _has_surrogate(value)
+    if kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_MAX_EXACT_INT <= value <= _MAX_EXACT_INT
+    if depth > 32:
+        return False
+    if kind is list:
+        return all(_plain_json(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(k) and _plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _pretty(event: dict[str, Any]) -> str:
+    """json.dumps(event, indent=2, ensure_ascii=False, default=str), through the Rust encoder
+    when the output is the same bytes (json's indent falls back to its pure-Python encoder:
+    ~0.3 ms a trial of 20,000)."""
+    if _plain_json(event):
+        return to_json(event, indent=2).decode("utf-8")
+    return json.dumps(event, indent=2, ensure_ascii=False, default=str)
+
+
 def transcript_markdown(events: list[dict[str, Any]]) -> str:
     parts = ["# Transcript\n"]
     for i, event in enumerate(events, 1):
         kind = event.get("type", "event")
-        parts.append(f"\n## {i}. {kind}\n\n```json\n{json.dumps(event, indent=2, ensure_ascii=False, default=str)}\n```\n")
+        parts.append(f"\n## {i}. {kind}\n\n```json\n{_pretty(event)}\n```\n")
     return "".join(parts)
 
 
