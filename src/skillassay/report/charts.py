@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 import os
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import platformdirs
