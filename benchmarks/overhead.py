@@ -1,7 +1,9 @@
 """The tool's own per-trial overhead and start-up, as a user feels them: the real `skillassay`
 command (worktree code, PYTHONPATH=src) run as whole processes with the instant `echo`
 executor, so every millisecond is ours: planning, executing (writing the full workspace),
-grading, aggregating, the report and its charts, interpreter start and imports.
+grading, aggregating, the report, interpreter start and imports. The report's charts are drawn
+by a detached child after `run` exits (about a CPU second of matplotlib, not in these figures:
+this script waits for the PNGs between measurements so that child slows none of them).
 
     python benchmarks/overhead.py [--trials 20000] [--rounds 3] [--dir /dev/shm/x] [--in-process]
 
@@ -80,6 +82,18 @@ def one_eval_skill(root: Path) -> Path:
     return skill
 
 
+def wait_for_charts(ws: Path, timeout: float = 60) -> None:
+    """`run` exits while a detached child draws the report's PNGs (about a CPU second, not in
+    the run's own figures): wait for them, so they neither compete with the next measurement
+    nor race the workspace's removal."""
+    charts = ws / "iteration-1" / "charts"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (charts / "chart_error.txt").exists():
+        if (charts / "pass_rate.png").is_file():
+            return
+        time.sleep(0.05)
+
+
 def whole_process(root: Path, trials: int, rounds: int) -> None:
     big, one = make_skill(root), one_eval_skill(root)
     per_eval = max(1, trials // (EVALS * 2))
@@ -98,6 +112,7 @@ def whole_process(root: Path, trials: int, rounds: int) -> None:
                 cmd = skillassay_cmd("run", str(skill), "--executor", "echo", "--trials", str(k), "--workspace", str(ws))
             series[key].samples.append(run_once(cmd, env, cwd=root))
             if key != "help":
+                wait_for_charts(root / f"ws-{key}-{r}")
                 shutil.rmtree(root / f"ws-{key}-{r}", ignore_errors=True)
     print(f"after:  {load()}")
     print(f"whole processes (interpreter start + imports included), {rounds} interleaved rounds, under {root}")

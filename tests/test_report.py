@@ -88,3 +88,28 @@ def test_variance_and_low_reliability_recommendation(tmp_path: Path) -> None:
 def test_report_on_missing_folder_is_bad_input(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(tmp_path / "nope")])
     assert result.exit_code == 2 and "not a folder" in result.output
+
+
+def test_run_links_the_charts_a_background_child_then_draws(example_skill: Path, tmp_path: Path) -> None:
+    """`run` does not wait for matplotlib: report.md names the PNGs before they exist, and the
+    detached child writes exactly those (the names come from the same data the child draws)."""
+    import time
+
+    from skillassay.report.charts import load_benchmark, report_chart_names, write_report_charts
+
+    ws = tmp_path / "ws"
+    for i in range(2):  # the second iteration (a changed skill) has a trend too
+        if i:
+            drop_facts(example_skill, "port 4433")
+        code, out = run_echo(example_skill, ws)
+        assert code in (0, 3), out
+    it = ws / "iteration-2"
+    text = (it / "report.md").read_text()
+    linked = [n for n in ("pass_rate.png", "trend.png") if f"![charts/{n}](charts/{n})" in text]
+    assert linked == report_chart_names(it, load_benchmark(it)) == ["pass_rate.png", "trend.png"]
+    deadline = time.monotonic() + 120
+    while not all((it / "charts" / n).is_file() for n in linked) and time.monotonic() < deadline:
+        assert not (it / "charts" / "chart_error.txt").exists(), (it / "charts" / "chart_error.txt").read_text()
+        time.sleep(0.2)
+    assert all((it / "charts" / n).read_bytes().startswith(b"\x89PNG") for n in linked)
+    assert [p.name for p in write_report_charts(it)] == linked  # the foreground drawing agrees

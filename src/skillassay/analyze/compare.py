@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.aggregate import collect, read_iteration_record
@@ -286,6 +285,8 @@ def ratio_difference(a1: list[float], b1: list[float], a2: list[float], b2: list
         if se == 0:
             out["interval"] = [_f(r1 - r2), _f(r1 - r2)]
         else:
+            from scipy import stats as sps  # here: ~1 s to import, and most runs never get here
+
             lo, hi = sps.t.interval(conf, z.size - 1, loc=r1 - r2, scale=se)
             out["interval"] = [_f(lo), _f(hi)]
     return out
@@ -302,6 +303,8 @@ def _normal_p(rb: float, ra: float, k: np.ndarray, regression: bool) -> np.ndarr
     pooled = (c1 + c2) / (2 * k)
     se = np.sqrt(np.maximum(pooled * (1 - pooled), 1e-12) * 2 / k)
     z = ((c1 - c2) if regression else (c2 - c1)) / k / se
+    from scipy import stats as sps  # here, not at the top: ~1 s to import for every command
+
     return np.asarray(sps.norm.sf(z))
 
 

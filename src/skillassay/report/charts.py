@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import platformdirs
 # nothing of matplotlib's into the user's HOME (a MPLCONFIGDIR the user set is kept).
 os.environ.setdefault("MPLCONFIGDIR", str(Path(platformdirs.user_cache_dir("skillassay")) / "matplotlib"))
 
-from skillassay.store.jsonio import load_json_lenient  # noqa: E402 - after MPLCONFIGDIR
+from skillassay.store.jsonio import atomic_write_bytes, load_json_lenient  # noqa: E402 - after MPLCONFIGDIR
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_EVALS_CHARTED = 40  # beyond this the bars are unreadable; tables still list every eval
 SKILL_COLOR, BASE_COLOR = "#2b6cb0", "#a0aec0"
+TREND_MIN_POINTS = 2
 
 
 def load_benchmark(iteration_dir: Path) -> dict[str, Any]:
@@ -86,17 +88,29 @@ def iteration_number(path: Path) -> int | None:
 
 def trend_points(iteration_dir: Path) -> list[dict[str, Any]]:
     """Every `iteration-*` sibling with a readable benchmark.json, oldest first."""
-    siblings = [p for p in iteration_dir.resolve().parent.iterdir() if iteration_number(p) is not None and p.is_dir()]
-    points = []
+    return list(_trend_points(iteration_dir))
+
+
+def _trend_points(iteration_dir: Path, known: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+    """trend_points one at a time; `known`: this iteration's benchmark as the caller holds it
+    (not read again)."""
+    here = iteration_dir.resolve()
+    siblings = [p for p in here.parent.iterdir() if iteration_number(p) is not None and p.is_dir()]
     for path in sorted(siblings, key=lambda p: iteration_number(p) or 0):
-        summary = as_dict(load_benchmark(path).get("summary"))
+        bench = known if known is not None and path == here else load_benchmark(path)
+        summary = as_dict(bench.get("summary"))
         if not summary:
             continue
         ws, bs = as_dict(summary.get("with_skill")), as_dict(summary.get("baseline"))
-        points.append({"iteration": iteration_number(path), "skill_pass_rate": as_num(ws.get("pass_rate")),
-                       "base_pass_rate": as_num(bs.get("pass_rate")), "tokens": as_num(ws.get("avg_tokens")),
-                       "seconds": as_num(ws.get("avg_duration_seconds"))})
-    return points
+        yield {"iteration": iteration_number(path), "skill_pass_rate": as_num(ws.get("pass_rate")),
+               "base_pass_rate": as_num(bs.get("pass_rate")), "tokens": as_num(ws.get("avg_tokens")),
+               "seconds": as_num(ws.get("avg_duration_seconds"))}
+
+
+def has_trend(iteration_dir: Path, known: dict[str, Any] | None = None) -> bool:
+    """Whether trend_chart draws: it stops reading siblings at the second point."""
+    points = _trend_points(iteration_dir, known)
+    return sum(1 for _ in zip(range(TREND_MIN_POINTS), points, strict=False)) >= TREND_MIN_POINTS
 
 
 def _render(fig: Figure, fmt: str) -> bytes:
@@ -116,9 +130,14 @@ def _errors(values: list[float], intervals: list[list[float] | None]) -> list[li
     return [lo, hi]
 
 
+def charted_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The evals the per-eval chart draws (none: no chart)."""
+    return [r for r in rows if r["skill"] is not None or r["base"] is not None][:MAX_EVALS_CHARTED]
+
+
 def per_eval_chart(rows: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     """Grouped horizontal bars, with skill vs baseline, 95% Wilson error bars when known."""
-    rows = [r for r in rows if r["skill"] is not None or r["base"] is not None][:MAX_EVALS_CHARTED]
+    rows = charted_rows(rows)
     if not rows:
         return None
     from matplotlib.figure import Figure
@@ -140,7 +159,7 @@ def per_eval_chart(rows: list[dict[str, Any]], fmt: str = "svg") -> bytes | None
 
 def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     """Pass rate, tokens and time across iterations; None with fewer than two points."""
-    if len(points) < 2:
+    if len(points) < TREND_MIN_POINTS:
         return None
     from matplotlib.figure import Figure
 
@@ -164,18 +183,26 @@ def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     return _render(fig, fmt)
 
 
+def report_chart_names(iteration_dir: Path, data: dict[str, Any]) -> list[str]:
+    """The PNGs write_report_charts(iteration_dir, data) writes, found from plain data without
+    drawing (no matplotlib): `run` links them in report.md while a background child draws."""
+    names = ["pass_rate.png"] if charted_rows(per_eval_rows(data)) else []
+    return names + (["trend.png"] if has_trend(iteration_dir, data) else [])
+
+
 def write_report_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> list[Path]:
-    """PNGs under <iteration>/charts/ for report.md to link; only charts with data are written."""
+    """PNGs under <iteration>/charts/ for report.md to link; only charts with data are written,
+    each atomically (a background drawing may be read, or killed, half-way)."""
     out_dir = iteration_dir / "charts"
     written = []
-    data = data if data is not None else load_benchmark(iteration_dir)
-    charts = {"pass_rate.png": per_eval_chart(per_eval_rows(data), "png"),
-              "trend.png": trend_chart(trend_points(iteration_dir), "png")}
-    for name, png in charts.items():
-        if png is None:
+    bench = data if data is not None else load_benchmark(iteration_dir)
+    charts = {"pass_rate.png": lambda: per_eval_chart(per_eval_rows(bench), "png"),
+              "trend.png": lambda: trend_chart(trend_points(iteration_dir), "png")}
+    for name, draw in charts.items():
+        if (png := draw()) is None:
             continue
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / name
-        path.write_bytes(png)
+        atomic_write_bytes(path, png)
         written.append(path)
     return written

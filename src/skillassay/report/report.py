@@ -381,13 +381,16 @@ def _with_loading(recs: list[str], gate: GateResult, loading: dict[str, Any] | N
     return recs[:at] + (loading or {}).get("recommendations", []) + recs[at:]
 
 
-def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None) -> tuple[list[str], str | None]:
+def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None,
+                background: bool = False) -> tuple[list[str], str | None]:
     """PNG paths relative to the iteration, when the charts module is installed and can draw;
-    a chart that fails to draw costs the report a picture, not the run."""
-    from skillassay.report.report_charts import draw_report_charts
+    a chart that fails to draw costs the report a picture, not the run. `background`: drawn by
+    a child nobody waits for (`run`: see report/report_charts.py), the paths known beforehand."""
+    from skillassay.report.report_charts import draw_report_charts, start_report_charts
 
     try:
-        return [str(p.relative_to(iteration_dir)) for p in draw_report_charts(iteration_dir, data)], None
+        drawn = (start_report_charts if background else draw_report_charts)(iteration_dir, data)
+        return [str(p.relative_to(iteration_dir)) for p in drawn], None
     except Exception as exc:  # noqa: BLE001 - a drawing failure must not lose the report
         return [], f"charts could not be drawn: {type(exc).__name__}: {exc}"
 
@@ -420,9 +423,10 @@ def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
-                  point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None) -> dict[str, Any]:
+                  point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None,
+                  background_charts: bool = False) -> dict[str, Any]:
     """`bench`: the benchmark in memory when the caller has it (run), instead of re-reading a
-    file whose runs[] can be hundreds of megabytes."""
+    file whose runs[] can be hundreds of megabytes. `background_charts`: see draw_charts."""
     path = iteration_dir / "benchmark.json"
     cfg = find_config(iteration_dir, config)
     thresholds = load_config(cfg).thresholds
@@ -435,7 +439,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
     gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison,
                     not_measured=unmeasurable, executor=executor)
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
-    chart_paths, chart_error = draw_charts(iteration_dir, chart_data) if charts else ([], None)
+    chart_paths, chart_error = draw_charts(iteration_dir, chart_data, background_charts) if charts else ([], None)
     validity = st.get("validity") or []
     loading = loading_context(bench)
     return {
@@ -470,9 +474,11 @@ def render_report(context: dict[str, Any]) -> str:
 
 
 def write_report(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
-                 point_estimate: bool = False, bench: Benchmark | None = None) -> Path:
+                 point_estimate: bool = False, bench: Benchmark | None = None,
+                 background_charts: bool = False) -> Path:
     """Write ITERATION/report.md from the iteration's files; returns its path."""
-    context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench)
+    context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench,
+                            background_charts=background_charts)
     out = iteration_dir / FILENAME
     atomic_write_text(out, render_report(context))
     return out

@@ -331,8 +331,8 @@ class TrialRunner:
                         final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
-        write_json(trial.run_dir / "timing.json", timing)
-        write_json(trial.run_dir / "grading.json", grading)  # last: its presence marks the trial done
+        write_json(trial.run_dir / "timing.json", timing, self.redactor)
+        write_json(trial.run_dir / "grading.json", grading, self.redactor)  # last: its presence marks the trial done
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
 
@@ -428,7 +428,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
-    write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench)
+    # The charts are drawn by a child this process does not wait for (~1 CPU-s of matplotlib
+    # import otherwise in every run's wall time); report.md links them already.
+    write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
+                 background_charts=True)
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),

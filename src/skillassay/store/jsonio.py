@@ -9,7 +9,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TextIO, TypeVar, cast
@@ -128,13 +128,46 @@ def remove_stale_temps(folder: Path | str) -> list[str]:
 
 
 def now_iso() -> str:
-    """The one timestamp format of every file we write (UTC, microseconds, trailing Z)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """The one timestamp format of every file we write (UTC, microseconds, trailing Z).
+    isoformat, not strftime: the same text at a tenth of the cost (four calls per trial)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
 
 
-def atomic_write_text(path: Path | str, text: str) -> None:
-    with atomic_open(path) as fh:
-        fh.write(text)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """`data` replaces `path` atomically (temp file in the same folder + os.replace), like
+    atomic_open but through bare file descriptors: no text layer to build for a file written in
+    one piece (six per trial; the io stack was a third of each write). The caller has redacted
+    `data`: atomic_write_text is the entry point that does it."""
+    folder, name = os.path.split(os.fspath(path))
+    tmp = f"{folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # atomic_open's name
+    try:
+        try:
+            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path | str, text: str, redactor: Callable[[str], str] | None = None) -> None:
+    """`text`, masked, replaces `path` atomically. `redactor`: a disk redactor's `text` the
+    caller already holds (the trial loop's, fixed for the run like the answer it grades), so
+    the hot path does not look the environment up again for every file; else the current one."""
+    masked = (redactor or disk_redactor().text)(text)
+    atomic_write_bytes(path, masked.encode("utf-8"))
 
 
 def dump_json(data: Any) -> str:
@@ -145,8 +178,8 @@ def dump_json(data: Any) -> str:
     return to_json(data, indent=2).decode("utf-8") + "\n"
 
 
-def write_json(path: Path | str, data: Any) -> None:
-    atomic_write_text(path, dump_json(data))
+def write_json(path: Path | str, data: Any, redactor: Callable[[str], str] | None = None) -> None:
+    atomic_write_text(path, dump_json(data), redactor)
 
 
 # --- the one guarded parse every reader goes through ---------------------------------------
