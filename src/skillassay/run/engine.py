@@ -429,9 +429,11 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     # The charts are drawn by a child this process does not wait for (~1 CPU-s of matplotlib
-    # import otherwise in every run's wall time); report.md links them already.
+    # import otherwise in every run's wall time); report.md links them already. Except in CI
+    # (the CI variable every CI service sets), where the workspace is archived the moment
+    # `run` exits and PNGs drawn a second later would be missing from the artifact.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
-                 background_charts=True)
+                 background_charts=not os.environ.get("CI"))
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
