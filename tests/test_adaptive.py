@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
@@ -193,15 +192,17 @@ def test_adaptive_run_resumes_mid_round(example_skill: Path, tmp_path: Path) -> 
     bench = json.loads((it / "benchmark.json").read_text())
     design = bench["adaptive"]
     per = {e["eval_id"]: e for e in design["per_eval"]}
-    assert {e: (per[e]["stopped"], per[e]["trials_per_arm"]) for e in per} == {
-        **{e: ("decided", 7) for e in range(1, 7)}, 7: ("settled", 3), 8: ("settled", 3)}
-    assert design["trials_recorded"] == len(graded(it)) == 2 * (6 * 7 + 2 * 3) < design["trials_fixed_design"]
-    assert "Waudby-Smith" in design["method"] and design["alpha"] == 0.05
+    # the suite stops at once: every gate decided or settled at the first look (3 per arm)
+    assert {e: (per[e]["stopped"], per[e]["trials_per_arm"]) for e in per} == {e: ("settled", 3) for e in range(1, 9)}
+    assert design["trials_recorded"] == len(graded(it)) == 2 * 8 * 3 < design["trials_fixed_design"]
+    assert "Haybittle-Peto" in design["method"] and design["alpha"] == 0.05
+    assert {g["key"] for g in design["gates"]} == {"min_pass_rate", "max_avg_tokens", "max_avg_duration_seconds",
+                                                   "min_improvement_ratio"}
     report = (it / "report.md").read_text()
     assert "### Adaptive trials" in report and "| eval-7 (capital-of-france) | 3 | settled |" in report
-    # a run killed mid-round: eval 1's last round (run 7) and eval 2's run 6 and 7 (one arm) lost
-    lost = [it / "eval-1-server-port" / c / "run-7" / "grading.json" for c in ("with_skill", "without_skill")]
-    lost += [it / "eval-2-protocol" / "with_skill" / f"run-{k}" / "grading.json" for k in (6, 7)]
+    # a run killed mid-round: eval 1's run 3 (both arms) and eval 2's runs 2 and 3 (one arm) lost
+    lost = [it / "eval-1-server-port" / c / "run-3" / "grading.json" for c in ("with_skill", "without_skill")]
+    lost += [it / "eval-2-protocol" / "with_skill" / f"run-{k}" / "grading.json" for k in (2, 3)]
     before = {p: p.stat().st_mtime_ns for p in graded(it) if p not in lost}
     for p in lost:
         p.unlink()
@@ -222,9 +223,9 @@ def test_adaptive_run_reuses_the_baseline(example_skill: Path, tmp_path: Path) -
                         "--baseline-from", "1")
     assert code in (0, 1, 3), out
     it = ws / "iteration-2"
-    # 3 baseline trials per eval came from iteration 1; only the evals that went on ran more
+    # 3 baseline trials per eval came from iteration 1; the suite stopped at 3, so only the skill's ran
     design = json.loads((it / "benchmark.json").read_text())["adaptive"]
-    ran = 2 * (6 * 7 + 2 * 3) - 8 * 3
+    ran = 2 * 8 * 3 - 8 * 3
     assert f"iteration 2: {ran} trials run" in out, out
     assert design["trials_recorded"] == len(graded(it))
 
