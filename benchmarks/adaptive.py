@@ -4,7 +4,8 @@ Each experiment draws a suite (10-30 evals; true baseline pass rates from Beta(2
 of them exactly 0 and a quarter exactly 1), a skill effect (none, small +0.1, medium +0.25 or
 large +0.5 on every eval, clipped to [0, 1]) and max_trials_per_eval Bernoulli outcomes per eval
 and arm. The fixed design uses all of them; the adaptive design runs the same outcomes in rounds
-through run/adaptive.run_rounds (the engine's loop) and stops where its rule says. Both are then
+through run/adaptive.run_rounds (the engine's loop) and stops where its rule says (the
+suite-level group-sequential stop of analyze/sequential). Both are then
 gated by the same code `run` uses (analyze/benchmark.build_benchmark, analyze/gate.evaluate),
 with thresholds at the truth of an A/A experiment (pass rate 0.5, the population mean;
 improvement ratio 1.0; tokens at their population mean), so under "none" any PASS or FAIL is
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from skillassay.analyze import numerics as stats
+from skillassay.analyze import sequential as seq
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import evaluate
 from skillassay.models import Adaptive, Eval, Thresholds
@@ -232,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
           f"adaptive {settings.min_trials_per_eval}..{settings.max_trials_per_eval} trials per arm in rounds of "
           f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}")
+    print(f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
+          f"{seq.CURTAIL_POWER} under no effect, futility below {seq.FUTILITY_POWER} at the trend + "
+          f"{seq.FUTILITY_OPTIMISM} SE")
     print("\n".join(report(tallies, args.effects)))
     print(f"({time.perf_counter() - start:.0f} s)")
     return 0

@@ -5,23 +5,25 @@ simulation."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
+from scipy import stats as sps
 from typer.testing import CliRunner
 
 from skillassay.analyze import sequential as seq
+from skillassay.analyze.statistics import group_records
 from skillassay.cli.main import app
-from skillassay.models import Adaptive, Eval
-from skillassay.run.adaptive import next_round, outcomes_by_eval, run_rounds, states
+from skillassay.models import Adaptive, Eval, Thresholds
+from skillassay.run.adaptive import next_round, questions_for, run_rounds, suite_state
 from skillassay.run.plan import Trial
 from skillassay.store.records import TrialRecord
 
 REPO = Path(__file__).resolve().parent.parent
-Q = seq.Questions(rate_threshold=0.5, compare_arms=True)
+Q = questions_for(Thresholds(min_pass_rate=0.5, min_improvement_ratio=1.0))
 runner = CliRunner()
 
 # ---------------------------------------------------------------------------------------------
@@ -62,42 +64,12 @@ def test_confidence_sequence_is_anytime_valid() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The stopping rule
+# The stopping rule (suite level)
 
 
-def state(skill: str, base: str, q: seq.Questions = Q, lo: int = 3, hi: int = 10) -> seq.EvalState:
-    return seq.eval_state(tuple(c == "1" for c in skill), tuple(c == "1" for c in base), q, lo, hi)
-
-
-def test_stopping_decisions() -> None:
-    assert state("11", "00").status == seq.RUNNING  # below min_trials
-    assert state("111", "111").status == seq.SETTLED  # nothing varies, nothing can be shown
-    assert state("000", "000").status == seq.SETTLED
-    assert state("111", "000").status == seq.RUNNING  # could still be shown to differ
-    assert state("1111111", "0000000").status == seq.DECIDED
-    assert state("1010", "1100").status == seq.RUNNING  # variation: runs on
-    assert state("101011", "110010").status == seq.RUNNING
-    assert state("1" * 10, "1" * 10).status == seq.REACHED_MAX
-    at_max = state("1010101010", "1100110011")
-    assert at_max.status == seq.REACHED_MAX and at_max.trials == 10
-    # only the arm comparison asked (no pass-rate threshold): the same answers for ties
-    assert state("111", "111", seq.Questions(None, True)).status == seq.SETTLED
-    # errored trials (None) carry no outcome: 3 looks with one outcome each side is not settled
-    s = seq.eval_state((True, None, None), (True, None, None), Q, 3, 10)
-    assert s.status == seq.SETTLED and s.trials == 3
-
-
-def test_looks_and_replay_make_state_a_function_of_the_trials() -> None:
-    assert seq.looks(3, 10, 1) == [3, 4, 5, 6, 7, 8, 9, 10]
-    assert seq.looks(3, 10, 4) == [3, 7, 10]
-    assert seq.looks(5, 5, 2) == [5]
-    # stopped at 3 (all agree); trials past the stop (a reused baseline, say) change nothing
-    s = seq.state_at_looks((True,) * 3, (True,) * 9, Q, 3, 10, 1)
-    assert (s.status, s.trials) == (seq.SETTLED, 3)
-    # between looks (killed mid-round): the state is the last look's, the next target the next look
-    s = seq.state_at_looks((True, False, True, True), (False, True, True), Q, 3, 10, 2)
-    assert (s.status, s.trials) == (seq.RUNNING, 3)
-    assert seq.next_target(s, 3, 10, 2) == 5
+def _record(t: Trial, passed: bool, tokens: int = 500) -> TrialRecord:
+    return TrialRecord(eval_id=t.eval.id, eval_name="x", configuration=t.configuration, run_number=t.run_number,
+                       status="ok", passed=passed, passed_count=int(passed), total_count=1, tokens=tokens)
 
 
 def _trials(n_evals: int, max_trials: int) -> list[Trial]:
@@ -106,47 +78,97 @@ def _trials(n_evals: int, max_trials: int) -> list[Trial]:
             for ev in evals for cfg in ("with_skill", "without_skill") for k in range(1, max_trials + 1)]
 
 
-def _record(t: Trial, passed: bool) -> TrialRecord:
-    return TrialRecord(eval_id=t.eval.id, eval_name="x", configuration=t.configuration, run_number=t.run_number,
-                       status="ok", passed=passed, passed_count=int(passed), total_count=1)
+def test_boundaries_and_conditional_power() -> None:
+    # at the last look conditional power is the call itself
+    assert seq.conditional_power(2.5, 1.0, 1.96, 0.5) == 1.0 and seq.conditional_power(1.0, 1.0, 1.96, 0.5) == 0.0
+    # a gate near 0 with little information left to come cannot reach a call; early it can
+    assert seq.conditional_power(0.2, 0.9, 2.0, 0.5) < 0.01
+    assert seq.conditional_power(0.2, 0.3, 2.0, 0.5) > seq.FUTILITY_POWER
+    # curtailment under no effect: nearly complete information beyond the final bound holds
+    assert seq.null_power(2.6, 0.95, 2.0) > seq.CURTAIL_POWER > seq.null_power(2.6, 0.5, 2.0)
 
 
-def test_rounds_run_only_unsettled_evals_and_resume_without_rerunning() -> None:
-    """Eval 0 always passes in both arms (settles at 3); eval 1 passes with the skill only
-    (decided at 7); eval 2 alternates (runs to 10). A second call given the first one's
-    records as done (a resumed run) runs nothing more, and one given part of a round runs
-    only the rest of it."""
+def test_suite_look_decides_settles_and_runs() -> None:
+    """Ten evals: the skill passes all and the baseline none (decided at the first look, both
+    gates); the arms alike (settled by futility once the ratio gate's information has come
+    in); the information fraction is an estimate in (0, 1]; at the maximum, reached max."""
+    q = seq.Questions((("min_pass_rate", 0.5), ("min_improvement_ratio", 1.0)))
+    plan = _trials(10, 10)
+    strong = [_record(t, t.configuration == "with_skill") for t in plan]
+    s = seq.suite_look(strong, q, 3, 10)
+    assert s.status == seq.DECIDED and {g.call for g in s.gates} == {"PASS"}, s
+    alike = [_record(t, (t.eval.id + t.run_number) % 2 == 0) for t in plan]
+    early, late = seq.suite_look(alike, q, 3, 10), seq.suite_look(alike, q, 9, 10)
+    assert late.status == seq.SETTLED, late
+    assert all(g.information is not None and 0 < g.information <= 1 for g in early.gates)
+    assert seq.suite_look(alike, q, 10, 10).status == seq.REACHED_MAX
+
+
+def test_ratio_gate_is_antisymmetric_in_the_arms() -> None:
+    """Swapping the arms at threshold 1 negates the ratio gate's Z and keeps its status and
+    information: the rule treats both arms alike."""
+    q = seq.Questions((("min_improvement_ratio", 1.0),))
+    rng = np.random.default_rng(4)
+    recs = [_record(t, bool(rng.random() < 0.5)) for t in _trials(12, 10)]
+    swap = {"with_skill": "without_skill", "without_skill": "with_skill"}
+    swapped = [dataclasses.replace(r, configuration=swap[r.configuration]) for r in recs]
+    for n in (3, 6, 9):
+        a, b = seq.suite_look(recs, q, n, 10).gates[0], seq.suite_look(swapped, q, n, 10).gates[0]
+        assert a.z is not None and b.z is not None and abs(a.z + b.z) < 1e-9
+        assert a.status == b.status and a.information == b.information
+
+
+def test_looks_and_replay_make_state_a_function_of_the_trials() -> None:
+    assert seq.looks(3, 10, 1) == [3, 4, 5, 6, 7, 8, 9, 10]
+    assert seq.looks(3, 10, 4) == [3, 7, 10]
+    assert seq.looks(5, 5, 2) == [5]
+    settings = Adaptive(min_trials_per_eval=3, max_trials_per_eval=10, round_size=2)
+    q = questions_for(Thresholds(min_pass_rate=0.5, min_improvement_ratio=1.0))
+    plan = _trials(10, 10)
+    strong = [_record(t, t.configuration == "with_skill") for t in plan]
+    # decided at 3; trials past the stop (a reused baseline, say) change nothing
+    s = suite_state(range(10), strong, settings, q)
+    assert (s.status, s.trials) == (seq.DECIDED, 3)
+    # between looks (killed mid-round): the state is the last look's, the next target the next look
+    alike = [_record(t, (t.eval.id + t.run_number) % 2 == 0) for t in plan
+             if t.run_number <= 3 or (t.run_number == 4 and t.eval.id < 5)]
+    s = suite_state(range(10), alike, settings, q)
+    assert (s.status, s.trials) == (seq.RUNNING, 3)
+    assert seq.next_target(s, 3, 10, 2) == 5
+
+
+def test_rounds_give_every_eval_trials_and_resume_without_rerunning() -> None:
+    """Every eval gets each round; a second call given the first one's records as done (a
+    resumed run) runs nothing more, and one given part of a round runs only the rest of it."""
     settings = Adaptive(min_trials_per_eval=3, max_trials_per_eval=10, round_size=1)
-    outcome = {0: lambda t: True, 1: lambda t: t.configuration == "with_skill",
-               2: lambda t: t.run_number % 2 == 0}
+    q = questions_for(Thresholds(min_pass_rate=0.5, min_improvement_ratio=1.0))
+    rng = np.random.default_rng(11)
+    truth = {(t.eval.id, t.configuration, t.run_number): bool(rng.random() < 0.5) for t in _trials(10, 10)}
     batches: list[list[Trial]] = []
 
     def execute(batch: list[Trial]) -> list[TrialRecord]:
-        batches.append(batch)
-        return [_record(t, outcome[t.eval.id](t)) for t in batch]
+        batches.append(list(batch))
+        return [_record(t, truth[(t.eval.id, t.configuration, t.run_number)]) for t in batch]
 
-    planned = _trials(3, 10)
-    res = run_rounds(planned, [], settings, Q, ("with_skill", "without_skill"), execute)
-    got = {e: (s.status, s.trials) for e, s in res.states.items()}
-    assert got == {0: (seq.SETTLED, 3), 1: (seq.DECIDED, 7), 2: (seq.REACHED_MAX, 10)}
-    assert len(res.executed) == 2 * (3 + 7 + 10)
-    assert len(batches[0]) == 3 * 2 * 3 and all(len(b) <= 3 * 2 for b in batches[1:])
-    # resume after everything: nothing left to run
+    planned = _trials(10, 10)
+    res = run_rounds(planned, [], settings, q, ("with_skill", "without_skill"), execute)
+    stop = res.suite.trials
+    assert res.suite.stopped and len(res.executed) == 2 * 10 * stop
+    assert len(batches[0]) == 10 * 2 * 3 and all(len(b) == 10 * 2 for b in batches[1:])
     keys = {(r.eval_id, r.configuration, r.run_number) for r in res.executed}
     pending = [t for t in planned if (t.eval.id, t.configuration, t.run_number) not in keys]
-    again = run_rounds(pending, res.executed, settings, Q, ("with_skill", "without_skill"), execute)
-    assert again.executed == [] and {e: (s.status, s.trials) for e, s in again.states.items()} == got
-    # resume mid-round: eval 2's trial 6 with the skill never finished
-    kept = [r for r in res.executed if not (r.eval_id == 2 and r.run_number >= 6)]
-    kept += [r for r in res.executed if r.eval_id == 2 and r.run_number == 6 and r.configuration == "without_skill"]
+    again = run_rounds(pending, res.executed, settings, q, ("with_skill", "without_skill"), execute)
+    assert again.executed == [] and (again.suite.status, again.suite.trials) == (res.suite.status, stop)
+    assert stop > 3, "this seed must stop after the first look for the mid-round check below"
+    # resume mid-round: eval 2's last trial with the skill never finished
+    kept = [r for r in res.executed if not (r.eval_id == 2 and r.run_number == stop
+                                            and r.configuration == "with_skill")]
     have = {(r.eval_id, r.configuration, r.run_number) for r in kept}
     pending = [t for t in planned if (t.eval.id, t.configuration, t.run_number) not in have]
-    first = next_round(pending, states([0, 1, 2], outcomes_by_eval(kept, "with_skill", "without_skill"),
-                                       settings, Q), settings)
-    assert [(t.eval.id, t.configuration, t.run_number) for t in first] == [(2, "with_skill", 6)]
-    resumed = run_rounds(pending, kept, settings, Q, ("with_skill", "without_skill"), execute)
-    assert len(resumed.executed) == 1 + 2 * 4
-    assert {e: (s.status, s.trials) for e, s in resumed.states.items()} == got
+    first = next_round(pending, suite_state(range(10), kept, settings, q), settings)
+    assert [(t.eval.id, t.configuration, t.run_number) for t in first] == [(2, "with_skill", stop)]
+    resumed = run_rounds(pending, kept, settings, q, ("with_skill", "without_skill"), execute)
+    assert len(resumed.executed) == 1 and resumed.suite.trials == stop
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,15 +192,17 @@ def test_adaptive_run_resumes_mid_round(example_skill: Path, tmp_path: Path) -> 
     bench = json.loads((it / "benchmark.json").read_text())
     design = bench["adaptive"]
     per = {e["eval_id"]: e for e in design["per_eval"]}
-    assert {e: (per[e]["stopped"], per[e]["trials_per_arm"]) for e in per} == {
-        **{e: ("decided", 7) for e in range(1, 7)}, 7: ("settled", 3), 8: ("settled", 3)}
-    assert design["trials_recorded"] == len(graded(it)) == 2 * (6 * 7 + 2 * 3) < design["trials_fixed_design"]
-    assert "Waudby-Smith" in design["method"] and design["alpha"] == 0.05
+    # the suite stops at once: every gate decided or settled at the first look (3 per arm)
+    assert {e: (per[e]["stopped"], per[e]["trials_per_arm"]) for e in per} == {e: ("settled", 3) for e in range(1, 9)}
+    assert design["trials_recorded"] == len(graded(it)) == 2 * 8 * 3 < design["trials_fixed_design"]
+    assert "Haybittle-Peto" in design["method"] and design["alpha"] == 0.05
+    assert {g["key"] for g in design["gates"]} == {"min_pass_rate", "max_avg_tokens", "max_avg_duration_seconds",
+                                                   "min_improvement_ratio"}
     report = (it / "report.md").read_text()
     assert "### Adaptive trials" in report and "| eval-7 (capital-of-france) | 3 | settled |" in report
-    # a run killed mid-round: eval 1's last round (run 7) and eval 2's run 6 and 7 (one arm) lost
-    lost = [it / "eval-1-server-port" / c / "run-7" / "grading.json" for c in ("with_skill", "without_skill")]
-    lost += [it / "eval-2-protocol" / "with_skill" / f"run-{k}" / "grading.json" for k in (6, 7)]
+    # a run killed mid-round: eval 1's run 3 (both arms) and eval 2's runs 2 and 3 (one arm) lost
+    lost = [it / "eval-1-server-port" / c / "run-3" / "grading.json" for c in ("with_skill", "without_skill")]
+    lost += [it / "eval-2-protocol" / "with_skill" / f"run-{k}" / "grading.json" for k in (2, 3)]
     before = {p: p.stat().st_mtime_ns for p in graded(it) if p not in lost}
     for p in lost:
         p.unlink()
@@ -199,9 +223,9 @@ def test_adaptive_run_reuses_the_baseline(example_skill: Path, tmp_path: Path) -
                         "--baseline-from", "1")
     assert code in (0, 1, 3), out
     it = ws / "iteration-2"
-    # 3 baseline trials per eval came from iteration 1; only the evals that went on ran more
+    # 3 baseline trials per eval came from iteration 1; the suite stopped at 3, so only the skill's ran
     design = json.loads((it / "benchmark.json").read_text())["adaptive"]
-    ran = 2 * (6 * 7 + 2 * 3) - 8 * 3
+    ran = 2 * 8 * 3 - 8 * 3
     assert f"iteration 2: {ran} trials run" in out, out
     assert design["trials_recorded"] == len(graded(it))
 
@@ -251,15 +275,6 @@ def test_aa_false_calls_stay_within_the_fixed_designs_bound() -> None:
     assert np.mean(t.trials) < 0.8  # and it did stop early
 
 
-@pytest.mark.parametrize("skill", ["1110", "0001"])
-def test_rule_treats_arms_alike(skill: str) -> None:
-    """The exactness of the paired test rests on this: swapping the arms never changes when
-    an eval stops."""
-    for base in ("1110", "0000", "1111", "0101"):
-        a, b = state(skill, base, seq.Questions(None, True)), state(base, skill, seq.Questions(None, True))
-        assert (a.status, a.trials) == (b.status, b.trials)
-
-
 def test_rounds_stop_when_the_executor_stops_early() -> None:
     """The same-error streak: execute_all returns fewer records than it was given (and empties
     the list it was given); no further round starts."""
@@ -292,13 +307,10 @@ def stopped_differences(rule: object, n_evals: int = 3000, seed: int = 3) -> np.
     return np.array(out)
 
 
-def test_stopping_keeps_the_aa_difference_centred() -> None:
-    """The property the paired gates rest on, checked directly: under A/A the per-eval
-    difference at the stop averages 0. A rule that stopped an eval while the skill arm leads
-    (the naive "stop when it looks good") pushes it clearly above 0, and this test catches it."""
-
-    def rule(s: tuple[bool, ...], b: tuple[bool, ...]) -> seq.EvalState:
-        return seq.state_at_looks(s, b, Q, 3, 10, 1)
+def test_naive_per_eval_stopping_biases_the_aa_difference() -> None:
+    """Why a rule must not stop an eval on how it looks: under A/A, stopping an eval while
+    the skill arm leads (the naive "stop when it looks good") pushes the per-eval difference
+    the paired gates average clearly above 0. (The suite rule stops every eval at one look.)"""
 
     def naive(s: tuple[bool, ...], b: tuple[bool, ...]) -> seq.EvalState:
         for n in range(3, 11):
@@ -306,7 +318,31 @@ def test_stopping_keeps_the_aa_difference_centred() -> None:
                 return seq.EvalState(seq.SETTLED, n)
         raise AssertionError
 
-    d = stopped_differences(rule)
+    def full(s: tuple[bool, ...], b: tuple[bool, ...]) -> seq.EvalState:
+        return seq.EvalState(seq.REACHED_MAX, 10)
+
+    d = stopped_differences(full)
     assert abs(d.mean()) < 3 * d.std(ddof=1) / np.sqrt(d.size), d.mean()
     biased = stopped_differences(naive)
     assert biased.mean() > 3 * biased.std(ddof=1) / np.sqrt(biased.size)
+
+
+def test_interim_boundary_keeps_aa_calls_where_naive_looks_inflate_them() -> None:
+    """Under optional stopping, on the ratio gate's own statistic (A/A, 10 evals, 8 looks):
+    calling at the first look whose |Z| clears the fixed design's bound (the naive rule)
+    makes false calls far more often than the rule's decided status (Haybittle-Peto bound or
+    curtailment, else the fixed bound at the last look), which stays near the nominal 5%."""
+    q = seq.Questions((("min_improvement_ratio", 1.0),))
+    rng = np.random.default_rng(21)
+    naive = rule = 0
+    suites = 200
+    for _ in range(suites):
+        rates = rng.beta(2, 2, 10)
+        recs = [_record(t, bool(rng.random() < rates[t.eval.id])) for t in _trials(10, 10)]
+        looks = [seq.suite_look(recs, q, n, 10).gates[0] for n in range(3, 10)]
+        last = seq.gate_look("min_improvement_ratio", 1.0, group_records(recs, ("with_skill", "without_skill")), q, 10)
+        crit = float(sps.t.ppf(0.975, 9))
+        naive += any(g.z is not None and abs(g.z) >= crit for g in [*looks, last])
+        rule += any(g.status == seq.DECIDED for g in looks) or (last.z is not None and abs(last.z) >= crit)
+    assert rule / suites <= 0.08, rule
+    assert naive / suites >= rule / suites + 0.03, (naive, rule)

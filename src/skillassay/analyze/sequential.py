@@ -1,54 +1,88 @@
-"""Anytime-valid statistics for adaptive runs: when an eval has had enough trials.
+"""When an adaptive run has had enough trials: a group-sequential stop on the gates' own statistics.
 
-Each eval's two arms are Bernoulli sequences. After every round the adaptive run asks, per eval
-and per gate, whether its call is already *decided* (a confidence sequence says so) or can no
-longer be decided within `max_trials_per_eval` (*settled*: more trials cannot change it); such
-an eval gets no more trials. A confidence sequence (CS) holds at every sample size at once,
-P(exists n: p outside CS_n) <= alpha, so looking after every round costs nothing: this is what
-"p < 0.05 after each trial" lacks.
+Every eval gets trials each round (min_trials_per_eval, then round_size more, up to
+max_trials_per_eval), so no eval is starved and the suite statistics the gates use keep the
+fixed design's shape at every look. After each round the rule asks, for every configured gate,
+whether its call is already known:
 
-The CS is the hedged-capital betting CS of Waudby-Smith & Ramdas, "Estimating means of bounded
-random variables by betting", JRSS-B 86(1):1-27, 2024 (arXiv:2010.09686), Theorem 3, with the
-predictable-mixture bets of their Eq. (26) ("predmix"), written by hand after the authors'
-own `confseq` package (betting.py: betting_mart, cs_from_martingale; betting_strategies.py:
+* **decided**: the gate's standardized statistic Z (its estimate minus the threshold over the
+  gate's own eval-clustered SE, with the same binomial floors) is beyond the interim boundary,
+  the t(E-1) quantile 1 - INTERIM_ALPHA (0.00135 one-sided: "3 sigma"), and the fixed design's
+  gate on the same trials makes the same call. This is the Haybittle-Peto design (Haybittle,
+  Br J Radiol 44:793-797, 1971; Peto et al., Br J Cancer 34:585-612, 1976): a constant strict
+  boundary at the interim looks and the fixed design's own level at the last one. Why the
+  error rates hold under optional stopping: a false call at an interim look needs Z_k beyond
+  the boundary at some look k, so P(false interim call) <= sum_k P(Z_k >= c) <= (looks - 1) *
+  INTERIM_ALPHA (Bonferroni; the looks are positively correlated, so the real sum is smaller),
+  and a run that reaches the last look is gated exactly as the fixed design is. One-sided that
+  is at most 2.5% + 7 * 0.135% = 3.4% at 8 looks, under the 5% asked, and benchmarks/adaptive.py
+  measures it. It is the simplest member of the alpha-spending family (Lan & DeMets,
+  Biometrika 70:659-663, 1983: INTERIM_ALPHA spent per interim look, the rest kept for the last),
+  chosen because its bounds need no information fractions, which are not known in advance here
+  (the part of a gate's variance that comes from the spread between evals does not shrink with
+  trials), and because it leaves the final analysis at the fixed design's level, so power
+  can only rise: every call the fixed design makes at the last look is still made, or made
+  earlier.
+  A gate is also decided by stochastic curtailment of that last look (Lan, Simon & Halperin,
+  "Stochastically curtailed tests in long-term clinical trials", Commun. Stat. C 1:207-219,
+  1982): when the fixed design's call at max_trials_per_eval is already made now and would
+  still be made with conditional probability >= CURTAIL_POWER even if the gate's value sat
+  exactly at its threshold (no drift). Their Theorem: curtailing a level-alpha test this way
+  keeps its type I error <= alpha / CURTAIL_POWER (2.5% / 0.95 = 2.63% one-sided). This is
+  what stops a gate whose information is nearly complete (a pass rate over 20 evals: most of
+  its variance is between evals) but sits between 1.96 and 3 sigma. Together, at 8 looks:
+  at most (2.5% + 0.95%) / 0.95 = 3.6% one-sided.
+* **settled** (futility, non-binding): the gate cannot reach a call at the last look unless
+  its trend is far better than seen: the conditional power of a call at max_trials_per_eval,
+  under the drift FUTILITY_OPTIMISM standard errors beyond the current trend on each side
+  (stochastic curtailment: Lan, Simon & Halperin, Commun. Stat. C 1:207-219, 1982; Jennison &
+  Turnbull, Group Sequential Methods with Applications to Clinical Trials, 2000, ch. 10), is
+  under FUTILITY_POWER, and the fixed gate on the same trials is INCONCLUSIVE. A futility stop
+  only removes calls, so it cannot raise a false-call rate; what it can cost is power, which
+  is why the drift is an optimistic one and the simulation measures power against the fixed
+  design's. The information fraction conditional power needs is estimated at each look from
+  the gate's variance components (between evals and within), information-based monitoring as
+  in Mehta & Tsiatis, Drug Inf J 35:1095-1112, 2001.
+
+The run stops at the first look where every gate is decided or settled, or at the maximum.
+The reported verdict is always the fixed design's statistics (statistics.py) on the trials
+run, so `skillassay gate` gives the same verdict from the files; the rule only stops where
+that verdict is the one the boundaries allow.
+
+The per-eval betting confidence sequences below (the first rule's) are kept as the exact
+reference the tests check anytime-validity against; the suite rule does not use them:
+stopping an eval after a few agreeing trials starved it of the trials a small effect needs
+(measured: 49% ratio-gate power against the fixed design's 93% at +0.25). The CS is the
+hedged-capital betting CS of Waudby-Smith & Ramdas, "Estimating means of bounded random
+variables by betting", JRSS-B 86(1):1-27, 2024 (arXiv:2010.09686), Theorem 3, with the
+predictable-mixture bets of their Eq. (26) ("predmix"), written by hand after the authors' own
+`confseq` package (betting.py: betting_mart, cs_from_martingale; betting_strategies.py:
 lambda_predmix_eb), because no package is usable here: `confseq` 0.0.11 is an sdist only whose
-C++ build needs Boost headers (it failed for Boost_INCLUDE_DIR-NOTFOUND on this machine) and
-it pulls pytest and multiprocess in at run time; `expectation` 0.0.2 is a yanked placeholder
+C++ build needs Boost headers (it failed for Boost_INCLUDE_DIR-NOTFOUND on this machine) and it
+pulls pytest and multiprocess in at run time; `expectation` 0.0.2 is a yanked placeholder
 ("decommissioned"); `savvi` 0.3.1 has sequential multinomial and regression tests, not a CS
-for one Bernoulli mean. Everything here is pure and takes plain tuples of outcomes.
-
-What the suite gates then report is the fixed design's statistics (statistics.py) on the
-trials the run made. The stopping rule depends only on that eval's own trials and treats both
-arms alike until its sequences have shown the arms differ (under "the skill changes nothing"
-that happens with probability at most alpha, whenever one looks), so under that null each
-eval's difference stays close to symmetric about 0 and the paired sign-flip test close to
-exact. The gates' error rates and power under the rule are measured, not proven: see
-benchmarks/adaptive.py (measured figures in the README). Within ten trials a sequence rarely
-decides one eval (10/10 gives a lower bound of about 0.69); most of the saving comes from evals
-whose trials all agree, which are *settled*, and that is also where the rule can miss a small
-effect (0/3 from a true 0.25).
+for one Bernoulli mean. The group-sequential bounds are written by hand as well (a quantile
+and a normal tail each): gsDesign and rpact, which implement them, are R packages.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats as sps
 
-METHOD = "hedged-capital betting confidence sequence (Waudby-Smith & Ramdas 2024, JRSS-B 86(1):1-27)"
-BETS = "predictable mixture (predmix, prior mean 1/2, prior variance 1/4, one pseudo-observation)"
+from skillassay.analyze import numerics as stats
+from skillassay.analyze.statistics import EvalCell, group_records
+from skillassay.store.records import TrialRecord
+
 ALPHA = 0.05
 THETA = 0.5  # weight of the "mean is above m" capital against "below m": two-sided, alpha/2 each
 TRUNCATION = 1.0  # bets in [-1/(1-m), 1/m]: the widest that keeps the capital non-negative
 GRID_POINTS = 1001  # candidate means 0, 0.001, ..., 1; bounds are widened by one step
-
-DECIDED = "decided"
-SETTLED = "settled"  # more trials up to the maximum cannot change the call
-REACHED_MAX = "reached max"
-RUNNING = "running"
 
 _GRID = np.linspace(0.0, 1.0, GRID_POINTS)
 _STEP = 1.0 / (GRID_POINTS - 1)
@@ -88,108 +122,209 @@ def confidence_sequence(outcomes: tuple[bool, ...], alpha: float = ALPHA) -> tup
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-eval questions
+# The suite-level rule
+
+METHOD = ("group-sequential stop on the gates' own statistics: Haybittle-Peto interim boundary, the fixed "
+          "design's level at the last look, non-binding futility by conditional power")
+INTERIM_ALPHA = 0.00135  # one-sided, per interim look: the "3 sigma" of Haybittle-Peto
+FUTILITY_POWER = 0.05  # settled when a call at the last look has less conditional power than this
+FUTILITY_OPTIMISM = 0.5  # ... under the drift this many standard errors beyond the current trend
+CURTAIL_POWER = 0.95  # decided when a call at the last look has this conditional probability under H0
+FINAL_ALPHA = ALPHA / 2  # one-sided: the fixed design's two-sided 95% interval, one side each
+DIRECTIONS = {"min_pass_rate": 1, "min_improvement_ratio": 1, "max_avg_tokens": -1, "max_avg_duration_seconds": -1}
+
+DECIDED = "decided"
+SETTLED = "settled"  # futility: no call is within reach by the last look
+REACHED_MAX = "reached max"
+RUNNING = "running"
 
 
 @dataclass(frozen=True)
 class Questions:
-    """What the gates ask of each eval: does the skill's pass rate clear `rate_threshold`, and
-    do the two arms differ (asked for the improvement-ratio gate and the paired comparison,
-    which every run reports). Token and duration gates ask nothing per eval: every trial
-    measures them, and their intervals are set by the spread between evals."""
+    """The configured gates (key, threshold) the rule watches, and the two arms' names."""
 
-    rate_threshold: float | None = None
-    compare_arms: bool = True
+    gates: tuple[tuple[str, float], ...] = ()
+    skill: str = "with_skill"
+    baseline: str = "without_skill"
 
 
-def rate_decided(skill: tuple[bool, ...], threshold: float, alpha: float) -> bool:
-    lo, hi = confidence_sequence(skill, alpha)
-    return lo >= threshold or hi < threshold
+@dataclass(frozen=True)
+class GateLook:
+    """One gate at one look: its Z, the estimated information fraction, the conditional power
+    of a call at the last look, and the status (decided / settled / running)."""
 
+    key: str
+    z: float | None
+    information: float | None
+    power: float | None
+    status: str
+    call: str | None = None  # PASS / FAIL when decided
 
-def arms_decided(skill: tuple[bool, ...], baseline: tuple[bool, ...], alpha: float) -> bool:
-    """Disjoint 1 - alpha/2 sequences: the arms differ, at level alpha for the pair."""
-    s, b = confidence_sequence(skill, alpha / 2), confidence_sequence(baseline, alpha / 2)
-    return s[0] > b[1] or b[0] > s[1]
-
-
-def constant(outcomes: tuple[bool, ...]) -> bool:
-    """No variation seen: every trial passed, or every one failed (an arm with no outcome is not)."""
-    return bool(outcomes) and len(set(outcomes)) == 1
-
-
-def _extended(seq: tuple[bool, ...], n: int, value: bool) -> tuple[bool, ...]:
-    return seq + (value,) * max(0, n - len(seq))
-
-
-def arms_decidable(skill: tuple[bool, ...], baseline: tuple[bool, ...], max_trials: int,
-                   alpha: float) -> bool:
-    """Whether some continuation up to `max_trials` could show the arms differ. The extreme
-    ones (every further trial of one arm passes and of the other fails) move the sequences
-    furthest apart, so they are the ones tried, at every trial count on the way."""
-    for up in (True, False):
-        for n in range(max(len(skill), len(baseline)) + 1, max_trials + 1):
-            if arms_decided(_extended(skill, n, up), _extended(baseline, n, not up), alpha):
-                return True
-    return False
+    def reason(self) -> str:
+        if self.status == DECIDED:
+            return (f"{self.key} {self.call} (Z {self.z:+.2f}, information {self.information:.2f}: beyond the "
+                    "interim boundary, or the call holds at the last look with conditional probability >= "
+                    f"{CURTAIL_POWER:g} under no effect)")
+        if self.status == SETTLED:
+            return (f"{self.key} settled INCONCLUSIVE (Z {self.z:+.2f}, information {self.information:.2f}, "
+                    f"conditional power of a call {self.power:.3f} < {FUTILITY_POWER:g})")
+        z = "n/a" if self.z is None else f"{self.z:+.2f}"
+        return f"{self.key} open (Z {z})"
 
 
 @dataclass(frozen=True)
 class EvalState:
-    """Where one eval stands: its status (running / decided / settled / reached max), the
-    trials per arm it has used, and the reasons in words, one per question."""
+    """Where the suite (and so each eval) stands: status, trials per arm, reasons in words."""
 
     status: str
     trials: int
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    gates: tuple[GateLook, ...] = ()
 
     @property
     def stopped(self) -> bool:
         return self.status != RUNNING
 
 
-def eval_state(skill: Sequence[bool | None], baseline: Sequence[bool | None], questions: Questions,
-               min_trials: int, max_trials: int, alpha: float = ALPHA) -> EvalState:
-    """The stopping rule at one look. `skill` / `baseline` are the outcomes of trials 1..n of
-    each arm in run order; None is a trial that did not complete (errored, ungraded), which
-    carries no outcome. n is the shorter arm's length: a look is at equal trials per arm."""
-    n = min(len(skill), len(baseline))
-    s = tuple(bool(v) for v in skill[:n] if v is not None)
-    b = tuple(bool(v) for v in baseline[:n] if v is not None)
+@dataclass(frozen=True)
+class Series:
+    """One gate's per-eval scores y_e (the quantity whose mean the gate tests, threshold
+    subtracted), their trial counts and per-trial variances, and the gate's own SE floor."""
+
+    y: np.ndarray
+    n: np.ndarray
+    within: np.ndarray
+    floor_se: float
+    pooled: bool = False
+    weights: np.ndarray | None = None
+
+
+def _var(values: Sequence[float]) -> float:
+    return float(np.var(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baseline: str) -> Series | None:
+    """The gate's per-eval inputs as statistics.gate_stats forms them: the skill's per-eval
+    pass rate (floored by binomial_floor_se), the paired a_e - thr * b_e (floored by both
+    arms' Agresti-Caffo floors, as paired_stats does), or per-eval mean cost (trial-pooled)."""
+    if key == "min_pass_rate":
+        arms = [c.arms[skill] for c in cells if c.arms[skill].completed]
+        if not arms:
+            return None
+        m = np.array([a.passes / a.completed for a in arms])
+        n = np.array([a.completed for a in arms], dtype=float)
+        w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
+        return Series(m - thr, n, w, stats.binomial_floor_se(m, n))
+    if key == "min_improvement_ratio":
+        used = [c for c in cells if c.arms[skill].completed and c.arms[baseline].completed]
+        if not used:
+            return None
+        parts = []
+        for cfg in (skill, baseline):
+            arms = [c.arms[cfg] for c in used]
+            m = np.array([a.passes / a.completed for a in arms])
+            n = np.array([a.completed for a in arms], dtype=float)
+            w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
+            parts.append((m, n, w, stats.binomial_floor_se(m, n, pseudo=1.0)))
+        (ma, na, wa, fa), (mb, nb, wb, fb) = parts
+        n = np.minimum(na, nb)
+        return Series(ma - thr * mb, n, wa + thr**2 * wb, math.hypot(fa, thr * fb))
+    attr = "tokens" if key == "max_avg_tokens" else "durations"
+    vals = [list(getattr(c.arms[skill], attr)) for c in cells]
+    vals = [v for v in vals if v]
+    if not vals:
+        return None
+    n = np.array([len(v) for v in vals], dtype=float)
+    m = np.array([float(np.mean(v)) for v in vals])
+    return Series(m - thr, n, np.array([_var(v) for v in vals]), 0.0, pooled=True, weights=n)
+
+
+def standardized(s: Series) -> tuple[float, float, int] | None:
+    """(Z, SE, evals): the gate's estimate minus threshold over its eval-clustered SE, the
+    pooled form for costs (numerics.pooled_clustered_mean's), the floored one for rates."""
+    g = int(s.y.size)
+    if g < 2:
+        return None
+    if s.pooled and s.weights is not None:
+        total = float(s.weights.sum())
+        mean = float((s.y * s.weights).sum() / total)
+        se = math.sqrt(g / (g - 1) * float((((s.y - mean) * s.weights) ** 2).sum())) / total
+    else:
+        mean = float(s.y.mean())
+        se = max(float(s.y.std(ddof=1)) / math.sqrt(g), s.floor_se)
+    if se <= 0:
+        return None
+    return mean / se, se, g
+
+
+def information_fraction(s: Series, max_trials: int) -> float:
+    """Var(estimate now) / Var(estimate at max_trials) inverted: (omega^2 + w/N) / (omega^2 + w/n),
+    omega^2 the between-eval variance more trials cannot shrink (method of moments, as
+    statistics.MetricSeries.components), w the mean per-trial variance. 1 at the maximum."""
+    n = float(np.mean(s.n))
     if n >= max_trials:
-        return EvalState(REACHED_MAX, n, ("reached max_trials_per_eval",))
-    if n < min_trials:
-        return EvalState(RUNNING, n, ())
-    statuses, reasons = [], []
-    if questions.rate_threshold is not None:
-        thr = questions.rate_threshold
-        if rate_decided(s, thr, alpha):
-            statuses.append(DECIDED)
-            lo, hi = confidence_sequence(s, alpha)
-            side = "at or above" if lo >= thr else "below"
-            reasons.append(f"skill pass rate {side} {thr:g} (CS {lo:.2f}..{hi:.2f})")
-        elif constant(s):
-            statuses.append(SETTLED)
-            reasons.append(f"every skill trial {'passed' if s[0] else 'failed'}: no variation for more trials to average")
-        else:
-            statuses.append(RUNNING)
-    if questions.compare_arms:
-        if arms_decided(s, b, alpha):
-            statuses.append(DECIDED)
-            reasons.append("the arms differ (disjoint CSs)")
-        elif constant(s) and constant(b) and not arms_decidable(s, b, max_trials, alpha):
-            statuses.append(SETTLED)
-            reasons.append(f"each arm's trials all agreed, and a difference cannot be shown within {max_trials} trials")
-        else:
-            statuses.append(RUNNING)
-    if RUNNING in statuses:
-        return EvalState(RUNNING, n, ())
-    return EvalState(DECIDED if statuses and all(x == DECIDED for x in statuses) else SETTLED, n,
-                     tuple(reasons))
+        return 1.0
+    w = float(np.mean(s.within))
+    omega = max(0.0, _var(list(s.y)) - float(np.mean(s.within / s.n)))
+    now, final = omega + w / n, omega + w / max_trials
+    return 1.0 if now <= 0 else min(1.0, final / now)
+
+
+def conditional_power(z: float, info: float, crit: float, optimism: float) -> float:
+    """P(|Z at the last look| >= crit | Z now), Brownian-motion form B(t) = sqrt(t) Z_t with
+    B(1) = B(t) + theta (1 - t) + N(0, 1 - t), theta the trend B(t)/t moved `optimism` of its
+    standard errors (1/sqrt(t)) towards each side's call (Jennison & Turnbull 2000, 10.2)."""
+    if info >= 1.0:
+        return float(abs(z) >= crit)
+    b, rest = math.sqrt(info) * z, 1.0 - info
+    trend, se = b / info, 1.0 / math.sqrt(info)
+    up = 1 - sps.norm.cdf((crit - b - (trend + optimism * se) * rest) / math.sqrt(rest))
+    down = sps.norm.cdf((-crit - b - (trend - optimism * se) * rest) / math.sqrt(rest))
+    return float(up + down)
+
+
+def null_power(z: float, info: float, crit: float) -> float:
+    """P(Z at the last look >= crit on Z's own side | Z now) with no drift at all (the
+    gate's value at its threshold): the conditional power of the call under H0, which
+    stochastic curtailment compares with CURTAIL_POWER (Lan, Simon & Halperin 1982)."""
+    if info >= 1.0:
+        return float(abs(z) >= crit)
+    return float(1 - sps.norm.cdf((crit - math.sqrt(info) * abs(z)) / math.sqrt(1.0 - info)))
+
+
+def gate_look(key: str, thr: float, cells: list[EvalCell], q: Questions, max_trials: int) -> GateLook:
+    s = gate_series(key, thr, cells, q.skill, q.baseline)
+    st = standardized(s) if s is not None else None
+    if s is None or st is None:
+        return GateLook(key, None, None, None, RUNNING)
+    z, _, g = st
+    info = information_fraction(s, max_trials)
+    interim = float(sps.t.ppf(1 - INTERIM_ALPHA, g - 1))
+    final = float(sps.t.ppf(1 - FINAL_ALPHA, g - 1))
+    power = conditional_power(z, info, final, FUTILITY_OPTIMISM)
+    if abs(z) >= interim or (abs(z) >= final and null_power(z, info, final) >= CURTAIL_POWER):
+        good = (z > 0) == (DIRECTIONS[key] > 0)
+        return GateLook(key, z, info, power, DECIDED, "PASS" if good else "FAIL")
+    if abs(z) < final and power < FUTILITY_POWER:
+        return GateLook(key, z, info, power, SETTLED)
+    return GateLook(key, z, info, power, RUNNING)
+
+
+def suite_look(records: Iterable[TrialRecord], q: Questions, trials: int, max_trials: int) -> EvalState:
+    """The rule at one look, on the trials 1..`trials` of every eval and arm. Without
+    confirmation by the fixed gate (run/adaptive does that, it has the gate)."""
+    if trials >= max_trials:
+        return EvalState(REACHED_MAX, trials, ("reached max_trials_per_eval",))
+    cells = group_records([r for r in records if r.run_number <= trials], (q.skill, q.baseline))
+    looks_ = tuple(gate_look(k, t, cells, q, max_trials) for k, t in q.gates)
+    if not looks_ or any(g.status == RUNNING for g in looks_):
+        return EvalState(RUNNING, trials, (), looks_)
+    status = DECIDED if all(g.status == DECIDED for g in looks_) else SETTLED
+    return EvalState(status, trials, tuple(g.reason() for g in looks_), looks_)
 
 
 def looks(min_trials: int, max_trials: int, round_size: int) -> list[int]:
-    """The trial counts at which an eval is looked at: min, min + round, ..., capped at max. A
+    """The trial counts at which the suite is looked at: min, min + round, ..., capped at max. A
     function of the settings alone, so a resumed run looks exactly where the first one did."""
     out, n = [], min(min_trials, max_trials)
     while n < max_trials:
@@ -198,26 +333,8 @@ def looks(min_trials: int, max_trials: int, round_size: int) -> list[int]:
     return [*out, max_trials]
 
 
-def state_at_looks(skill: Sequence[bool | None], baseline: Sequence[bool | None], questions: Questions,
-                   min_trials: int, max_trials: int, round_size: int,
-                   alpha: float = ALPHA) -> EvalState:
-    """The eval's state after replaying its looks on the trials it has: the first look at
-    which it stopped, else running at the last look its trials reach. Replaying (instead of
-    remembering) is what makes a killed run resume where it stopped: the state is a function
-    of the trials on disk, and a trial run past a stop (reused, say) changes nothing."""
-    n = min(len(skill), len(baseline))
-    last = EvalState(RUNNING, 0, ())
-    for at in looks(min_trials, max_trials, round_size):
-        if at > n:
-            break
-        last = eval_state(skill[:at], baseline[:at], questions, min_trials, max_trials, alpha)
-        if last.stopped:
-            return last
-    return last
-
-
 def next_target(state: EvalState, min_trials: int, max_trials: int, round_size: int) -> int:
-    """Trials per arm the eval should have after the next round (its current count once stopped)."""
+    """Trials per arm every eval should have after the next round (the current count once stopped)."""
     if state.stopped:
         return state.trials
     for at in looks(min_trials, max_trials, round_size):

@@ -413,8 +413,9 @@ def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
               if isinstance(used, int) and isinstance(fixed, int) and fixed else "")
     summary = (f"Trials ran in rounds: {design.get('min_trials_per_eval')} to {design.get('max_trials_per_eval')} per "
                f"eval and arm, {design.get('round_size')} more per round. When to stop was decided by a "
-               f"{design.get('method')}, bets: {design.get('bets')}, alpha {design.get('alpha')}, valid at every look. "
-               f"{design.get('rule')} {saving}.")
+               f"{design.get('method')}, alpha {design.get('alpha')}"
+               + (f", bets: {design['bets']}" if design.get("bets") else "")
+               + f". {design.get('rule')} {saving}.")
     return {"summary": cell(summary), "rows": rows}
 
 

@@ -1,31 +1,38 @@
-"""Adaptive runs: trials in rounds, and the rule that says which evals get the next round.
+"""Adaptive runs: trials in rounds, and the rule that says when the suite has had enough.
 
-The round loop is pure apart from one callable it is given, `execute` (the engine's "run this
-batch of planned trials", whatever backend runs them), so the rounds dispatch through the same
-path a fixed run uses. An eval's state is replayed from its graded trials at the fixed looks
-(analyze/sequential.state_at_looks): nothing about rounds is stored, and a killed run resumes at
-the round it was in, running only the trials that round still lacks."""
+Every eval gets trials each round and the whole run stops at once, when every gate's call is
+decided or settled (analyze/sequential: a Haybittle-Peto group-sequential design with a
+futility bound, on the gates' own statistics). The round loop is pure apart from one callable
+it is given, `execute` (the engine's "run this batch of planned trials", whatever backend runs
+them), so the rounds dispatch through the same path a fixed run uses. The suite's state is
+replayed from the graded trials at the fixed looks: nothing about rounds is stored, and a
+killed run resumes at the round it was in, running only the trials that round still lacks."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from skillassay.analyze import sequential as seq
+from skillassay.analyze.arms import Arms
+from skillassay.analyze.benchmark import build_benchmark
+from skillassay.analyze.gate import evaluate
 from skillassay.models import Adaptive, Thresholds
 from skillassay.run.plan import Trial
 from skillassay.store.records import TrialRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Outcomes = tuple[bool | None, ...]
 
 
-def questions_for(thresholds: Thresholds) -> seq.Questions:
-    """The per-eval questions the configured gates ask (sequential.Questions)."""
-    return seq.Questions(rate_threshold=thresholds.min_pass_rate, compare_arms=True)
+def questions_for(thresholds: Thresholds, skill: str = "with_skill", baseline: str = "without_skill") -> seq.Questions:
+    """The gates the rule watches: every configured threshold."""
+    gates = tuple((k, float(v)) for k, v in thresholds.model_dump().items()
+                  if v is not None and k in seq.DIRECTIONS)
+    return seq.Questions(gates=gates, skill=skill, baseline=baseline)
 
 
 def outcomes_by_eval(records: Iterable[TrialRecord], skill: str,
@@ -51,18 +58,59 @@ def outcomes_by_eval(records: Iterable[TrialRecord], skill: str,
     return out
 
 
-def states(eval_ids: Iterable[int | str], outcomes: Mapping[int | str, tuple[Outcomes, Outcomes]],
-           settings: Adaptive, questions: seq.Questions) -> dict[int | str, seq.EvalState]:
-    return {e: seq.state_at_looks(*outcomes.get(e, ((), ())), questions, settings.min_trials_per_eval,
-                                  settings.max_trials_per_eval, settings.round_size) for e in eval_ids}
+def fixed_gate_agrees(records: list[TrialRecord], q: seq.Questions, state: seq.EvalState) -> bool:
+    """The fixed design's gate on the trials of the look makes exactly the calls the rule
+    says are settled: a decided gate's PASS / FAIL, a settled gate's INCONCLUSIVE. The
+    reported verdict is that gate's, so a stop is allowed only where the two agree."""
+    thresholds = Thresholds(**dict(q.gates))
+    bench = build_benchmark([r for r in records if r.run_number <= state.trials], skill_name="look",
+                            skill_path=None, iteration=1, timestamp="look", trials_requested=state.trials,
+                            thresholds=thresholds, arms=Arms(q.skill, q.baseline))
+    calls = {t.key: t.status for t in evaluate(bench, thresholds).thresholds}
+    return all(calls.get(g.key) == (g.call if g.status == seq.DECIDED else "INCONCLUSIVE") for g in state.gates)
 
 
-def next_round(pending: Iterable[Trial], now: Mapping[int | str, seq.EvalState], settings: Adaptive) -> list[Trial]:
-    """The planned trials the next round runs: those of running evals up to their next look.
-    `pending` are the planned trials not yet graded, so a resumed round runs only what it lacks."""
-    targets = {e: seq.next_target(s, settings.min_trials_per_eval, settings.max_trials_per_eval,
-                                  settings.round_size) for e, s in now.items()}
-    return [t for t in pending if not now[t.eval.id].stopped and t.run_number <= targets[t.eval.id]]
+@dataclass
+class Replay:
+    """The suite's state replayed over the looks the trials reach; `memo` keeps each look's
+    state while trials are only added (a look's trials never change within one run)."""
+
+    q: seq.Questions
+    settings: Adaptive
+    memo: dict[int, seq.EvalState] = field(default_factory=dict)
+
+    def state(self, eval_ids: Iterable[int | str], records: list[TrialRecord]) -> seq.EvalState:
+        s = self.settings
+        outcomes = outcomes_by_eval(records, self.q.skill, self.q.baseline)
+        have = min((min(len(a), len(b)) for a, b in (outcomes.get(e, ((), ())) for e in eval_ids)), default=0)
+        last = seq.EvalState(seq.RUNNING, 0)
+        for at in seq.looks(s.min_trials_per_eval, s.max_trials_per_eval, s.round_size):
+            if at > have:
+                break
+            if at not in self.memo:
+                now = seq.suite_look(records, self.q, at, s.max_trials_per_eval)
+                if now.status in (seq.DECIDED, seq.SETTLED) and not fixed_gate_agrees(records, self.q, now):
+                    now = seq.EvalState(seq.RUNNING, at, (), now.gates)
+                self.memo[at] = now
+            last = self.memo[at]
+            if last.stopped:
+                return last
+        return last
+
+
+def suite_state(eval_ids: Iterable[int | str], records: list[TrialRecord], settings: Adaptive,
+                questions: seq.Questions) -> seq.EvalState:
+    """The suite's state from the trials on disk (resume: a function of the files alone)."""
+    return Replay(questions, settings).state(list(eval_ids), records)
+
+
+def next_round(pending: Iterable[Trial], now: seq.EvalState, settings: Adaptive) -> list[Trial]:
+    """The planned trials the next round runs: every eval's, up to the next look. `pending`
+    are the planned trials not yet graded, so a resumed round runs only what it lacks."""
+    if now.stopped:
+        return []
+    target = seq.next_target(now, settings.min_trials_per_eval, settings.max_trials_per_eval, settings.round_size)
+    return [t for t in pending if t.run_number <= target]
 
 
 @dataclass
@@ -70,23 +118,30 @@ class RoundsResult:
     executed: list[TrialRecord]
     states: dict[int | str, seq.EvalState]
     rounds: int
+    suite: seq.EvalState = field(default_factory=lambda: seq.EvalState(seq.RUNNING, 0))
 
 
 def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive, questions: seq.Questions,
                configurations: tuple[str, str], execute: Callable[[list[Trial]], list[TrialRecord]],
                halted: Callable[[], bool] = lambda: False) -> RoundsResult:
-    """Rounds until every eval has stopped (decided, settled or at its maximum), no planned
-    trial is left to run, or `halted` says the run must stop (the same-error streak)."""
-    eval_ids = list(dict.fromkeys(t.eval.id for t in pending)) + list(dict.fromkeys(r.eval_id for r in done))
-    eval_ids = list(dict.fromkeys(eval_ids))
+    """Rounds until the suite stops (every gate decided or settled, or the maximum reached),
+    no planned trial is left to run, or `halted` says the run must stop (the same-error streak)."""
+    q = seq.Questions(questions.gates, *configurations)
+    eval_ids = list(dict.fromkeys([*(t.eval.id for t in pending), *(r.eval_id for r in done)]))
+    replay = Replay(q, settings)
     records, rounds = list(done), 0
     executed: list[TrialRecord] = []
     left = list(pending)
+
+    def result() -> RoundsResult:
+        now = replay.state(eval_ids, records)
+        return RoundsResult(executed, {e: now for e in eval_ids}, rounds, now)
+
     while True:
-        now = states(eval_ids, outcomes_by_eval(records, *configurations), settings, questions)
+        now = replay.state(eval_ids, records)
         batch = next_round(left, now, settings)
         if not batch or halted():
-            return RoundsResult(executed, now, rounds)
+            return result()
         chosen, size = {id(t) for t in batch}, len(batch)
         left = [t for t in left if id(t) not in chosen]
         got = execute(batch)  # may consume the list (engine.execute_all does, to free each trial)
@@ -94,44 +149,54 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
         executed += got
         records += got
         if len(got) < size:  # the executor stopped early (streak): no further round
-            now = states(eval_ids, outcomes_by_eval(records, *configurations), settings, questions)
-            return RoundsResult(executed, now, rounds)
+            return result()
 
 
 def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[int | str, seq.EvalState],
                   names: Mapping[int, str] | Mapping[int | str, str], records: Iterable[TrialRecord] = ()) -> dict[str, Any]:
-    """benchmark.json's `adaptive` section: the method and parameters, and per eval the
-    trials it used and why it stopped, so the report (and a reader) can tell a decided eval
-    from one that ran out of trials. `trials_recorded` counts every graded trial on disk (a
-    reused baseline may hold more than the eval's stop needed)."""
+    """benchmark.json's `adaptive` section: the method and parameters, why the suite stopped
+    (per gate: Z, information, conditional power), and per eval the trials it used, so a
+    reader can tell a decided run from one that ran out of trials. `trials_recorded` counts
+    every graded trial on disk (a reused baseline may hold more than the stop needed)."""
     recorded: dict[int | str, int] = defaultdict(int)
     for r in records:
         recorded[r.eval_id] += 1
     named: dict[int | str, str] = dict(names.items())
+    suite = next(iter(final.values()), seq.EvalState(seq.RUNNING, 0))
+    stopped = suite.status if suite.stopped else "not stopped (run interrupted)"
     per_eval = [{"eval_id": e, "eval_name": named.get(e), "trials_per_arm": s.trials,
-                 "trials_recorded": recorded.get(e, 0),
-                 "stopped": s.status if s.stopped else "not stopped (run interrupted)",
-                 "reasons": list(s.reasons)} for e, s in final.items()]
+                 "trials_recorded": recorded.get(e, 0), "stopped": stopped,
+                 "reasons": [f"suite stop at {s.trials} trials per arm"] if s.stopped else []}
+                for e, s in final.items()]
     return {
         "schema_version": SCHEMA_VERSION,
         "method": seq.METHOD,
-        "bets": seq.BETS,
         "alpha": seq.ALPHA,
-        "truncation": seq.TRUNCATION,
+        "interim_alpha_one_sided": seq.INTERIM_ALPHA,
+        "final_alpha_one_sided": seq.FINAL_ALPHA,
+        "futility_conditional_power": seq.FUTILITY_POWER,
+        "futility_optimism_se": seq.FUTILITY_OPTIMISM,
         "min_trials_per_eval": settings.min_trials_per_eval,
         "max_trials_per_eval": settings.max_trials_per_eval,
         "round_size": settings.round_size,
         "looks": seq.looks(settings.min_trials_per_eval, settings.max_trials_per_eval, settings.round_size),
-        "questions": {"rate_threshold": questions.rate_threshold, "compare_arms": questions.compare_arms},
+        "gates_watched": [k for k, _ in questions.gates],
         "rule": RULE,
+        "stopped": stopped,
+        "stopped_at_trials_per_arm": suite.trials,
+        "gates": [{"key": g.key, "z": g.z, "information_fraction": g.information,
+                   "conditional_power": g.power, "status": g.status, "call": g.call, "reason": g.reason()}
+                  for g in suite.gates],
+        "reasons": list(suite.reasons),
         "trials_recorded": sum(recorded.values()),
         "trials_fixed_design": 2 * settings.max_trials_per_eval * len(final),
         "per_eval": per_eval,
     }
 
 
-RULE = ("after each round, from min_trials_per_eval on, an eval stops when every question its gates ask is "
-        "decided by its confidence sequences (decided) or settled: for the pass-rate threshold, every skill "
-        "trial so far agreed; for the arms' difference, every trial of each arm agreed and no run of further "
-        "trials up to max_trials_per_eval could show one. Otherwise it runs to max_trials_per_eval. The suite "
-        "gates are the fixed design's statistics on the trials run.")
+RULE = ("every eval gets trials each round; after each round, from min_trials_per_eval on, the whole run stops "
+        "when every configured gate is decided (|Z| beyond the Haybittle-Peto interim boundary, one-sided "
+        "p <= 0.00135 in t(E-1), and the fixed gate makes that call) or settled (conditional power of any call "
+        "at max_trials_per_eval, under the trend moved one standard error towards it, below 0.05, and the fixed "
+        "gate INCONCLUSIVE); otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
+        "statistics on the trials run.")
