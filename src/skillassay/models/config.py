@@ -22,7 +22,8 @@ class Thresholds(ClosedSpecModel):
 
 class Adaptive(ClosedSpecModel):
     """Adaptive trials (`run --adaptive`): every eval starts with `min_trials_per_eval` trials
-    per arm, then unsettled evals get `round_size` more per round, up to `max_trials_per_eval`.
+    per arm, then every eval gets `round_size` more per round until every gate is decided or
+    settled (a group-sequential stop, analyze/sequential.py), at most `max_trials_per_eval`.
     When it is set in the config, `run` is adaptive without the flag."""
 
     min_trials_per_eval: int = Field(3, ge=1, le=10000, strict=True,

@@ -109,7 +109,7 @@ class RunRequest:
     judge_model: str | None = None  # openai/anthropic judge (default: SKILLASSAY_JUDGE_MODEL, then judge.py's)
     baseline_from: str | Path | None = None  # an iteration whose baseline runs are reused (reuse.py)
     stop_after_same_errors: int = DEFAULT_LIMIT  # stop.py: the first N trials failing alike stop the run (0: never)
-    adaptive: bool = False  # trials in rounds until each eval is settled (run/adaptive.py); also on when the config has `adaptive`
+    adaptive: bool = False  # trials in rounds until every gate is settled (run/adaptive.py); also on when the config has `adaptive`
     backend: str | None = None  # where trials run: local (thread pool, default) or ray (run/backends.py)
     ray_address: str | None = None  # what ray.init(address=...) takes; None: a local Ray instance
 
@@ -399,7 +399,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
                          p.grader)
     message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
     if adaptive:
-        message += f"; adaptive: at most {len(todo)} trials, in rounds, until each eval is settled"
+        message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
     progress.node_of = p.backend.node_of
