@@ -282,8 +282,17 @@ class MetricSeries:
             return None
         if pooled:
             return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
-        return stats.clustered_mean(self.means, bounds=(0.0, 1.0),
-                                    floor_se=stats.binomial_floor_se(self.means, self.counts))
+        est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
+                                   floor_se=stats.binomial_floor_se(self.means, self.counts))
+        if est.interval is not None and all(n == 1 for n in self.counts):
+            # One trial per eval: the pooled count is Binomial(E, true mean) whatever the per-eval
+            # rates, so the exact interval keeps each one-sided 2.5% where the t interval on 0/1
+            # values, with few distinct values, does not (issue 16: 3.3% false PASS at 50 evals
+            # and a true 0.5, 4.8% at 0.8). The hull keeps whichever is wider on each side.
+            lo, hi = stats.clopper_pearson_interval(round(sum(self.sums)), len(self.counts))
+            est = stats.MeanEstimate(est.mean, est.se, (min(lo, est.interval[0]), max(hi, est.interval[1])),
+                                     est.n)
+        return est
 
     def components(self) -> tuple[float, float]:
         """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
