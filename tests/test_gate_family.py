@@ -3,7 +3,6 @@ and `min_pass_rate`'s one-sided promise at one trial per eval."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from aa_simulation import BASE, SKILL, benchmark, records
 from scipy import stats as sps
