@@ -3,7 +3,9 @@
 With statistics present, each threshold is PASS (whole interval on the good side), FAIL
 (whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
-into fail. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
+into fail. The FAIL calls are held together to a family-wise 5% (Holm's step-down over the
+checks made, each at most its own one-sided 2.5%: `hold_fails_to_family`), so a FAIL at one
+check's own level that Holm does not confirm is INCONCLUSIVE. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
 never exits 0, thresholds or not; with nothing to gate the verdict says so (NOT_GATED)
 instead of claiming a PASS. A threshold the executor cannot measure (a token ceiling with an
 executor that reports no tokens) is NOT MEASURED: shown, and left out of the verdict, since no
@@ -133,9 +135,14 @@ class GateResult:
         return self.status
 
     def to_dict(self) -> dict:
+        # The family fields appear only where a family was formed (gate, run, report), so the
+        # trigger gate's triggers.json and older readers see what they always did.
+        extra = {"fail_adjustment": self.fail_adjustment} if self.fail_adjustment else {}
         return {"status": self.status, "exit_code": self.exit_code, "headline": self.headline(),
-                "problems": list(self.problems), "fail_adjustment": self.fail_adjustment,
-                "thresholds": [{**t.__dict__, "value": _finite(t.value)} for t in self.thresholds]}
+                "problems": list(self.problems), **extra,
+                "thresholds": [{**{k: v for k, v in t.__dict__.items()
+                                   if v is not None or k not in ("fail_p_value", "fail_level")},
+                                "value": _finite(t.value)} for t in self.thresholds]}
 
 
 def _finite(x: float | None) -> float | None:
