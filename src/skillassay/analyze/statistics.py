@@ -282,8 +282,17 @@ class MetricSeries:
             return None
         if pooled:
             return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
-        return stats.clustered_mean(self.means, bounds=(0.0, 1.0),
-                                    floor_se=stats.binomial_floor_se(self.means, self.counts))
+        est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
+                                   floor_se=stats.binomial_floor_se(self.means, self.counts))
+        if est.interval is not None and all(n == 1 for n in self.counts):
+            # One trial per eval: the pooled count is Binomial(E, true mean) whatever the per-eval
+            # rates, so the exact interval keeps each one-sided 2.5% where the t interval on 0/1
+            # values, with few distinct values, does not (issue 16: 3.3% false PASS at 50 evals
+            # and a true 0.5, 4.8% at 0.8). The hull keeps whichever is wider on each side.
+            lo, hi = stats.clopper_pearson_interval(round(sum(self.sums)), len(self.counts))
+            est = stats.MeanEstimate(est.mean, est.se, (min(lo, est.interval[0]), max(hi, est.interval[1])),
+                                     est.n)
+        return est
 
     def components(self) -> tuple[float, float]:
         """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
@@ -637,6 +646,56 @@ def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
     return decision, p
 
 
+def _t_sf(x: float, df: int) -> float:
+    """P(T > x) for Student's t with df degrees of freedom."""
+    from scipy import special
+
+    return float(special.stdtr(df, -x))
+
+
+def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals: int,
+            series: MetricSeries | None, used: list[EvalCell], skill: str, baseline: str,
+            test_p: float | None, paired: dict[str, Any]) -> float | None:
+    """The one-sided p-value of a FAIL call: the smallest level at which the interval the gate
+    decided on still lies wholly on the bad side, i.e. the largest of the p-values of the parts
+    that interval is the hull of (each part's bound misses the threshold at level a exactly
+    when its p is below a). Capped at 2.5%: it decided FAIL at that level."""
+    if value is None or n_evals < 2:
+        return None
+    df = n_evals - 1
+    parts: list[float] = []
+    if key == "min_pass_rate" and series is not None and se:
+        parts.append(_t_sf((thr - value) / se, df))
+        if all(n == 1 for n in series.counts):  # the exact bound hulled in (MetricSeries.estimate)
+            from scipy import special
+
+            parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
+    elif key in ("max_avg_tokens", "max_avg_duration_seconds") and series is not None and se:
+        parts.append(_t_sf((value - thr) / se, df))
+        sums, counts = np.array(series.sums), np.array(series.counts, dtype=float)
+        if bool(np.all(sums > 0)):  # the log-scale interval hulled in (pooled_clustered_mean)
+            parts.append(stats.lognormal_mean_p_at_most(sums / counts, thr))
+    elif key == "min_improvement_ratio":
+        # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
+        # symmetric); the binomial floor's delta-method bound on the log scale, as in
+        # numerics.ratio_by_test_inversion.
+        parts += [test_p / 2] if test_p is not None else []
+        diff_p = paired["pass_rate_difference"]["p_value"]
+        if thr <= 1 and diff_p is not None:
+            parts.append(diff_p / 2)
+        fa, fb = paired_floors(used, skill, baseline)
+        ma = float(np.mean(rates_of(used, skill)))
+        mb = float(np.mean(rates_of(used, baseline)))
+        if mb > 0 and ma > 0 and value > 0:
+            se_log = math.hypot(fa / ma, fb / mb)
+            parts.append(_t_sf(math.log(thr / value) / se_log, df) if se_log else 0.0)
+        elif mb > 0 and fa > 0:
+            parts.append(_t_sf(thr * mb / fa, df))
+    else:
+        return None
+    return min(max(parts), 0.025) if parts else None
+
+
 def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
                baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     gates: dict[str, Any] = {}
@@ -698,6 +757,11 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
+        # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
+        # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
+        # one: a check that does not fail at its own 2.5% fails at no Holm level either.
+        entry["fail_p_value"] = (_f(_fail_p(key, thr, value, se, n_evals, series, used, skill, baseline,
+                                            test_p, paired), 8) if decision == "FAIL" else None)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr) if key == "min_improvement_ratio"
                          else _gap_advice(value, interval, thr, series, n_evals, se))
