@@ -131,3 +131,21 @@ def test_aggregate_does_not_import_scipy_stats(tmp_path: Path) -> None:
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
     assert out.stdout.split() == ["False"]
     assert json.loads((it / "benchmark.json").read_text())["run_summary"]
+
+
+def test_a_small_run_does_not_import_scipy_stats(tmp_path: Path) -> None:
+    """`run` imports the adaptive rule's module (analyze/sequential) even when not adaptive:
+    scipy.stats there put a CPU second into every run's start-up."""
+    skill = tmp_path / "tiny"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tiny\ndescription: A test skill. Use in tests.\n---\nBody\n")
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "tiny", "evals": [
+        {"id": 1, "prompt": "hi", "expectations": [{"type": "contains", "value": "hi"}]}]}))
+    code = ("import sys; from skillassay.cli.main import main; sys.argv = ['skillassay', 'run', "
+            f"{str(skill)!r}, '--executor', 'echo', '--trials', '2', '--workspace', {str(tmp_path / 'ws')!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('scipy.stats' in sys.modules, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert out.stderr.split()[-1] == "False", out.stderr[-2000:]
+    assert (tmp_path / "ws" / "iteration-1" / "benchmark.json").is_file()

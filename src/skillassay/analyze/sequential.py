@@ -73,8 +73,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
 
+from skillassay.analyze import distributions
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.statistics import EvalCell, group_records
 from skillassay.store.records import TrialRecord
@@ -138,6 +138,14 @@ SETTLED = "settled"  # futility: no call is within reach by the last look
 REACHED_MAX = "reached max"
 RUNNING = "running"
 
+
+
+def _norm_cdf(x: float) -> float:
+    """scipy.stats.norm.cdf is scipy.special.ndtr; imported here, not at the top, because
+    `run` imports this module and scipy.stats alone costs about a CPU second (issue 17)."""
+    from scipy.special import ndtr
+
+    return float(ndtr(x))
 
 @dataclass(frozen=True)
 class Questions:
@@ -278,8 +286,8 @@ def conditional_power(z: float, info: float, crit: float, optimism: float) -> fl
         return float(abs(z) >= crit)
     b, rest = math.sqrt(info) * z, 1.0 - info
     trend, se = b / info, 1.0 / math.sqrt(info)
-    up = 1 - sps.norm.cdf((crit - b - (trend + optimism * se) * rest) / math.sqrt(rest))
-    down = sps.norm.cdf((-crit - b - (trend - optimism * se) * rest) / math.sqrt(rest))
+    up = 1 - _norm_cdf((crit - b - (trend + optimism * se) * rest) / math.sqrt(rest))
+    down = _norm_cdf((-crit - b - (trend - optimism * se) * rest) / math.sqrt(rest))
     return float(up + down)
 
 
@@ -289,7 +297,7 @@ def null_power(z: float, info: float, crit: float) -> float:
     stochastic curtailment compares with CURTAIL_POWER (Lan, Simon & Halperin 1982)."""
     if info >= 1.0:
         return float(abs(z) >= crit)
-    return float(1 - sps.norm.cdf((crit - math.sqrt(info) * abs(z)) / math.sqrt(1.0 - info)))
+    return float(1 - _norm_cdf((crit - math.sqrt(info) * abs(z)) / math.sqrt(1.0 - info)))
 
 
 def gate_look(key: str, thr: float, cells: list[EvalCell], q: Questions, max_trials: int) -> GateLook:
@@ -299,8 +307,8 @@ def gate_look(key: str, thr: float, cells: list[EvalCell], q: Questions, max_tri
         return GateLook(key, None, None, None, RUNNING)
     z, _, g = st
     info = information_fraction(s, max_trials)
-    interim = float(sps.t.ppf(1 - INTERIM_ALPHA, g - 1))
-    final = float(sps.t.ppf(1 - FINAL_ALPHA, g - 1))
+    interim = float(distributions.t_ppf(1 - INTERIM_ALPHA, g - 1))
+    final = float(distributions.t_ppf(1 - FINAL_ALPHA, g - 1))
     power = conditional_power(z, info, final, FUTILITY_OPTIMISM)
     if abs(z) >= interim or (abs(z) >= final and null_power(z, info, final) >= CURTAIL_POWER):
         good = (z > 0) == (DIRECTIONS[key] > 0)
