@@ -169,3 +169,16 @@ def test_the_command_reports_whether_it_loaded_the_skill(tmp_path: Path, skill, 
 def test_the_baseline_arm_has_no_skill_to_load_whatever_the_command_says(tmp_path: Path) -> None:
     result = run([PY, "-c", REPORT_TRIGGERED, "true"], {}, tmp_path)
     assert result.status == "ok" and result.skill_triggered is None
+
+
+def test_the_command_is_given_the_skill_without_its_eval_set(tmp_path: Path, skill) -> None:
+    """evals/ holds the expected answers: the command's agent gets a copy without it, as CLI
+    agents do; the rest of the skill is there."""
+    (skill.path / "evals").mkdir()
+    (skill.path / "evals" / "evals.json").write_text('{"expected_output": "ANSWER-KEY"}')
+    script = ("import os, pathlib, sys; d = pathlib.Path(sys.argv[1]); "
+              "print(sorted(p.name for p in d.iterdir()))")
+    result = run([PY, "-c", script, "{skill_dir}"], {"skill": skill}, tmp_path)
+    assert result.status == "ok", result.error
+    assert result.final_text.strip() == "['SKILL.md']"
+    assert (skill.path / "evals" / "evals.json").is_file()  # the snapshot itself is untouched

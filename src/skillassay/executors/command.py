@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, ClassVar
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import ToolError, confine, run_in_group, truncate
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+from skillassay.store.layout import EVALS_DIR, copy_skill_tree
 
 PLACEHOLDER = re.compile(r"\{(prompt|workdir|skill_dir|model|seed)\}")
 TRANSCRIPT_OUTPUT_LIMIT = 200_000
@@ -59,6 +61,9 @@ class CommandExecutor(Executor):
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
         self.template = _argv_template(settings.options)
+        self._views: dict[Path, Path] = {}  # skill folder -> its copy without evals/
+        self._views_lock = threading.Lock()
+        self._views_root: tempfile.TemporaryDirectory[str] | None = None
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -77,7 +82,7 @@ class CommandExecutor(Executor):
 
     def run(self, request: TrialRequest) -> TrialResult:
         opts = request.settings.options
-        skill_dir = str(request.skill.path) if request.skill is not None else ""
+        skill_dir = str(self._agent_view(request.skill.path)) if request.skill is not None else ""
         values = {"prompt": request.prompt, "workdir": str(request.workdir),
                   "skill_dir": skill_dir, "model": request.settings.model or "",
                   "seed": str(request.seed)}
@@ -88,7 +93,7 @@ class CommandExecutor(Executor):
             marker = Path(marker_dir) / "loaded-skills"
             env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
                    "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
-                   "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(str(s.path) for s in request.extra_skills),
+                   "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(str(self._agent_view(s.path)) for s in request.extra_skills),
                    "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
             try:
                 code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
@@ -120,6 +125,27 @@ class CommandExecutor(Executor):
         if answer_file:
             self._read_answer(result, request.workdir, str(answer_file))
         return result
+
+    def _agent_view(self, skill_path: Path) -> Path:
+        """The skill as the command's agent may see it: without the top-level evals/ (the eval
+        set's prompts and expected answers), as CLI agents get it. One copy per skill for the
+        executor's life, made only when there is an evals/ to leave out."""
+        if not (skill_path / EVALS_DIR).exists():
+            return skill_path
+        with self._views_lock:
+            if skill_path not in self._views:
+                if self._views_root is None:
+                    self._views_root = tempfile.TemporaryDirectory(prefix="skillassay-skill-")
+                dest = Path(self._views_root.name) / str(len(self._views)) / skill_path.name
+                copy_skill_tree(skill_path, dest, without_evals=True)
+                self._views[skill_path] = dest
+            return self._views[skill_path]
+
+    def close(self) -> None:
+        with self._views_lock:
+            if self._views_root is not None:
+                self._views_root.cleanup()
+            self._views_root, self._views = None, {}
 
     def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:
         reported: list[Any] = next((e.get("names") or [] for e in result.transcript
