@@ -29,21 +29,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from wholeproc import Series, load, ours_env, run_once, skillassay_cmd  # noqa: E402
+from wholeproc import Series, load, make_bench_skill, ours_env, run_once, skillassay_cmd  # noqa: E402
 
 EVALS = 50
 
 
 def make_skill(root: Path) -> Path:
-    skill = root / "bench-skill"
-    (skill / "evals").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: bench-skill\ndescription: Overhead benchmark skill.\n---\n"
-                                    "The magic number is 4433.\n")
-    evals = [{"id": i, "name": f"e{i}", "prompt": f"Question {i}: what is the magic number?",
-              "expectations": [{"type": "contains", "value": "4433"}, {"type": "regex", "pattern": r"\d+"},
-                               {"type": "max_tokens", "value": 1000}]} for i in range(1, EVALS + 1)]
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "bench-skill", "evals": evals}))
-    return skill
+    return make_bench_skill(root, "bench-skill", "Overhead benchmark skill.",
+                            [{"type": "contains", "value": "4433"}, {"type": "regex", "pattern": r"\d+"},
+                             {"type": "max_tokens", "value": 1000}], EVALS)
 
 
 def measure(trials_total: int, where: str | None = None) -> dict:

@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from ray_cluster import ray_env, start_cluster  # noqa: E402
+from wholeproc import make_bench_skill  # noqa: E402
 
 from skillassay.run.engine import Progress, RunRequest, run_benchmark  # noqa: E402
 from skillassay.store.records import TrialRecord  # noqa: E402
@@ -59,14 +60,8 @@ class Clock(Progress):
 
 
 def make_skill(root: Path) -> Path:
-    skill = root / "scale-skill"
-    (skill / "evals").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: scale-skill\ndescription: Ray scaling benchmark skill.\n---\n"
-                                    "The magic number is 4433.\n")
-    evals = [{"id": i, "name": f"e{i}", "prompt": f"Question {i}: what is the magic number?",
-              "expectations": [{"type": "regex", "pattern": ".*"}]} for i in range(1, EVALS + 1)]
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "scale-skill", "evals": evals}))
-    return skill
+    return make_bench_skill(root, "scale-skill", "Ray scaling benchmark skill.",
+                            [{"type": "regex", "pattern": ".*"}], EVALS)
 
 
 def timed_run(skill: Path, ws: Path, trials_total: int, clock: Clock | None = None,

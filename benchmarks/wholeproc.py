@@ -4,6 +4,7 @@ CPU time of the process tree from wait4(2). Shared by aggregate.py and overhead.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -41,6 +42,19 @@ class Series:
         cpu = statistics.median(s.cpu_seconds for s in self.samples)
         return (f"{self.label:<34} median {self.median:7.3f} s  (min {secs[0]:.3f}, max {secs[-1]:.3f}, "
                 f"n={len(secs)}; CPU {cpu:.2f} s)  peak RSS {self.peak_mb:6.1f} MB")
+
+
+def make_bench_skill(root: Path, name: str, description: str, expectations: list[dict[str, object]],
+                     evals: int) -> Path:
+    """The benchmarks' skill: `evals` evals asking for the magic number its SKILL.md holds."""
+    skill = root / name
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n"
+                                    "The magic number is 4433.\n")
+    items = [{"id": i, "name": f"e{i}", "prompt": f"Question {i}: what is the magic number?",
+              "expectations": expectations} for i in range(1, evals + 1)]
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": name, "evals": items}))
+    return skill
 
 
 def ours_env() -> dict[str, str]:
