@@ -27,6 +27,16 @@ def test_unknown_backend_option_is_refused(example_skill: Path, tmp_path: Path) 
     assert not (tmp_path / "ws").exists() or not list((tmp_path / "ws").glob("iteration-*/eval-*/*/run-*"))
 
 
+def test_ray_address_without_ray_backend_is_refused(example_skill: Path, tmp_path: Path) -> None:
+    """`--ray-address` alone used to be ignored: the trials ran locally while the user believed
+    they ran on the cluster they named."""
+    result = runner.invoke(app, ["run", str(example_skill), "--executor", "echo", "--ray-address", "10.0.0.9:6379",
+                                 "--workspace", str(tmp_path / "ws")])
+    assert result.exit_code == 2, result.output
+    assert "--ray-address" in result.output and "--backend ray" in result.output
+    assert not list((tmp_path / "ws").glob("iteration-*/eval-*/*/run-*"))
+
+
 def test_config_backend_is_validated_and_local_runs(example_skill: Path, tmp_path: Path) -> None:
     cfg = example_skill / "evals" / "benchmark_config.json"
     data = json.loads(cfg.read_text())

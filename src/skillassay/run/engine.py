@@ -183,7 +183,11 @@ def prepare(req: RunRequest) -> Prepared:
     executor = load_executor_class(name)(settings)
     backend: Backend | None = None
     try:  # the executor is checked where it will run: here, or on every node (preflight)
-        backend = open_backend(req.backend or config.backend, req.ray_address or config.ray_address, executor)
+        backend_name = req.backend or config.backend or "local"
+        if req.ray_address and backend_name != "ray":  # else the trials would run here, unsaid
+            raise InputError.one("--ray-address", req.ray_address,
+                                 "is only used with --backend ray (or `backend: ray` in the config)")
+        backend = open_backend(backend_name, req.ray_address or config.ray_address, executor)
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
     except BaseException:
