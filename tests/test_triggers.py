@@ -378,3 +378,20 @@ def test_embedded_model_trigger_run_agrees_with_its_transcript(tmp_path, example
         answer = json.loads(record["transcript"][1]["response"]["choices"][0]["message"]["content"])
         assert qr.runs[0].loaded == ([answer["skill"]] if answer["skill"] else [])
         assert qr.runs[0].triggered == (answer["skill"] == "acme-vpn")
+
+
+def test_a_query_whose_runs_all_failed_keeps_its_threshold_from_passing(tmp_path):
+    """Failed runs are left out of the rates; a query with none completed is missing from them,
+    and a run that loads the skill and then stalls is the likeliest to time out, so a PASS (or
+    FAIL) on the rest would be a call on a biased sample."""
+    skill = write_skill(tmp_path / "skills", "zebra-facts", "Knows zebra lore.")
+    queries = [{"query": f"tell me zebra fact {i}", "should_trigger": True} for i in range(12)]
+    queries.append({"query": "zebra fact, but FAIL this run", "should_trigger": True})
+    req = command_request(skill, queries, tmp_path, runs=2, min_recall=0.5, concurrency=2)
+    report, _, gate = measure_triggers(req)
+    assert report.queries[-1].outcome == "unmeasured" and report.runs_failed == 2
+    assert report.recall.value == 1.0 and report.recall.interval[0] > 0.5  # the rest alone would PASS
+    assert gate.status == "INCONCLUSIVE", gate.headline()
+    (t,) = gate.thresholds
+    assert t.status == "INCONCLUSIVE" and t.evals == ["[12] zebra fact, but FAIL this run"]
+    assert "no completed run" in t.advice

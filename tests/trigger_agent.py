@@ -1,6 +1,6 @@
 """A deterministic stand-in agent for the `command` executor in trigger tests: it "loads" a
 skill when a word of 4+ letters of the query also appears in that skill's description (read from
-the SKILL.md files it is given), and reports what it loaded through the documented marker file.
+the SKILL.md files it is given), fails when the query says "FAIL this run", and reports what it loaded through the documented marker file.
 A real subprocess speaking the real protocol; only the decision rule is simple."""
 
 import os
@@ -23,6 +23,8 @@ def description(skill_dir: str) -> str:
 
 def main() -> None:
     query = sys.argv[1]
+    if "FAIL this run" in query:  # a run that fails (non-zero exit): tests of failed runs
+        sys.exit(3)
     dirs = [os.environ["SKILLASSAY_SKILL_DIR"], *filter(None, os.environ.get("SKILLASSAY_OTHER_SKILL_DIRS", "").split(os.pathsep))]
     loaded = [Path(d).name for d in dirs if words(query) & words(description(d))]
     if loaded:
