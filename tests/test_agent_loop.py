@@ -151,6 +151,18 @@ def test_run_shell_runs_in_workdir_and_reports_exit_code(workdir: Path) -> None:
     assert str(workdir.resolve()) in out and "data.csv" in out and "oops" in out
 
 
+def test_run_shell_gets_no_secret_the_code_checks_would_not_get(workdir: Path, monkeypatch) -> None:
+    """The model's shell and evals.json's code checks are both untrusted code: one rule for what
+    they may see (store.redact.looks_secret). The shell's own list missed *AUTH* names."""
+    monkeypatch.setenv("SERVICE_AUTH", "hunter2-hunter2-hunter2")
+    monkeypatch.setenv("MY_API_KEY", "sk-abcdefabcdef0123")
+    monkeypatch.setenv("PLAIN_SETTING", "visible-value")
+    box = ToolBox(workdir, None, {})
+    out, _ = call(box, "run_shell", command="env")
+    assert "visible-value" in out
+    assert "hunter2" not in out and "sk-abcdef" not in out
+
+
 def test_run_shell_timeout_kills_the_whole_process_group(workdir: Path) -> None:
     box = ToolBox(workdir, None, {"shell_timeout": 1})
     started = time.monotonic()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -38,6 +37,7 @@ from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, 
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import EVALS_DIR
+from skillassay.store.redact import without_secrets
 
 T = TypeVar("T")
 
@@ -54,9 +54,6 @@ BASE_SYSTEM_PROMPT = (
 
 # Environment variables a model-run shell must not see: their values would land in the
 # transcript if the model printed its environment.
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-
-
 class ToolError(Exception):
     """A tool call the model got wrong; reported back to it as an error result, not raised."""
 
@@ -169,8 +166,9 @@ def truncate(text: str, limit: int) -> str:
 
 
 def scrubbed_env() -> dict[str, str]:
-    """The shell's environment without secrets (API keys must never reach a transcript)."""
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+    """The shell's environment without secrets (API keys must never reach a transcript): the
+    same rule as for evals.json's code checks, both being code nobody reviewed."""
+    return without_secrets(os.environ)
 
 
 def kill_group(proc: subprocess.Popen[Any]) -> None:
