@@ -165,3 +165,25 @@ def test_run_wires_the_judge(example_skill, tmp_path, openai_env):
     assert result.exit_code in (0, 1, 3), result.output
     g = grading(tmp_path / "ws", "eval-1-server-port")
     assert g["expectations"][1]["passed"] is True and g["judge"]["judge"] == "openai"
+
+
+def test_regrade_gates_with_the_config_the_run_used(example_skill: Path, tmp_path: Path):
+    """`run --config FILE` records FILE in iteration.json and `gate`/`report` read it; `grade`
+    used to rebuild benchmark.json's gates from the config beside the eval set instead, so the
+    file said one verdict and `skillassay gate` another."""
+    evals = example_skill / "evals" / "evals.json"
+    write_evals(evals, "4433", [])
+    (example_skill / "evals" / "benchmark_config.json").write_text(
+        json.dumps({"trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.99}}), encoding="utf-8")
+    chosen = tmp_path / "loose.json"
+    chosen.write_text(json.dumps({"trials_per_eval": 1, "thresholds": {"max_avg_duration_seconds": 3600}}),
+                      encoding="utf-8")
+    ws = tmp_path / "ws"
+    run_benchmark(RunRequest(skill_dir=example_skill, evals_path=evals, executor="echo", workspace=ws,
+                             trials=1, config_path=chosen, retry=RetryPolicy(attempts=1)))
+    before = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
+    result = CliRunner().invoke(app, ["grade", str(ws / "iteration-1")])
+    assert result.exit_code == 0, result.output
+    after = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
+    assert before["thresholds_met"] == {"max_avg_duration_seconds": True}
+    assert after["thresholds_met"] == before["thresholds_met"]

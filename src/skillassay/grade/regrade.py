@@ -16,6 +16,7 @@ from skillassay.analyze.aggregate import checked_iteration_record, default_skill
 from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
 from skillassay.analyze.benchmark_md import render_benchmark_md
+from skillassay.analyze.compare import find_config
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.analyze.gate_check import not_measured
 from skillassay.errors import InputError
@@ -30,7 +31,7 @@ from skillassay.grade.grader import (
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
 from skillassay.store.discover import METADATA, eval_runs, find_evals
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
-from skillassay.store.layout import SNAPSHOT_DIR, existing_iterations, iteration_dir
+from skillassay.store.layout import existing_iterations, iteration_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import load_metrics, load_timing, read_trial
 from skillassay.store.records import TrialRecord, sort_records
@@ -71,15 +72,14 @@ def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | No
 
 
 def load_thresholds(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> Thresholds:
-    """The thresholds the run was gated with: the config beside the eval set, else the one in
-    the iteration's skill snapshot, else the skill's own; none found -> no thresholds."""
-    candidates = [evals_path.parent / "benchmark_config.json", it_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json"]
-    if record.get("skill_path"):
-        candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
-    for path in candidates:
-        if path.is_file():
-            return load_model(path, BenchmarkConfig).thresholds
-    return Thresholds()
+    """The thresholds the run was gated with, found as `gate` and `report` find them (the config
+    iteration.json recorded, the snapshot's, the skill's), so the re-written benchmark.json and
+    `skillassay gate` never disagree; for an iteration that names none (skill-creator's), the
+    config beside the eval set; none found -> no thresholds."""
+    path = find_config(it_dir)
+    if path is None and (beside := evals_path.parent / "benchmark_config.json").is_file():
+        path = beside
+    return load_model(path, BenchmarkConfig).thresholds if path is not None else Thresholds()
 
 
 @dataclass(frozen=True)
