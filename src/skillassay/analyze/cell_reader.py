@@ -7,6 +7,12 @@ then the run is dropped. What stays in memory is per eval and configuration (cou
 read in worker processes, one eval at a time (parsing JSON is CPU-bound, so threads would share
 one GIL; twice as many workers as cores, because with a cold page cache they wait on the disk),
 and the spooled entries are copied into benchmark.json in record order at the end.
+
+Most runs are plain (completed, every expectation graded, files of the documented shapes): those
+take store.read.read_plain_run, which opens their files relative to the configuration folder and
+builds no record; the counts and the runs[] entry come from its facts directly (_add_graded,
+benchmark.graded_run_json). Every other run, and every run with something to report, is read by
+read_trial and counted through its record, as before.
 """
 
 from __future__ import annotations
@@ -139,7 +145,7 @@ def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _
     folders = 0
     for run in group:
         folders += 1
-        parent, name = os.path.split(run.path)
+        parent, _, name = run.path.rpartition(os.sep)  # discovery joins run folders with os.sep
         fd = parents.fd(parent)
         plain = None if fd is None else read_plain_run(fd, name)
         if plain is not None:
