@@ -9,10 +9,12 @@ and .md) with the worktree's code (PYTHONPATH=src). With --against, skill-creato
 on a hard-linked copy of the same iteration (each writes its own benchmark.json), in the same
 rounds, alternating which goes first; medians, the ratio, peak RSS (the largest process of each
 tree, from wait4) and the load average are printed. --in-process adds the warm in-process call
-(no interpreter start, no imports), labelled as such: no user ever sees that figure.
+(no interpreter start, no imports), labelled as such: no user ever sees that figure. src/ is
+byte-compiled first, as `pip install` does (--no-compile to time the compiler too, where
+PYTHONDONTWRITEBYTECODE keeps every run compiling ~100 modules from source).
 
     python benchmarks/aggregate.py [--runs N] [--rounds R] [--dir PATH] [--keep]
-        [--against PATH/TO/aggregate_benchmark.py] [--in-process]
+        [--against PATH/TO/aggregate_benchmark.py] [--in-process] [--no-compile]
 
 skill-creator's script is not vendored: get it from github.com/anthropics/skills
 (skills/skill-creator/scripts/aggregate_benchmark.py). On a machine with little RAM disk,

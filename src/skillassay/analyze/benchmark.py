@@ -195,7 +195,7 @@ def graded_run_json(eval_id: int | str, eval_name: str, configuration: str, run_
                    "time_seconds": None if duration is None else round(duration, 3), "tokens": tokens,
                    "tool_calls": tool_calls, "errors": errors},
         "expectations": [{"text": e.text, "passed": e.passed, "evidence": e.evidence} for e in expectations],
-        "notes": list(notes),
+        "notes": notes,  # a tuple: orjson writes it as the list run_entry gives
     })
 
 

@@ -490,14 +490,19 @@ def _huge(v: Any) -> bool:
 
 
 def _huge_figures(grading: dict, m: dict) -> bool:
-    """Whether any number the figures take from grading.json or metrics.json is _huge (timing.json's
-    are checked where they are read)."""
+    """Whether a number the figures take from grading.json or metrics.json may be _huge (timing.json's
+    are checked where they are read). Counts must be ints: any float among them hands the run over
+    (read_trial reads 3.0 tool calls as missing, as the plain path would, only slower)."""
     em, gt, usage = grading.get("execution_metrics"), grading.get("timing"), m.get("usage")
-    return ((type(em) is dict and (_huge(em.get("total_tool_calls")) or _huge(em.get("errors_encountered"))))
-            or (type(gt) is dict and _huge(gt.get("executor_duration_seconds")))
-            or _huge(m.get("total_tool_calls")) or _huge(m.get("errors_encountered"))
-            or (type(usage) is dict and (_huge(usage.get("total_tokens")) or _huge(usage.get("input_tokens"))
-                                         or _huge(usage.get("output_tokens")) or _huge(usage.get("cost_usd")))))
+    if type(m.get("total_tool_calls")) is float or type(m.get("errors_encountered")) is float:
+        return True
+    if type(em) is dict and (type(em.get("total_tool_calls")) is float
+                             or type(em.get("errors_encountered")) is float):
+        return True
+    if type(gt) is dict and _huge(gt.get("executor_duration_seconds")):
+        return True
+    return type(usage) is dict and (type(usage.get("total_tokens")) is float or type(usage.get("input_tokens")) is float
+                                    or type(usage.get("output_tokens")) is float or _huge(usage.get("cost_usd")))
 
 
 class PlainRun(NamedTuple):
