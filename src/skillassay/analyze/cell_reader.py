@@ -18,7 +18,6 @@ read_trial and counted through its record, as before.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import shutil
 import sys
@@ -27,14 +26,12 @@ import warnings
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import groupby
-from multiprocessing.context import BaseContext
 from operator import attrgetter
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.benchmark import RUN_SEPARATOR, graded_run_json, run_json, write_run_texts
@@ -42,6 +39,9 @@ from skillassay.analyze.statistics import Arm, EvalCell
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
 from skillassay.store.records import ExpectationTally, record_order
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 SEPARATOR = RUN_SEPARATOR.encode()
 # Below this many run folders the pool costs more than it saves (fork + result transfer).
@@ -266,6 +266,10 @@ def _read_all(evals: list[EvalDir], spool_dir: Path, on_eval: EvalsRead | None =
                 if on_eval:
                     on_eval(len(done), len(evals))
         return done
+    # Imported here: a process that reads alone (small iterations, busy machines) never needs
+    # multiprocessing or concurrent.futures (~20 ms of imports).
+    from concurrent.futures import ProcessPoolExecutor
+
     with _pool_context() as context, ProcessPoolExecutor(
             workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
         reads = pool.map(_worker_read, evals)  # submitted (and the workers forked) here
@@ -284,6 +288,8 @@ def _pool_context() -> Iterator[BaseContext]:
     deadlock; numpy's BLAS threads are the only ones here and the workers only read files and
     never call BLAS, so the warning is silenced for this fork alone. Elsewhere (macOS, where fork
     is unsafe with system frameworks, and Windows) the platform's default start method."""
+    import multiprocessing
+
     if not sys.platform.startswith("linux"):
         yield multiprocessing.get_context()
         return
