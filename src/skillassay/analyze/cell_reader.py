@@ -140,8 +140,11 @@ def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _
                  spool: IO[bytes], spool_path: str) -> None:
     """One configuration's runs of an eval: counted into its Arm and the tally, entries spooled."""
     ev = out.eval
+    eval_id, eval_name = ev.eval_id, ev.eval_name
     arm = out.arms.setdefault(config, Arm())
-    spooled = SpooledRuns(ev.eval_id, config, spool_path, spool.tell())
+    spooled = SpooledRuns(eval_id, config, spool_path, spool.tell())
+    # (bound once: this loop runs once per run, 200,000 times in a big iteration)
+    tally_add, write, numbers, sizes = out.tally.add, spool.write, spooled.run_numbers, spooled.sizes
     folders = 0
     for run in group:
         folders += 1
@@ -151,26 +154,26 @@ def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _
         if plain is not None:
             facts, f = plain
             _add_graded(arm, facts.passed, facts.total, f)
-            out.tally.add(ev.eval_id, config, run.run_number, facts.expectations)
-            entry = graded_run_json(ev.eval_id, ev.eval_name, config, run.run_number, facts.passed, facts.total,
+            tally_add(eval_id, config, run.run_number, facts.expectations)
+            entry = graded_run_json(eval_id, eval_name, config, run.run_number, facts.passed, facts.total,
                                     f.duration, f.tokens, f.tool_calls, f.errors, facts.expectations, facts.notes)
         else:
-            record, issues = read_trial(run.path, ev.eval_id, ev.eval_name, config, run.run_number)
+            record, issues = read_trial(run.path, eval_id, eval_name, config, run.run_number)
             if record is None:
                 out.skipped.extend(issues)
                 continue
             out.warnings.extend(str(i) for i in issues)
             arm.add(record)
             if record.completed:
-                out.tally.add(ev.eval_id, config, run.run_number, record.expectations)
+                tally_add(eval_id, config, run.run_number, record.expectations)
             entry = run_json(record)
-        if spooled.sizes:
-            spool.write(SEPARATOR)
-        spool.write(entry)
-        spooled.run_numbers.append(run.run_number)
-        spooled.sizes.append(len(entry))
+        if sizes:
+            write(SEPARATOR)
+        write(entry)
+        numbers.append(run.run_number)
+        sizes.append(len(entry))
     out.folders[config] = out.folders.get(config, 0) + folders
-    if spooled.sizes:
+    if sizes:
         out.spooled.append(spooled)
 
 
