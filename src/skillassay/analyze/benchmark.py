@@ -184,7 +184,8 @@ def run_json(r: TrialRecord) -> bytes:
 
 def graded_run_json(eval_id: int | str, eval_name: str, configuration: str, run_number: int, passed: int,
                     total: int, duration: float | None, tokens: int | None, tool_calls: int | None,
-                    errors: int, expectations: Sequence[Outcome], notes: tuple[str, ...]) -> bytes:
+                    errors: int, expectations: Sequence[ExpectationResult | Outcome],
+                    notes: tuple[str, ...]) -> bytes:
     """run_json of the record of a completed run whose every expectation is an Outcome with a
     verdict (`aggregate`'s common case), without building the record: nothing is ungraded, so
     nothing is added to its notes, and failed is total - passed."""

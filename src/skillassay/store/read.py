@@ -448,13 +448,14 @@ def _record(eval_id: int | str, eval_name: str, configuration: str, run_number: 
 # --- The common case, without a word to say (`skillassay aggregate`'s per-run path) ---------------
 #
 # At 20,000 runs every microsecond a run costs is 20 ms of the command, and skill-creator's own
-# script (which reads one file per run) spends about 120 us a run in all. read_trial_in reads a
-# run whose files are all plain, relative to its parent folder's descriptor (one open per
-# configuration folder instead of one per run), with the same parse (load_json_file's) and the
-# same facts as read_trial; the moment anything would need a word in the output (a file that
-# cannot be read or parsed, a wrong type, a figure read as missing) it returns None and the
-# caller reads that run with read_trial, which names the file and the field. So the errors and
-# warnings are read_trial's by construction, and the records are equal (tests/test_read_fast.py).
+# script (which reads one file per run) spends about 120 us a run in all. read_plain_run reads a
+# run relative to its parent folder's descriptor (one open per configuration folder instead of
+# one per run) and gives the facts read_trial would (grading_facts and _figures are shared); the
+# moment anything would need a word in the output (a file that cannot be read or parsed, a wrong
+# type, a figure read as missing) or the run is not a plain completed, graded one, it returns
+# None and the caller reads that run with read_trial, which names the file and the field. So the
+# errors and warnings are read_trial's by construction (tests/test_read_fast.py compares both
+# paths over many shapes of files).
 
 _METRICS_NAMES = (f"outputs{_SEP}metrics.json", "metrics.json")
 
