@@ -9,10 +9,12 @@ and .md) with the worktree's code (PYTHONPATH=src). With --against, skill-creato
 on a hard-linked copy of the same iteration (each writes its own benchmark.json), in the same
 rounds, alternating which goes first; medians, the ratio, peak RSS (the largest process of each
 tree, from wait4) and the load average are printed. --in-process adds the warm in-process call
-(no interpreter start, no imports), labelled as such: no user ever sees that figure.
+(no interpreter start, no imports), labelled as such: no user ever sees that figure. src/ is
+byte-compiled first, as `pip install` does (--no-compile to time the compiler too, where
+PYTHONDONTWRITEBYTECODE keeps every run compiling ~100 modules from source).
 
     python benchmarks/aggregate.py [--runs N] [--rounds R] [--dir PATH] [--keep]
-        [--against PATH/TO/aggregate_benchmark.py] [--in-process]
+        [--against PATH/TO/aggregate_benchmark.py] [--in-process] [--no-compile]
 
 skill-creator's script is not vendored: get it from github.com/anthropics/skills
 (skills/skill-creator/scripts/aggregate_benchmark.py). On a machine with little RAM disk,
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from wholeproc import Series, load, ours_env, run_once, skillassay_cmd  # noqa: E402
+from wholeproc import Series, compile_sources, load, ours_env, run_once, skillassay_cmd  # noqa: E402
 
 N_EVALS, CONFIGS = 50, ("with_skill", "without_skill")
 
@@ -120,12 +122,14 @@ def peer_copy(it: Path) -> Path:
     return dest
 
 
-def measure(it: Path, rounds: int, against: Path | None, in_process: bool) -> None:
+def measure(it: Path, rounds: int, against: Path | None, in_process: bool, compile_first: bool = True) -> None:
     ours = Series("skillassay aggregate")
     peer = Series("skill-creator aggregate_benchmark.py")
     ours_cmd, env = skillassay_cmd("aggregate", str(it)), ours_env()
     peer_it = peer_copy(it) if against else None
     peer_cmd = [sys.executable, str(against), str(peer_it)] if against else []
+    if compile_first:
+        print(compile_sources())
     print(f"before: {load()}")
     run_once(ours_cmd, env)  # warm the page cache (and .pyc files): the figure is not the disk's
     if against:
@@ -160,6 +164,8 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the generated iteration")
     ap.add_argument("--against", type=Path, help="skill-creator's aggregate_benchmark.py, to run on the same data")
     ap.add_argument("--in-process", action="store_true", help="also print the warm in-process figure")
+    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile src/ first (time the compiler "
+                    "too where PYTHONDONTWRITEBYTECODE is set, as no installed copy runs)")
     args = ap.parse_args()
     if args.against and not args.against.is_file():
         ap.error(f"--against {args.against}: no such file")
@@ -170,7 +176,7 @@ def main() -> None:
             t = time.perf_counter()
             build_iteration(root, args.runs)
             print(f"built {it} in {time.perf_counter() - t:.1f} s")
-        measure(it, args.rounds, args.against, args.in_process)
+        measure(it, args.rounds, args.against, args.in_process, not args.no_compile)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -409,6 +409,7 @@ def streamed_equals_records(it: Path, out: Path, monkeypatch: pytest.MonkeyPatch
     with monkeypatch.context() as m:
         m.setattr(reader, "PARALLEL_FROM_RUNS", 1)
         m.setattr(reader, "MAX_WORKERS", 3)
+        m.setattr(reader, "_idle_cores", lambda: 2.0)  # workers even when the machine is busy
         assert reader._workers(6, 100) >= 2 or (reader.os.cpu_count() or 1) == 1
         many = aggregate_iteration(it, output=out / "many.json", timestamp="T")
     assert one.runs_read == many.runs_read
@@ -437,6 +438,20 @@ def test_worker_processes_write_what_one_process_writes(tmp_path: Path, monkeypa
     assert len(streamed["runs"]) == 12 + 18 + 15
     assert [(r["eval_id"], r["configuration"], r["run_number"]) for r in streamed["runs"]][:4] == [
         (5, "variant", 1), (5, "variant", 2), (5, "with_skill", 1), (5, "with_skill", 2)]
+
+
+def test_workers_only_when_a_core_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes cost CPU (fork, contention, result transfer) and only pay when a core is
+    free: a busy machine reads in one process, a quiet one in several once there is enough."""
+    import skillassay.analyze.cell_reader as reader
+
+    monkeypatch.setattr(reader, "_cpus", lambda: 2)
+    monkeypatch.setattr(reader, "_idle_cores", lambda: 0.4)
+    assert reader._workers(50, 20_000) == 1
+    monkeypatch.setattr(reader, "_idle_cores", lambda: 1.6)
+    assert reader._workers(50, 20_000) == 4
+    assert reader._workers(50, reader.PARALLEL_FROM_RUNS - 1) == 1
+    assert reader._workers(3, 20_000) == 3
 
 
 def test_folders_sharing_an_eval_id_aggregate_as_records_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -527,6 +542,7 @@ def test_progress_is_reported_once_per_eval_in_order(tmp_path: Path, monkeypatch
     it = varied_iteration(tmp_path / "iteration-1", n_evals=5)
     monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)
     monkeypatch.setattr(reader, "MAX_WORKERS", workers)
+    monkeypatch.setattr(reader, "_idle_cores", lambda: 2.0)
     calls: list[tuple[int, int]] = []
     aggregate_iteration(it, on_eval=lambda done, total: calls.append((done, total)))
     assert calls == [(k, 5) for k in range(1, 6)]

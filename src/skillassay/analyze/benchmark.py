@@ -178,9 +178,31 @@ _SEPARATOR_BYTES = RUN_SEPARATOR.encode()
 
 def run_json(r: TrialRecord) -> bytes:
     """One runs[] entry as it sits in benchmark.json (indented for its place in the array), in
-    UTF-8. orjson writes the same bytes as pydantic-core's encoder in half the time, which
-    counts at 200,000 runs."""
-    entry = run_entry(r)
+    UTF-8."""
+    return entry_json(run_entry(r))
+
+
+def graded_run_json(eval_id: int | str, eval_name: str, configuration: str, run_number: int, passed: int,
+                    total: int, duration: float | None, tokens: int | None, tool_calls: int | None,
+                    errors: int, expectations: Sequence[ExpectationResult | Outcome],
+                    notes: tuple[str, ...]) -> bytes:
+    """run_json of the record of a completed run whose every expectation is an Outcome with a
+    verdict (`aggregate`'s common case), without building the record: nothing is ungraded, so
+    nothing is added to its notes, and failed is total - passed."""
+    return entry_json({
+        "eval_id": eval_id, "eval_name": eval_name, "configuration": configuration, "run_number": run_number,
+        "result": {"pass_rate": round(passed / total, 4) if total else 0.0, "passed": passed,
+                   "failed": total - passed, "total": total,
+                   "time_seconds": None if duration is None else round(duration, 3), "tokens": tokens,
+                   "tool_calls": tool_calls, "errors": errors},
+        "expectations": [{"text": e.text, "passed": e.passed, "evidence": e.evidence} for e in expectations],
+        "notes": notes,  # a tuple: orjson writes it as the list run_entry gives
+    })
+
+
+def entry_json(entry: dict) -> bytes:
+    """A runs[] entry, serialised: orjson writes the same bytes as pydantic-core's encoder in
+    half the time, which counts at 200,000 runs."""
     try:
         raw = orjson.dumps(entry, option=orjson.OPT_INDENT_2)
     except TypeError:  # an integer beyond 64 bits, or a lone surrogate in untrusted text
@@ -217,13 +239,20 @@ def run_entry(r: TrialRecord) -> dict:
     if ungraded:
         notes.append(f"trial ungraded: {ungraded} of {r.total_count} expectations have no verdict "
                      "(excluded from pass rates)")
+    return _entry(r.eval_id, r.eval_name, r.configuration, r.run_number, r.expectation_pass_rate or 0.0,
+                  r.passed_count, failed, r.total_count, r.duration_seconds, r.tokens, r.tool_calls, r.errors,
+                  r.expectations, notes)
+
+
+def _entry(eval_id: int | str, eval_name: str, configuration: str, run_number: int, pass_rate: float,
+           passed: int, failed: int, total: int, duration: float | None, tokens: int | None,
+           tool_calls: int | None, errors: int, expectations: Sequence[ExpectationResult | Outcome],
+           notes: list[str]) -> dict:
     return {
-        "eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
-        "run_number": r.run_number,
-        "result": {"pass_rate": _r(r.expectation_pass_rate or 0.0), "passed": r.passed_count,
-                   "failed": failed, "total": r.total_count, "time_seconds": _r(r.duration_seconds, 3),
-                   "tokens": r.tokens, "tool_calls": r.tool_calls, "errors": r.errors},
-        "expectations": [_expectation_json(e) for e in r.expectations],
+        "eval_id": eval_id, "eval_name": eval_name, "configuration": configuration, "run_number": run_number,
+        "result": {"pass_rate": _r(pass_rate), "passed": passed, "failed": failed, "total": total,
+                   "time_seconds": _r(duration, 3), "tokens": tokens, "tool_calls": tool_calls, "errors": errors},
+        "expectations": [_expectation_json(e) for e in expectations],
         "notes": notes,
     }
 

@@ -7,11 +7,17 @@ then the run is dropped. What stays in memory is per eval and configuration (cou
 read in worker processes, one eval at a time (parsing JSON is CPU-bound, so threads would share
 one GIL; twice as many workers as cores, because with a cold page cache they wait on the disk),
 and the spooled entries are copied into benchmark.json in record order at the end.
+
+Most runs are plain (completed, every expectation graded, files of the documented shapes): those
+take store.read.read_plain_run, which opens their files relative to the configuration folder and
+builds no record; the counts and the runs[] entry come from its facts directly (_add_graded,
+benchmark.graded_run_json). Every other run, and every run with something to report, is read by
+read_trial and counted through its record, as before.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import math
 import os
 import shutil
 import sys
@@ -19,22 +25,23 @@ import tempfile
 import warnings
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import groupby
-from multiprocessing.context import BaseContext
 from operator import attrgetter
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.benchmark import RUN_SEPARATOR, run_json, write_run_texts
+from skillassay.analyze.benchmark import RUN_SEPARATOR, graded_run_json, run_json, write_run_texts
 from skillassay.analyze.statistics import Arm, EvalCell
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
-from skillassay.store.read import RunIssue, read_trial
+from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
 from skillassay.store.records import ExpectationTally, record_order
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 SEPARATOR = RUN_SEPARATOR.encode()
 # Below this many run folders the pool costs more than it saves (fork + result transfer).
@@ -98,30 +105,104 @@ def read_eval(ev: EvalDir, spool: IO[bytes], spool_path: str) -> EvalRead:
     """Read one eval folder's runs, appending their runs[] entries to `spool`."""
     out = EvalRead(ev)
     runs = eval_runs(ev)
-    for config, group in groupby(runs, key=attrgetter("configuration")):
-        arm = out.arms.setdefault(config, Arm())
-        spooled = SpooledRuns(ev.eval_id, config, spool_path, spool.tell())
-        for run in group:
-            out.folders[config] = out.folders.get(config, 0) + 1
-            record, issues = read_trial(run.path, ev.eval_id, ev.eval_name, config, run.run_number)
+    with _ParentFolders() as parents:
+        for config, group in groupby(runs, key=attrgetter("configuration")):
+            _read_config(out, config, group, parents, spool, spool_path)
+    if len({(r.configuration, r.run_number) for r in runs}) != len(runs):
+        out.runs = runs  # two folders claim one run (run-1 and run-01): reported by _combine
+    return out
+
+
+class _ParentFolders:
+    """Descriptors of the folders holding run folders (a configuration folder, or the eval folder
+    for a run without a run-K level), opened once each, so each run's files are opened relative
+    to them (read_trial_in). None for a folder that cannot be opened this way: its runs are then
+    read by path (read_trial), which says what is wrong."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int | None] = {}
+
+    def __enter__(self) -> _ParentFolders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._fds.values():
+            if fd is not None:
+                os.close(fd)
+
+    def fd(self, folder: str) -> int | None:
+        if folder not in self._fds:
+            self._fds[folder] = open_run_dir(folder)
+        return self._fds[folder]
+
+
+def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _ParentFolders,
+                 spool: IO[bytes], spool_path: str) -> None:
+    """One configuration's runs of an eval: counted into its Arm and the tally, entries spooled."""
+    ev = out.eval
+    eval_id, eval_name = ev.eval_id, ev.eval_name
+    arm = out.arms.setdefault(config, Arm())
+    spooled = SpooledRuns(eval_id, config, spool_path, spool.tell())
+    # (bound once: this loop runs once per run, 200,000 times in a big iteration)
+    tally_add, write, numbers, sizes = out.tally.add, spool.write, spooled.run_numbers, spooled.sizes
+    folders = 0
+    for run in group:
+        folders += 1
+        parent, _, name = run.path.rpartition(os.sep)  # discovery joins run folders with os.sep
+        fd = parents.fd(parent)
+        plain = None if fd is None else read_plain_run(fd, name)
+        if plain is not None:
+            facts, f = plain
+            _add_graded(arm, facts.passed, facts.total, f)
+            tally_add(eval_id, config, run.run_number, facts.expectations)
+            entry = graded_run_json(eval_id, eval_name, config, run.run_number, facts.passed, facts.total,
+                                    f.duration, f.tokens, f.tool_calls, f.errors, facts.expectations, facts.notes)
+        else:
+            record, issues = read_trial(run.path, eval_id, eval_name, config, run.run_number)
             if record is None:
                 out.skipped.extend(issues)
                 continue
             out.warnings.extend(str(i) for i in issues)
             arm.add(record)
             if record.completed:
-                out.tally.add(ev.eval_id, config, run.run_number, record.expectations)
+                tally_add(eval_id, config, run.run_number, record.expectations)
             entry = run_json(record)
-            if spooled.sizes:
-                spool.write(SEPARATOR)
-            spool.write(entry)
-            spooled.run_numbers.append(run.run_number)
-            spooled.sizes.append(len(entry))
-        if spooled.sizes:
-            out.spooled.append(spooled)
-    if len({(r.configuration, r.run_number) for r in runs}) != len(runs):
-        out.runs = runs  # two folders claim one run (run-1 and run-01): reported by _combine
-    return out
+        if sizes:
+            write(SEPARATOR)
+        write(entry)
+        numbers.append(run.run_number)
+        sizes.append(len(entry))
+    out.folders[config] = out.folders.get(config, 0) + folders
+    if sizes:
+        out.spooled.append(spooled)
+
+
+def _add_graded(arm: Arm, passed: int, total: int, f: Figures) -> None:
+    """Arm.add of the record of a completed run with every expectation graded (read_plain_run's),
+    without building the record: its verdict is total > 0 and passed == total. (Checked against
+    Arm.add on the same runs: tests/test_read_fast.py.)"""
+    arm.recorded += 1
+    if f.tokens is not None:
+        arm.tokens.append(f.tokens)
+    if f.duration is not None:
+        arm.durations.append(f.duration)
+    if f.tool_calls is not None:
+        arm.tool_calls_seen += 1
+        arm.tool_calls_total += f.tool_calls
+    triggered = f.triggered
+    if triggered is not None:
+        arm.triggered_seen += 1
+        arm.triggered_yes += triggered
+    won = total > 0 and passed == total
+    arm.completed += 1
+    arm.passes += won
+    if triggered is True:
+        arm.loaded_completed += 1
+        arm.loaded_passes += won
+    elif triggered is False:
+        arm.unloaded_completed += 1
+        arm.unloaded_passes += won
+    arm.rates.append(passed / total if total else math.nan)
 
 
 # --- worker processes ---------------------------------------------------------------------------
@@ -144,16 +225,32 @@ def _worker_read(ev: EvalDir) -> EvalRead:
     return out
 
 
-def _workers(n_evals: int, n_runs_guess: int) -> int:
+def _cpus() -> int:
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def _idle_cores() -> float:
+    """Cores no other process is using, by the 1-minute load average (as `make -l` judges it)."""
+    try:
+        return _cpus() - os.getloadavg()[0]
+    except OSError:  # no load average (Windows): assume the cores are free
+        return float(_cpus())
+
+
+def _workers(n_evals: int, n_runs_guess: int) -> int:
     if n_runs_guess < PARALLEL_FROM_RUNS:
+        return 1
+    # Workers only pay when a core is idle: on a busy machine they add fork, copy-on-write and
+    # result transfer, and contend with each other for the same cores (20,000 runs at load 18 on
+    # 2 CPUs: 2.53-3.41 CPU-s in one process, 0.3 more with 4 workers, and no faster).
+    if _idle_cores() < 1:
         return 1
     # Twice the cores: with a cold page cache each worker mostly waits on the disk (200,000 runs
     # on this 2-core VM: 84 s with 2 workers, 53 s with 4); warm, 4 cost what 2 do (7.5 s).
-    return max(1, min(2 * cpus, n_evals, MAX_WORKERS))
+    return max(1, min(2 * _cpus(), n_evals, MAX_WORKERS))
 
 
 EvalsRead = Callable[[int, int], None]  # (evals read so far, evals in all): progress
@@ -172,6 +269,10 @@ def _read_all(evals: list[EvalDir], spool_dir: Path, on_eval: EvalsRead | None =
                 if on_eval:
                     on_eval(len(done), len(evals))
         return done
+    # Imported here: a process that reads alone (small iterations, busy machines) never needs
+    # multiprocessing or concurrent.futures (~20 ms of imports).
+    from concurrent.futures import ProcessPoolExecutor
+
     with _pool_context() as context, ProcessPoolExecutor(
             workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
         reads = pool.map(_worker_read, evals)  # submitted (and the workers forked) here
@@ -190,6 +291,8 @@ def _pool_context() -> Iterator[BaseContext]:
     deadlock; numpy's BLAS threads are the only ones here and the workers only read files and
     never call BLAS, so the warning is silenced for this fork alone. Elsewhere (macOS, where fork
     is unsafe with system frameworks, and Windows) the platform's default start method."""
+    import multiprocessing
+
     if not sys.platform.startswith("linux"):
         yield multiprocessing.get_context()
         return

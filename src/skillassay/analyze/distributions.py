@@ -22,9 +22,11 @@ from typing import Literal
 
 import numpy as np
 
-# scipy.special (0.3 CPU-s) is imported in the functions, on first use: `aggregate` calls
-# numerics.preload() once its reader processes are forked, so the import runs beside the reading
-# instead of before it (the workers never need it).
+from skillassay.analyze.ufuncs import ufuncs
+
+# scipy.special's ufuncs are loaded in the functions, on first use, by analyze.ufuncs (0.02 CPU-s
+# where `import scipy.special` costs 0.25): `aggregate` calls numerics.preload() once its reader
+# processes are forked, so even that runs beside the reading (the workers never need it).
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -46,14 +48,14 @@ def _quantile(q: float, ok: bool, lower: float, upper: float, compute: float, lo
 
 def norm_ppf(q: float) -> np.float64:
     """scipy.stats.norm.ppf(q)."""
-    from scipy import special
+    special = ufuncs()
 
     return _quantile(q, True, -np.inf, np.inf, special.ndtri(q) if 0 < q < 1 else 0.0)
 
 
 def norm_isf(q: float) -> np.float64:
     """scipy.stats.norm.isf(q): -ndtri(q), as scipy computes it (not ndtri(1 - q))."""
-    from scipy import special
+    special = ufuncs()
 
     if q == 1:
         return np.float64(-np.inf)
@@ -66,7 +68,7 @@ def norm_isf(q: float) -> np.float64:
 
 def t_ppf(q: float, df: float, loc: float = 0.0, scale: float = 1.0) -> np.float64:
     """scipy.stats.t.ppf(q, df, loc, scale)."""
-    from scipy import special
+    special = ufuncs()
 
     ok = df > 0
     return _quantile(q, ok, -np.inf, np.inf, special.stdtrit(df, q) if ok and 0 < q < 1 else 0.0, loc, scale)
@@ -82,7 +84,7 @@ def t_interval(confidence: float, df: float, loc: float = 0.0, scale: float = 1.
 
 def chi2_ppf(q: float, df: float) -> np.float64:
     """scipy.stats.chi2.ppf(q, df)."""
-    from scipy import special
+    special = ufuncs()
 
     ok = df > 0
     return _quantile(q, ok, 0.0, np.inf, 2 * special.gammaincinv(df / 2, q) if ok and 0 < q < 1 else 0.0)
@@ -96,9 +98,8 @@ def binom_sf(k: float, n: int, p: float) -> np.float64:
         return np.float64(1.0)
     if k >= n:
         return np.float64(0.0)
-    from scipy.special import _ufuncs  # private, but it is what binom._sf calls (scipy >= 1.12)
-
-    return np.float64(np.clip(_ufuncs._binom_sf(math.floor(k), n, p), 0, 1))
+    # _binom_sf: private, but it is what binom._sf calls (scipy >= 1.12)
+    return np.float64(np.clip(ufuncs()._binom_sf(math.floor(k), n, p), 0, 1))
 
 
 # --- the sign-flip permutation test ------------------------------------------------------------

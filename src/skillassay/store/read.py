@@ -212,6 +212,11 @@ class GradingFacts(NamedTuple):
     executor_seconds: float | None
 
 
+# A NamedTuple's __new__ is a Python function around tuple.__new__: calling the latter directly
+# builds the same object without a Python frame (three per expectation and run at 200,000 runs).
+_new_tuple = tuple.__new__
+
+
 def _plain_outcomes(exps: list) -> tuple[Outcome, ...] | None:
     """The common case without pydantic: every expectation an object with exactly a string
     `text`, a boolean or null `passed` and optionally a string `evidence` gives the same Outcomes
@@ -225,7 +230,7 @@ def _plain_outcomes(exps: list) -> tuple[Outcome, ...] | None:
         if (type(text) is not str or not (passed is None or passed is True or passed is False)
                 or type(evidence) is not str or len(e) != (3 if "evidence" in e else 2)):
             return None
-        out.append(Outcome(sys.intern(text), passed, evidence))
+        out.append(_new_tuple(Outcome, (sys.intern(text), passed, evidence)))
     return tuple(out)
 
 
@@ -388,25 +393,173 @@ def _read_trial(run_dir: str, dir_fd: int | None, eval_id: int | str, eval_name:
     timing_path = f"{run_dir}{_SEP}timing.json"
     timing = _side_file(timing_path, issues, dir_fd, "timing.json")
     tokens, duration = _timing_figures(timing, timing_path, issues) if timing else (None, None)
+    m = _metrics_file(run_dir, issues, dir_fd)
+    return _record(eval_id, eval_name, configuration, run_number, facts, tokens, duration, m), issues
+
+
+class Figures(NamedTuple):
+    """A run's figures from timing.json's and metrics.json's values, as every reader takes them."""
+
+    status: str
+    tokens: int | None
+    duration: float | None
+    tool_calls: int | None
+    errors: int
+    triggered: bool | None
+    cost_usd: float | None
+    error: str | None
+
+
+def _figures(facts: GradingFacts, tokens: int | None, duration: float | None, m: dict) -> Figures:
+    """Both read paths end here (read_trial's and read_plain_run's), so they cannot disagree on
+    what a run's files mean: metrics.json's figures first, grading.json's copies after."""
     if duration is None:
         duration = facts.executor_seconds  # grading.json's copy of the same executor figure
-    m = _metrics_file(run_dir, issues, dir_fd)
     usage = m.get("usage")
     if tokens is None:
         tokens = _usage_tokens(usage)
     status = m.get("status") or "ok"
-    status = status if type(status) is str else "ok"
     tool_calls, errors = _int_or_none(m.get("total_tool_calls")), _int_or_none(m.get("errors_encountered"))
     cost = usage.get("cost_usd") if type(usage) is dict else None
     triggered, error = m.get("skill_triggered"), m.get("error")
+    return Figures(
+        status if type(status) is str else "ok", tokens, duration,
+        tool_calls if tool_calls is not None else facts.tool_calls,
+        errors if errors is not None else (facts.errors or 0),
+        triggered if type(triggered) is bool else None,
+        float(cost) if _is_num(cost) else None,
+        error if type(error) is str else None,
+    )
+
+
+def _record(eval_id: int | str, eval_name: str, configuration: str, run_number: int, facts: GradingFacts,
+            tokens: int | None, duration: float | None, m: dict) -> TrialRecord:
+    f = _figures(facts, tokens, duration, m)
     return TrialRecord(
         eval_id=eval_id, eval_name=eval_name, configuration=configuration, run_number=run_number,
-        status=status,
-        passed=trial_verdict(status, facts.passed, facts.total, facts.expectations),
-        passed_count=facts.passed, total_count=facts.total, tokens=tokens, duration_seconds=duration,
-        tool_calls=tool_calls if tool_calls is not None else facts.tool_calls,
-        skill_triggered=triggered if type(triggered) is bool else None,
-        cost_usd=float(cost) if _is_num(cost) else None,
-        expectations=facts.expectations, notes=facts.notes,
-        errors=errors if errors is not None else (facts.errors or 0), error=error if type(error) is str else None,
-    ), issues
+        status=f.status,
+        passed=trial_verdict(f.status, facts.passed, facts.total, facts.expectations),
+        passed_count=facts.passed, total_count=facts.total, tokens=f.tokens, duration_seconds=f.duration,
+        tool_calls=f.tool_calls, skill_triggered=f.triggered, cost_usd=f.cost_usd,
+        expectations=facts.expectations, notes=facts.notes, errors=f.errors, error=f.error,
+    )
+
+
+# --- The common case, without a word to say (`skillassay aggregate`'s per-run path) ---------------
+#
+# At 20,000 runs every microsecond a run costs is 20 ms of the command, and skill-creator's own
+# script (which reads one file per run) spends about 120 us a run in all. read_plain_run reads a
+# run relative to its parent folder's descriptor (one open per configuration folder instead of
+# one per run) and gives the facts read_trial would (grading_facts and _figures are shared); the
+# moment anything would need a word in the output (a file that cannot be read or parsed, a wrong
+# type, a figure read as missing) or the run is not a plain completed, graded one, it returns
+# None and the caller reads that run with read_trial, which names the file and the field. So the
+# errors and warnings are read_trial's by construction (tests/test_read_fast.py compares both
+# paths over many shapes of files).
+
+_METRICS_NAMES = (f"outputs{_SEP}metrics.json", "metrics.json")
+
+
+def _load_at(dir_fd: int, name: str) -> Any:
+    """load_json_file(name relative to dir_fd) without building the path an error would need."""
+    try:
+        fd = os.open(name, _O_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return MISSING
+    try:
+        raw = os.read(fd, _CHUNK)
+        if len(raw) == _CHUNK:
+            chunks = [raw]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            raw = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if raw.startswith(_BOM):
+        raw = raw[3:]
+    # No digit-run scan here (bytes.translate was 7% of a run's instructions): orjson's one
+    # difference from json on what it accepts, an integer beyond 64 bits read as a float, is
+    # caught where a figure is used (_huge), and the run then goes to read_trial, which scans.
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return parse_json_bytes(raw, allow_surrogates=True)
+
+
+_HUGE = 2.0**63  # orjson reads integers in [-2**63, 2**64) as ints, any beyond as floats
+
+
+def _huge(v: Any) -> bool:
+    """A float that may be an integer orjson could not hold (json keeps those exact), or NaN /
+    infinity: read_trial decides what such a figure means."""
+    return type(v) is float and not -_HUGE <= v < _HUGE
+
+
+def _huge_figures(grading: dict, m: dict) -> bool:
+    """Whether a number the figures take from grading.json or metrics.json may be _huge (timing.json's
+    are checked where they are read). Counts must be ints: any float among them hands the run over
+    (read_trial reads 3.0 tool calls as missing, as the plain path would, only slower)."""
+    em, gt, usage = grading.get("execution_metrics"), grading.get("timing"), m.get("usage")
+    if type(m.get("total_tool_calls")) is float or type(m.get("errors_encountered")) is float:
+        return True
+    if type(em) is dict and (type(em.get("total_tool_calls")) is float
+                             or type(em.get("errors_encountered")) is float):
+        return True
+    if type(gt) is dict and _huge(gt.get("executor_duration_seconds")):
+        return True
+    return type(usage) is dict and (type(usage.get("total_tokens")) is float or type(usage.get("input_tokens")) is float
+                                    or type(usage.get("output_tokens")) is float or _huge(usage.get("cost_usd")))
+
+
+class PlainRun(NamedTuple):
+    """A completed run whose every expectation has a verdict and is plain (an Outcome)."""
+
+    facts: GradingFacts
+    figures: Figures
+
+
+def read_plain_run(dir_fd: int, name: str) -> PlainRun | None:
+    """The facts read_trial would give the run folder `name` inside the folder open as `dir_fd`,
+    when they need no word in the output and the run completed with every expectation graded
+    and plain; None otherwise (read it with read_trial, which says what is wrong)."""
+    prefix = name + _SEP
+    try:
+        data = _load_at(dir_fd, prefix + "grading.json")
+        if data is MISSING:
+            return None
+        facts = grading_facts(data)
+        if isinstance(facts, str):
+            return None
+        timing = _load_at(dir_fd, prefix + "timing.json")
+        m = _load_at(dir_fd, prefix + _METRICS_NAMES[0])
+        if m is MISSING:
+            m = _load_at(dir_fd, prefix + _METRICS_NAMES[1])
+    except (OSError, ValueError):
+        return None
+    for e in facts.expectations:
+        if type(e) is not Outcome or e.passed is None:
+            return None
+    tokens = duration = None
+    if timing is not MISSING:
+        if type(timing) is not dict:
+            return None
+        if timing:
+            tokens, total_s, ms, executor_s = (timing.get("total_tokens"), timing.get("total_duration_seconds"),
+                                               timing.get("duration_ms"), timing.get("executor_duration_seconds"))
+            # _timing_figures' checks, inline (four calls a run): anything it would report hands over
+            # (a float must also not be _huge: -_HUGE <= v < _HUGE holds for no NaN or infinity)
+            if not ((tokens is None or (type(tokens) is int and tokens >= 0))
+                    and (total_s is None or type(total_s) is int or (type(total_s) is float and -_HUGE <= total_s < _HUGE))
+                    and (ms is None or type(ms) is int or (type(ms) is float and -_HUGE <= ms < _HUGE))
+                    and (executor_s is None or type(executor_s) is int
+                         or (type(executor_s) is float and -_HUGE <= executor_s < _HUGE))):
+                return None
+            duration = _duration(total_s, ms, executor_s)
+    if m is MISSING:
+        m = {}
+    elif type(m) is not dict:
+        return None
+    if _huge_figures(data, m):
+        return None
+    figures = _figures(facts, tokens, duration, m)
+    return _new_tuple(PlainRun, (facts, figures)) if figures.status == "ok" else None
