@@ -10,11 +10,14 @@ advice keeps its promise: re-running at the advised number of evals or trials mu
 effect or decide the gate about 80% of the time.
 
     python benchmarks/calibration.py --quick     # one setting, about 25 s
-    python benchmarks/calibration.py             # every setting (about 2 hours), the README table
+    python benchmarks/calibration.py --no-power --jobs 3 --cache /tmp/calib   # the README table
     python benchmarks/calibration.py --experiments 100 --k 3 --evals 10 20
 
 Every rate is printed with its 95% Wilson interval (the simulation's own uncertainty).
-Deterministic for a given --seed.
+Deterministic for a given --seed: each experiment draws from its own seed (seed, setting, kind,
+index), so the tables do not depend on --jobs, and a run stopped midway and restarted with the
+same --cache (or with fewer experiments) reuses what finished. A --cache holds results of the
+code that made them: start a fresh one when the code changes.
 """
 
 from __future__ import annotations
