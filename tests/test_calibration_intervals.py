@@ -277,3 +277,20 @@ def test_pass_rate_interval_keeps_its_promise_with_always_pass_and_always_fail_e
         false_pass += est.interval[0] > 0.5
         false_fail += est.interval[1] < 0.5
     assert false_pass / n <= 0.025 and false_fail / n <= 0.025, (false_pass / n, false_fail / n)
+
+
+def test_beta_binomial_p_value_agrees_with_its_interval() -> None:
+    """The gate's Holm step reads a FAIL as a p-value: the beta-binomial part's upper end is below
+    a threshold exactly when its one-sided p there is below 2.5%, and 10/10 x 5 is no proof of
+    a rate above 0.5 (five evals that always pass can come from a population at 0.5)."""
+    from skillassay.analyze import numerics as stats
+
+    passes, trials = [2, 3, 0, 1, 2], [3] * 5
+    lo, hi = stats.beta_binomial_mean_interval(passes, trials) or (0.0, 0.0)
+    assert 0 < lo < 8 / 15 < hi < 1
+    assert stats.beta_binomial_mean_p(passes, trials, hi + 1e-4, "at least") < 0.025
+    assert stats.beta_binomial_mean_p(passes, trials, hi - 1e-4, "at least") > 0.025
+    assert stats.beta_binomial_mean_p(passes, trials, lo - 1e-4, "at most") < 0.025
+    assert stats.beta_binomial_mean_p(passes, trials, lo + 1e-4, "at most") > 0.025
+    all_pass = stats.beta_binomial_mean_interval([10] * 5, [10] * 5)
+    assert all_pass is not None and all_pass[0] < 0.5 and all_pass[1] == 1.0
