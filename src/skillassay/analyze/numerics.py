@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -332,6 +332,49 @@ def clopper_pearson_interval(c: int, n: int, conf: float = 0.95) -> Interval:
 
 _LOG_PHI_BOUNDS = (-9.0, 12.0)  # precision a + b of the eval-rate Beta: 1e-4 (rho ~ 1) to 1.6e5 (binomial)
 _MU_EPS = 1e-9
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+# Two one-dimensional searches written here rather than taken from scipy.optimize: importing
+# scipy.optimize costs 0.23-0.35 CPU-s on this machine (it pulls in scipy.linalg, scipy.sparse
+# and scipy.special's whole namespace), a tenth of what `skillassay aggregate` may spend on
+# 20,000 runs to stay within skill-creator's script (issue 17), for a golden-section search
+# and a bisection that are ten lines each. tests/test_calibration_intervals.py checks them
+# against scipy.optimize's minimize_scalar(method="bounded") and brentq on many count vectors.
+
+def _golden_min(f: Callable[[float], float], lo: float, hi: float, xatol: float) -> tuple[float, float]:
+    """(x, f(x)) minimising a unimodal f on [lo, hi] to within xatol (golden-section search;
+    Kiefer, Proc. AMS 4, 1953), as scipy's bounded method assumes unimodality too."""
+    a, b = lo, hi
+    c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    while b - a > xatol:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - _GOLDEN * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + _GOLDEN * (b - a)
+            fd = f(d)
+    candidates = [(fc, c), (fd, d), (f(lo), lo), (f(hi), hi)]  # a maximum at a bound is common
+    fx, x = min(candidates)
+    return x, fx
+
+
+def _bisect_root(f: Callable[[float], float], a: float, b: float, xtol: float) -> float:
+    """The root of f between a and b (f(a), f(b) of opposite signs), by bisection to xtol."""
+    fa = f(a)
+    while b - a > xtol:
+        m = 0.5 * (a + b)
+        fm = f(m)
+        if fm == 0:
+            return m
+        if (fm < 0) == (fa < 0):
+            a, fa = m, fm
+        else:
+            b = m
+    return 0.5 * (a + b)
 
 
 def _bb_loglik(c: np.ndarray, n: np.ndarray, mu: float, log_phi: float) -> float:
@@ -345,28 +388,22 @@ def _bb_loglik(c: np.ndarray, n: np.ndarray, mu: float, log_phi: float) -> float
 
 def _bb_profile(c: np.ndarray, n: np.ndarray, mu: float) -> float:
     """The log-likelihood at mean `mu`, maximised over the Beta's precision."""
-    from scipy import optimize
-
-    r = optimize.minimize_scalar(lambda t: -_bb_loglik(c, n, mu, t), bounds=_LOG_PHI_BOUNDS,
-                                 method="bounded", options={"xatol": 1e-5})
-    return -float(r.fun)
+    _, neg = _golden_min(lambda t: -_bb_loglik(c, n, mu, t), *_LOG_PHI_BOUNDS, xatol=1e-5)
+    return -neg
 
 
 @functools.lru_cache(maxsize=4096)
 def _bb_fit(counts: tuple[tuple[int, int], ...]) -> tuple[float, float]:
     """(mu_hat, max log-likelihood); remembered, as the gate asks again for what config_stats
     computed (the likelihood does not depend on the evals' order, so the key is sorted)."""
-    from scipy import optimize
-
     c = np.array([x for x, _ in counts], dtype=float)
     n = np.array([m for _, m in counts], dtype=float)
     if c.sum() == 0:
         return 0.0, 0.0  # every trial failed: the supremum, approached as mu -> 0, is 0
     if c.sum() == n.sum():
         return 1.0, 0.0
-    r = optimize.minimize_scalar(lambda m: -_bb_profile(c, n, m), bounds=(_MU_EPS, 1 - _MU_EPS),
-                                 method="bounded", options={"xatol": 1e-7})
-    return float(r.x), -float(r.fun)
+    x, neg = _golden_min(lambda m: -_bb_profile(c, n, m), _MU_EPS, 1 - _MU_EPS, xatol=1e-7)
+    return x, -neg
 
 
 def _bb_key(passes: Sequence[int], trials: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -384,8 +421,6 @@ def _bb_deviance(key: tuple[tuple[int, int], ...], mu: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _bb_interval(key: tuple[tuple[int, int], ...], conf: float) -> Interval:
-    from scipy import optimize
-
     crit = float(dists.t_ppf((1 + conf) / 2, len(key) - 1)) ** 2
     mhat = min(max(_bb_fit(key)[0], _MU_EPS), 1 - _MU_EPS)
 
@@ -393,9 +428,9 @@ def _bb_interval(key: tuple[tuple[int, int], ...], conf: float) -> Interval:
         return _bb_deviance(key, mu) - crit
 
     lo = 0.0 if mhat <= 2 * _MU_EPS or excess(_MU_EPS) <= 0 else float(
-        optimize.brentq(excess, _MU_EPS, mhat, xtol=1e-8))
+        _bisect_root(excess, _MU_EPS, mhat, xtol=1e-8))
     hi = 1.0 if mhat >= 1 - 2 * _MU_EPS or excess(1 - _MU_EPS) <= 0 else float(
-        optimize.brentq(excess, mhat, 1 - _MU_EPS, xtol=1e-8))
+        _bisect_root(excess, mhat, 1 - _MU_EPS, xtol=1e-8))
     return (lo, hi)
 
 
