@@ -10,21 +10,28 @@ advice keeps its promise: re-running at the advised number of evals or trials mu
 effect or decide the gate about 80% of the time.
 
     python benchmarks/calibration.py --quick     # one setting, about 25 s
-    python benchmarks/calibration.py             # every setting (about 2 hours), the README table
+    python benchmarks/calibration.py --no-power --jobs 3 --cache /tmp/calib   # the README table
     python benchmarks/calibration.py --experiments 100 --k 3 --evals 10 20
 
 Every rate is printed with its 95% Wilson interval (the simulation's own uncertainty).
-Deterministic for a given --seed.
+Deterministic for a given --seed: each experiment draws from its own seed (seed, setting, kind,
+index), so the tables do not depend on --jobs, and a run stopped midway and restarted with the
+same --cache (or with fewer experiments) reuses what finished. A --cache holds results of the
+code that made them: start a fresh one when the code changes.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import pickle
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -221,9 +228,14 @@ def detected(st: dict) -> bool:
 
 
 def effect_experiment(rng: np.random.Generator, s: Setting, tally: EffectTally, seed: int,
-                      fixed: tuple[float, float] | None = None) -> None:
+                      fixed: tuple[float, float] | None = None, power: bool = True) -> None:
     """fixed=(skill, baseline): every eval has these true rates (the issue's 0.7 vs 0.3);
-    otherwise baseline rates from the population and skill = baseline + EFFECT."""
+    otherwise baseline rates from the population and skill = baseline + EFFECT. power=False:
+    the regression calls only, not the re-runs at the advised sizes (most of the cost)."""
+    if not power:
+        if fixed is None:
+            regression_experiment(rng, s, tally, seed)
+        return
 
     def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
         if fixed is not None:
@@ -247,21 +259,27 @@ def effect_experiment(rng: np.random.Generator, s: Setting, tally: EffectTally, 
         tally.evals_power.add(detected(again))
 
     if fixed is None:
-        # Regressions: a third of the evals drop by DROP between iterations.
-        before = draw_rates(rng, s.population, s.n_evals)
-        hit = rng.random(s.n_evals) < 1 / 3
-        after = np.where(hit, np.clip(before - DROP, 0, 1), before)
-        truly = after < before
-        prev = trials(rng, {SKILL: before}, s.k, mu)
-        cur = trials(rng, {SKILL: after}, s.k, mu)
-        comp = compare_iterations(cur, prev, SKILL, seed=seed)
-        calls = set(comp["regressed"])
-        false = sum(1 for e in calls if not truly[e])
-        tally.fdr.values.append(false / max(1, len(calls)))
-        for e in np.flatnonzero(truly):
-            tally.regressions_found.add(int(e) in calls)
+        regression_experiment(rng, s, tally, seed)
     gate_experiment(rng, s, tally, seed, draw_rates(rng, s.population, s.n_evals) if fixed is None
                     else None)
+
+
+def regression_experiment(rng: np.random.Generator, s: Setting, tally: EffectTally, seed: int) -> None:
+    """A third of the evals drop by DROP between iterations: the FDR of the regression calls
+    and how many true regressions are called."""
+    mu = TOKEN_MEAN * np.ones(s.n_evals)
+    before = draw_rates(rng, s.population, s.n_evals)
+    hit = rng.random(s.n_evals) < 1 / 3
+    after = np.where(hit, np.clip(before - DROP, 0, 1), before)
+    truly = after < before
+    prev = trials(rng, {SKILL: before}, s.k, mu)
+    cur = trials(rng, {SKILL: after}, s.k, mu)
+    comp = compare_iterations(cur, prev, SKILL, seed=seed)
+    calls = set(comp["regressed"])
+    false = sum(1 for e in calls if not truly[e])
+    tally.fdr.values.append(false / max(1, len(calls)))
+    for e in np.flatnonzero(truly):
+        tally.regressions_found.add(int(e) in calls)
 
 
 def gate_experiment(rng: np.random.Generator, s: Setting, tally: EffectTally, seed: int,
@@ -302,25 +320,116 @@ def table(header: list[str], rows: Iterable[list[str]]) -> str:
     return "\n".join(lines)
 
 
+SETTING_CODES = {"beta22": 1, "mix": 2}
+AA, EFFECT_KIND, FIXED_KIND = 0, 1, 2
+CHUNK = 10  # experiments per work unit: small enough to spread over --jobs, big enough to amortise
+
+
+def experiment_rng(seed: int, s: Setting, kind: int, i: int) -> np.random.Generator:
+    """Experiment i's own stream, from (seed, setting, kind, i) alone: what an experiment draws
+    does not depend on the order in which experiments run, nor on how many processes run them,
+    so `--jobs 1` and `--jobs 8` print the same table."""
+    return np.random.default_rng([seed, SETTING_CODES[s.population], s.k, s.n_evals, kind, i])
+
+
+Unit = tuple[Setting, int, int, int]  # setting, kind, first experiment, last + 1
+
+
+def run_unit(unit: Unit, seed: int, power: bool = True) -> tuple[Unit, AATally | EffectTally]:
+    """Experiments [start, stop) of one kind in one setting, tallied: a unit of work for a worker."""
+    s, kind, start, stop = unit
+    tally: AATally | EffectTally = AATally() if kind == AA else EffectTally()
+    for i in range(start, stop):
+        rng = experiment_rng(seed, s, kind, i)
+        if isinstance(tally, AATally):
+            aa_experiment(rng, s, tally, seed + i)
+        else:
+            effect_experiment(rng, s, tally, seed + i, fixed=(0.7, 0.3) if kind == FIXED_KIND else None,
+                              power=power)
+    return unit, tally
+
+
+def unit_path(cache: Path, unit: Unit, seed: int, power: bool) -> Path:
+    s, kind, start, stop = unit
+    return cache / f"{seed}-{s.population}-k{s.k}-e{s.n_evals}-{kind}{'' if power else 'r'}-{start}-{stop}.pkl"
+
+
+def _timed(args: tuple[Unit, int, bool, Path | None]) -> tuple[Unit, AATally | EffectTally, float]:
+    """Run one unit, or read it back from --cache: a long run that is stopped keeps its finished
+    units, and a run with more experiments reuses the first ones (each has its own seed)."""
+    unit, seed, power, cache = args
+    path = unit_path(cache, unit, seed, power) if cache else None
+    if path is not None and path.exists():
+        with path.open("rb") as f:
+            return unit, pickle.load(f), 0.0
+    started = time.process_time()
+    _, tally = run_unit(unit, seed, power)
+    if path is not None:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(tally, f)
+        tmp.replace(path)  # atomic: a unit file is whole or absent
+    return unit, tally, time.process_time() - started
+
+
+def merge(into: Any, other: Any) -> None:
+    """Add one tally's counts to another's (every field is a count, or a list of values whose
+    summaries ignore their order): merged tallies do not depend on how the work was split."""
+    for f in fields(into):
+        a, b = getattr(into, f.name), getattr(other, f.name)
+        if isinstance(a, Rate):
+            merge_rate(a, b)
+        elif isinstance(a, Mean):
+            a.values.extend(b.values)
+        elif isinstance(a, dict):
+            for key, rate in b.items():
+                merge_rate(a[key], rate)
+        else:
+            a.extend(b)
+
+
+def merge_rate(a: Rate, b: Rate) -> None:
+    a.hits += b.hits
+    a.n += b.n
+
+
 def run(settings: list[Setting], n_aa: int, n_effect: int, seed: int,
-        progress: Callable[[str], None]) -> str:
-    rng = np.random.default_rng(seed)
-    aa: dict[Setting, AATally] = {}
-    eff: dict[Setting, EffectTally] = {}
+        progress: Callable[[str], None], jobs: int = 1, power: bool = True,
+        cache: Path | None = None) -> str:
+    aa: dict[Setting, AATally] = {s: AATally() for s in settings}
+    eff: dict[Setting, EffectTally] = {s: EffectTally() for s in settings}
     fixed = EffectTally()
     fixed_setting = next((s for s in settings if s.k == 3 and s.n_evals == 10), settings[0])
+    units: list[Unit] = []
     for s in settings:
-        started = time.perf_counter()
-        aa[s] = AATally()
-        for i in range(n_aa):
-            aa_experiment(rng, s, aa[s], seed + i)
-        eff[s] = EffectTally()
-        for i in range(n_effect):
-            effect_experiment(rng, s, eff[s], seed + i)
-        if s == fixed_setting:  # the issue's example: 0.7 vs 0.3 (evals), 0.65 vs 0.5 (gate)
-            for i in range(n_effect):
-                effect_experiment(rng, s, fixed, seed + i, fixed=(0.7, 0.3))
-        progress(f"{s.label()}: {time.perf_counter() - started:.0f} s")
+        for kind, n in ((AA, n_aa), (EFFECT_KIND, n_effect),
+                        (FIXED_KIND, n_effect if s == fixed_setting and power else 0)):
+            units += [(s, kind, a, min(n, a + CHUNK)) for a in range(0, n, CHUNK)]
+    # Experiments 0, 1, ... of every setting before the later ones of any (so a run stopped
+    # early has, in --cache, the first experiments of every setting), the costly ones first.
+    units.sort(key=lambda u: (u[2] / (n_aa if u[1] == AA else n_effect), -u[0].k * u[0].n_evals))
+    left = {s: sum(1 for u in units if u[0] == s) for s in settings}
+    cpu = dict.fromkeys(settings, 0.0)
+
+    def collect(done: Iterable[tuple[Unit, AATally | EffectTally, float]]) -> None:
+        for (s, kind, _, _), tally, seconds in done:
+            merge(aa[s] if kind == AA else eff[s] if kind == EFFECT_KIND else fixed, tally)
+            cpu[s] += seconds
+            left[s] -= 1
+            if not left[s]:
+                progress(f"{s.label()}: {cpu[s]:.0f} CPU-s")
+
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    work = [(u, seed, power, cache) for u in units]
+    if jobs <= 1:
+        collect(map(_timed, work))
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            collect(pool.imap_unordered(_timed, work))
+    progress(f"total {sum(cpu.values()):.0f} CPU-s")
 
     out = ["### A/A: false calls (thresholds at the truth; target <= 2.5% per one-sided call, "
            "<= 5% for the gate as a whole)", ""]
@@ -334,6 +443,11 @@ def run(settings: list[Setting], n_aa: int, n_effect: int, seed: int,
     names = list(next(iter(aa.values())).cover)
     out.append(table(["setting", *names], ([s.label(), *(t.cover[c].text() for c in names)]
                                            for s, t in aa.items())))
+    if not power:
+        out += ["", f"### Known effects: regression calls (a third of evals drop by {DROP})", ""]
+        out.append(table(["setting", "FDR of regression calls (q = 0.10)", "regressions called"],
+                         ([s.label(), t.fdr.text(), t.regressions_found.text()] for s, t in eff.items())))
+        return "\n".join(out)
     out += ["", f"### Known effects: regression calls (a third of evals drop by {DROP}) and power at "
             "the advised sizes (target 80%)", ""]
 
@@ -363,6 +477,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--evals", type=int, nargs="*", default=None, help="evals (default 5 10 20 50)")
     ap.add_argument("--population", nargs="*", choices=POPULATIONS, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes (results do not depend on it: each experiment has its own seed)")
+    ap.add_argument("--no-power", action="store_true",
+                    help="known effects: the regression calls only, not the re-runs at the advised sizes "
+                         "(benchmarks/advice_power.py measures those)")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="keep each finished unit of experiments here and reuse it (resumable)")
     args = ap.parse_args(argv)
     quick = args.quick
     ks = args.k or ([3] if quick else [1, 3, 10])
@@ -372,10 +493,11 @@ def main(argv: list[str] | None = None) -> None:
     n_effect = max(10, n_aa // 3)
     settings = [Setting(p, k, e) for p in pops for k in ks for e in evals]
     started = time.perf_counter()
-    text = run(settings, n_aa, n_effect, args.seed, lambda m: print(m, file=sys.stderr, flush=True))
+    text = run(settings, n_aa, n_effect, args.seed, lambda m: print(m, file=sys.stderr, flush=True),
+               jobs=args.jobs, power=not args.no_power, cache=args.cache)
     print(text)
     print(f"\n{n_aa} A/A and {n_effect} known-effect experiments per setting, seed {args.seed}; "
-          f"{time.perf_counter() - started:.0f} s.")
+          f"{time.perf_counter() - started:.0f} s with {args.jobs} job(s).")
 
 
 if __name__ == "__main__":

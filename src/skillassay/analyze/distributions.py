@@ -105,14 +105,18 @@ def binom_sf(k: float, n: int, p: float) -> np.float64:
 # --- the sign-flip permutation test ------------------------------------------------------------
 
 
-def _flip_means(pairs: list[np.ndarray], indices: np.ndarray) -> np.ndarray:
-    """The statistic (np.mean) of each sign assignment in `indices` (rows x evals x 2), on the
-    arrays scipy builds for them: data[i][indices[:, i]] per eval, stacked, then the axes swapped,
-    so np.mean reduces over the same strided layout and rounds the same way."""
-    indices = np.swapaxes(indices, 0, 1)
-    batch = [np.moveaxis(pairs[i][..., indices[i, ...]], -2, 0) for i in range(len(pairs))]
-    stacked = np.swapaxes(np.stack(batch, axis=0), 0, -1)[0:1, ...]
-    return np.mean(stacked[0, ...], axis=-1)
+def _flip_means(x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The statistic (np.mean) of each sign assignment in `indices` (rows x evals x 2), as scipy
+    computes it: scipy stacks data[i][indices[:, i]] per eval and np.mean reduces over evals along
+    a strided axis, which numpy sums eval by eval, left to right (no pairwise blocks); the same
+    sequential sum over the signed columns then rounds the same way, bit for bit
+    (tests/test_distributions.py). Building one signed matrix instead of one fancy-indexed array
+    per eval made the 50,000-resample test at 50 evals 0.15 s -> ~0.02 s."""
+    signed = np.where(indices[..., 0] == 0, x, -x)  # pairs[i] = (x_i, -x_i), picked by index 0
+    total = signed[:, 0].copy()
+    for i in range(1, signed.shape[1]):
+        total += signed[:, i]
+    return total / signed.shape[1]
 
 
 def sign_flip_test(x: np.ndarray, n_resamples: float = np.inf, batch: int | None = None,
@@ -126,15 +130,13 @@ def sign_flip_test(x: np.ndarray, n_resamples: float = np.inf, batch: int | None
     if x.ndim != 1 or x.size < 2:
         raise ValueError("sign_flip_test needs a 1-D array of two or more values")
     m = int(x.size)
-    pairs_2d = np.swapaxes(np.stack([x, -x], axis=0), 0, -1)
-    pairs = [pairs_2d[i, ...] for i in range(m)]
     n_max = 2**m
     if n_resamples >= n_max:
         exact, n = True, n_max
         # itertools.product(*(permutations(range(2)),) * m)'s order: eval 0 varies slowest
         bits = (np.arange(n_max)[:, None] >> np.arange(m - 1, -1, -1)) & 1
         indices = np.stack([bits, 1 - bits], axis=-1)
-        chunks = [_flip_means(pairs, indices[k:k + (batch or n_max)]) for k in range(0, n_max, batch or n_max)]
+        chunks = [_flip_means(x, indices[k:k + (batch or n_max)]) for k in range(0, n_max, batch or n_max)]
     else:
         exact, n = False, int(n_resamples)
         if rng is None:
@@ -144,7 +146,7 @@ def sign_flip_test(x: np.ndarray, n_resamples: float = np.inf, batch: int | None
         chunks = []
         for k in range(0, n, size):
             permuted = rng.permuted(tiled, axis=-1)
-            chunks.append(_flip_means(pairs, permuted[:min(size, n - k)]))
+            chunks.append(_flip_means(x, permuted[:min(size, n - k)]))
     null = np.concatenate(chunks, axis=0)
     observed = np.mean(x, axis=-1)
     adjustment = 0 if exact else 1

@@ -284,6 +284,17 @@ class MetricSeries:
             return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
         est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
                                    floor_se=stats.binomial_floor_se(self.means, self.counts))
+        if est.interval is not None and any(n > 1 for n in self.counts):
+            # Per-eval rates bunched at exact 0s and 1s (evals that always fail or pass): the t
+            # interval's spread, read off five such rates, misses on either side 3.3-3.9% of the
+            # time (issue 16); the beta-binomial model's interval ties the spread to the mean
+            # through the trials (numerics.beta_binomial_mean_interval). The hull keeps the
+            # wider end of each. At one trial per eval that model has nothing to add (the pooled
+            # count is binomial whatever the spread) and the exact interval below serves.
+            bb = stats.beta_binomial_mean_interval(self.pass_counts(), self.counts)
+            if bb is not None:
+                est = stats.MeanEstimate(est.mean, est.se, (min(bb[0], est.interval[0]),
+                                                            max(bb[1], est.interval[1])), est.n)
         if est.interval is not None and all(n == 1 for n in self.counts):
             # One trial per eval: the pooled count is Binomial(E, true mean) whatever the per-eval
             # rates, so the exact interval keeps each one-sided 2.5% where the t interval on 0/1
@@ -293,6 +304,10 @@ class MetricSeries:
             est = stats.MeanEstimate(est.mean, est.se, (min(lo, est.interval[0]), max(hi, est.interval[1])),
                                      est.n)
         return est
+
+    def pass_counts(self) -> list[int]:
+        """Each eval's passes (a pass series' sums are its pass counts)."""
+        return [round(x) for x in self.sums]
 
     def components(self) -> tuple[float, float]:
         """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
@@ -670,6 +685,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
             from scipy import special
 
             parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
+        elif any(n > 1 for n in series.counts):  # the beta-binomial bound hulled in (same place)
+            parts.append(stats.beta_binomial_mean_p(series.pass_counts(), series.counts, thr, "at least"))
     elif key in ("max_avg_tokens", "max_avg_duration_seconds") and series is not None and se:
         parts.append(_t_sf((value - thr) / se, df))
         sums, counts = np.array(series.sums), np.array(series.counts, dtype=float)
