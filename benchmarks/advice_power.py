@@ -34,11 +34,14 @@ Deterministic for a given --seed (each cell has its own generator).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import os
 import sys
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -201,6 +204,23 @@ def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
     return sorted(out, key=lambda r: order[r[0]])
 
 
+def save(path: Path, result: tuple[Cell, Tally, Tally, float]) -> None:
+    """One finished cell, appended as a JSON line: a long run keeps what it has finished."""
+    c, a, b, cpu = result
+    with path.open("a") as f:
+        f.write(json.dumps({"cell": dataclasses.asdict(c), "a": dataclasses.asdict(a),
+                            "b": dataclasses.asdict(b), "cpu": cpu}) + "\n")
+
+
+def load(paths: list[Path]) -> list[tuple[Cell, Tally, Tally, float]]:
+    out = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            d = json.loads(line)
+            out.append((Cell(**d["cell"]), Tally(**d["a"]), Tally(**d["b"]), float(d["cpu"])))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="K = 3, 10 evals, 40 pilots per cell")
@@ -210,7 +230,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kind", nargs="*", choices=("paired", "gate"), default=None)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--save", type=Path, default=None, help="append each finished cell to this JSON-lines file")
+    ap.add_argument("--table", type=Path, nargs="*", default=None,
+                    help="print the table of saved cells (files from --save) instead of running")
     args = ap.parse_args(argv)
+    if args.table:
+        results = load(args.table)
+        print(table(HEADER, rows(results)))
+        print(f"\n{sum(r[3] for r in results):.0f} CPU-s in all.")
+        return
     ks = args.k or ([3] if args.quick else [1, 3, 10])
     evals = args.evals or ([10] if args.quick else [5, 10, 20])
     n = args.experiments or (40 if args.quick else 300)
@@ -219,13 +247,13 @@ def main(argv: list[str] | None = None) -> None:
              for size in (EFFECTS if kind == "paired" else GAPS)]
     started = time.perf_counter()
     work = [(c, n, args.seed) for c in cells]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(run_cell, work))
-    else:
-        results = [run_cell(w) for w in work]
-    for c, *_, cpu in results:
-        print(f"{c}: {cpu:.0f} CPU-s", file=sys.stderr)
+    results = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for result in (pool.map(run_cell, work) if args.jobs > 1 else map(run_cell, work)):
+            results.append(result)
+            print(f"{result[0]}: {result[3]:.0f} CPU-s", file=sys.stderr, flush=True)
+            if args.save:
+                save(args.save, result)
     print(table(HEADER, rows(results)))
     print(f"\n{n} pilots per cell, seed {args.seed}; {time.perf_counter() - started:.0f} s wall, "
           f"{sum(r[3] for r in results):.0f} CPU-s over {args.jobs} process(es), load average "
