@@ -14,7 +14,8 @@ verdict the advice promised is reached:
 * pass-rate gate by evals: `min_pass_rate`'s `evals_to_decide`, threshold = population mean
   (0.5) - gap; success is PASS on fresh evals.
 * pass-rate gate by trials: its `trials_to_decide`; success is PASS on the same evals (same
-  true rates) at the advised trials per eval.
+  true rates) at the advised trials per eval. With Beta(2,2) evals the spread between evals
+  (sd 0.22) seldom lets trials alone decide it, so cells with every eval at 0.5 test this one.
 
 The trials-to-call advice for a possible regression (compare) promises no power ("would be
 called if the pass rates held"), so it is not measured here.
@@ -119,6 +120,7 @@ class Cell:
     k: int
     n_evals: int
     size: float  # the effect (paired) or the gap to the threshold (gate)
+    population: str = "beta22"  # per-eval rates ~ Beta(2,2), or "equal": every eval at 0.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,12 +154,16 @@ def paired_experiment(rng: np.random.Generator, c: Cell, diff: Tally, ratio: Tal
 
 def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trials: Tally) -> None:
     th: dict[str, float | None] = {"min_pass_rate": 0.5 - c.size}
-    rates = rng.beta(2, 2, c.n_evals)
+
+    def draw(n: int) -> np.ndarray:
+        return rng.beta(2, 2, n) if c.population == "beta22" else np.full(n, 0.5)
+
+    rates = draw(c.n_evals)
     g = statistics(trials(rng, {SKILL: rates}, c.k), c.k, th)["gates"]["min_pass_rate"]
     if g["decision"] != "INCONCLUSIVE":
         return  # decided already: no advice
     if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS)) is not None:
-        again = statistics(trials(rng, {SKILL: rng.beta(2, 2, e)}, c.k), c.k, th)
+        again = statistics(trials(rng, {SKILL: draw(e)}, c.k), c.k, th)
         by_evals.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
     if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS)) is not None:
         again = statistics(trials(rng, {SKILL: rates}, k), k, th)
@@ -168,7 +174,8 @@ def run_cell(args: tuple[Cell, int, int]) -> tuple[Cell, Tally, Tally, float]:
     """`experiments` pilots of one cell, on a generator of its own (so cells run in parallel
     and the output does not depend on their order)."""
     c, experiments, seed = args
-    rng = np.random.default_rng([seed, c.k, c.n_evals, int(round(c.size * 1000)), c.kind == "gate"])
+    rng = np.random.default_rng([seed, c.k, c.n_evals, int(round(c.size * 1000)), c.kind == "gate",
+                                 c.population == "equal"])
     a, b = Tally(), Tally()
     started = time.process_time()
     for _ in range(experiments):
@@ -197,7 +204,8 @@ def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
             setting = f"K={c.k}, {c.n_evals} evals, effect +{c.size:g}"
             out += [["difference", setting, *a.cells()], ["ratio gate (1.0)", setting, *b.cells()]]
         else:
-            setting = f"K={c.k}, {c.n_evals} evals, gap {c.size:g}"
+            setting = f"K={c.k}, {c.n_evals} evals, gap {c.size:g}" + (
+                ", every eval at 0.5" if c.population == "equal" else "")
             out += [["min_pass_rate, evals", setting, *a.cells()],
                     ["min_pass_rate, trials", setting, *b.cells()]]
     order = {"difference": 0, "ratio gate (1.0)": 1, "min_pass_rate, evals": 2, "min_pass_rate, trials": 3}
@@ -227,7 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--experiments", type=int, default=None, help="pilots per cell (default 300)")
     ap.add_argument("--k", type=int, nargs="*", default=None, help="trials per eval (default 1 3 10)")
     ap.add_argument("--evals", type=int, nargs="*", default=None, help="pilot evals (default 5 10 20)")
-    ap.add_argument("--kind", nargs="*", choices=("paired", "gate"), default=None)
+    ap.add_argument("--kind", nargs="*", choices=("paired", "gate", "gate-equal"), default=None,
+                    help="paired: difference and ratio gate; gate: min_pass_rate on Beta(2,2) evals; "
+                         "gate-equal: min_pass_rate with every eval at 0.5 (where trials can decide it)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", type=Path, default=None, help="append each finished cell to this JSON-lines file")
@@ -242,9 +252,10 @@ def main(argv: list[str] | None = None) -> None:
     ks = args.k or ([3] if args.quick else [1, 3, 10])
     evals = args.evals or ([10] if args.quick else [5, 10, 20])
     n = args.experiments or (40 if args.quick else 300)
-    kinds = args.kind or ["paired", "gate"]
-    cells = [Cell(kind, k, e, size) for kind in kinds for k in ks for e in evals
-             for size in (EFFECTS if kind == "paired" else GAPS)]
+    kinds = args.kind or ["paired", "gate", "gate-equal"]
+    cells = [Cell("gate" if kind == "gate-equal" else kind, k, e, size,
+                  "equal" if kind == "gate-equal" else "beta22")
+             for kind in kinds for k in ks for e in evals for size in (EFFECTS if kind == "paired" else GAPS)]
     started = time.perf_counter()
     work = [(c, n, args.seed) for c in cells]
     results = []
