@@ -42,9 +42,9 @@ import os
 import sys
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 

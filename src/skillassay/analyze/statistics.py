@@ -599,13 +599,14 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
         spread = float(np.var(series.means, ddof=1))
         trials = assurance.trials_for_assurance(gap, spread, noise, n_evals, k_now)
         omega2, s2 = series.components()
-        # Trials are promised only if the between-eval spread, at its 80% upper bound, would not
+        # Trials are promised only if the between-eval spread, at its 95% upper bound, would not
         # keep the interval too wide whatever the trials: the pilot tells that spread from trial
-        # noise poorly (at 3 trials its variance of means often comes out below the noise), and
-        # the assurance alone then promised trials that decided 0-57% of the time on Beta(2,2)
-        # evals (benchmarks/advice_power.py, K = 3 and 10, 5-20 evals; 89-100% with every eval
-        # at the same rate, where trials are the right advice).
-        spread_hi = stats.planning_variance(spread, n_evals - 1)
+        # noise poorly (at 3 trials its variance of means often comes out below the noise). On
+        # Beta(2,2) evals (benchmarks/advice_power.py, K = 3, 5-10 evals) the assurance alone
+        # promised trials that decided 0-57% of the time, and with the spread's 80% bound 13 of
+        # 33 (with every eval at the same rate, where trials are the right advice, 75-100%):
+        # so trials are seldom promised, and the note says why.
+        spread_hi = stats.planning_variance(spread, n_evals - 1, level=0.95)
         if trials is not None and stats.trials_per_eval_to_decide(
                 max(0.0, spread_hi - noise), s2, n_evals, gap, power=POWER) is None:
             trials = None
