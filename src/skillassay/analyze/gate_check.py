@@ -61,7 +61,8 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
                          f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
         elif g.get("trials_to_decide"):
             steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
-                         f"(about {g['trials_to_decide']} completed trials per eval per arm), if the estimate holds.")
+                         f"(about {g['trials_to_decide']} completed trials per eval per arm: 80% of the time, allowing for "
+                         "the uncertainty of the estimate).")
         else:
             steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
     return steps

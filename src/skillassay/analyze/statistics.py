@@ -494,11 +494,13 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
 
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     """Sample sizes to detect the observed difference with 80% power: a planning figure, not a
-    test. Sized for the near end of a 60% interval around the observed difference (see
-    numerics.planning_effect), never below what the sign-flip test needs (6 differing evals,
-    more when ties are common), and with the spread floored at the trial noise."""
+    test. The evals are sized by assurance (analyze/assurance.py: the probability of detecting
+    it averaged over the effects these data allow), never below what the sign-flip test needs
+    (6 differing evals, more when ties are common). When the data cannot say which way the
+    difference goes with more than 80% probability, no number of evals can promise 80%, and the
+    reason says so instead."""
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "observed_difference": None,
-                           "planning_difference": None,
+                           "sign_probability": None,
                            "trials_per_arm": None, "trials_per_arm_reason": None,
                            "evals_needed": None, "evals_needed_reason": None}
     if not used:
@@ -522,38 +524,74 @@ def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
             "fewer than 2 paired evals: the spread of differences is unknown")
         return out
     sd = float(d.std(ddof=1))
-    noise = _trial_noise(used, a, b)
-    sd_plan = math.sqrt(max(sd**2, noise or 0.0))
+    sd_plan = _planning_sd(sd, _trial_noise(used, a, b))
     out["sd_of_differences"] = _f(sd)
-    planned = stats.planning_effect(delta, sd_plan / math.sqrt(len(used)))
-    out["planning_difference"] = _f(math.copysign(max(0.0, planned), delta))
-    if planned <= 0:
-        out["evals_needed_reason"] = (
-            f"the observed difference ({delta * 100:+.0f} pts) is within noise of 0 at "
-            f"{len(used)} evals: no number of evals can be promised to detect it")
-        return out
     differing = int(np.count_nonzero(~np.isclose(d, 0.0, atol=1e-9))) / len(used)
-    e = stats.evals_needed(planned, sd_plan, ALPHA, POWER) if sd_plan > 0 else 2
     floor = stats.evals_with_differing(differing)
-    if e is None or floor is None:
+    if sd_plan == 0 or floor is None:
         out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
         return out
-    out["evals_needed"] = max(e, floor)
+    advice = _fresh_evals_advice(delta / (sd_plan / math.sqrt(len(used))), len(used))
+    out["sign_probability"] = _f(advice.sign_probability)
+    if advice.evals is None:
+        out["evals_needed_reason"] = (
+            f"the observed difference ({delta * 100:+.0f} pts) is within noise of 0 at {len(used)} evals "
+            f"{advice.why}: no number of evals can be promised to detect it" if advice.within_noise
+            else f"detecting the observed difference ({delta * 100:+.0f} pts) would take {advice.why}")
+        return out
+    out["evals_needed"] = max(advice.evals, floor)
     return out
+
+
+def _planning_sd(sd: float, noise: float | None) -> float:
+    """The spread to size fresh evals on: the sample sd, whose uncertainty the assurance already
+    averages over (a small sd counts for less at few evals); the trial noise only when every
+    difference is the same (sd 0), where the sample says nothing. Flooring a positive sd at the
+    trial noise as well counted that uncertainty twice: at K = 3, 20 evals, +0.3 the advice
+    delivered 88% power instead of 84% (benchmarks/advice_power.py)."""
+    return sd if sd > 0 else math.sqrt(noise or 0.0)
+
+
+@dataclass(frozen=True)
+class _EvalsAdvice:
+    evals: int | None
+    sign_probability: float
+    within_noise: bool  # the data cannot tell the side with 80% probability
+    why: str  # when evals is None: why no size is promised
+
+
+def _fresh_evals_advice(t_pilot: float, m: int) -> _EvalsAdvice:
+    """Fresh evals whose test succeeds with 80% assurance, from a pilot of m evals with t
+    statistic t_pilot; or why no size can be promised."""
+    from skillassay.analyze import assurance
+
+    side = assurance.fresh_ceiling(t_pilot, m)
+    if side <= assurance.TARGET:
+        return _EvalsAdvice(None, side, True, f"(the data put it on this side with probability {side:.2f}; "
+                                              f"80% power needs more than {assurance.TARGET:g})")
+    e = assurance.evals_for_assurance(t_pilot, m)
+    return _EvalsAdvice(e, side, False, f"more than {assurance.MAX_SIZE:,} evals")
 
 
 # ---------------------------------------------------------------------------------------------
 # gates
 
 
+NOTE_SURE = "80% of the time, allowing for the uncertainty of the estimate"
+
+
 def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: float,
                 series: MetricSeries | None, n_evals: int, se: float | None) -> dict[str, Any]:
     """How many trials per eval (at the current number of evals) or how many evals (at the
-    current trials per eval) would decide the gate with 80% power, sized for the near end of a
-    60% interval around the current distance to the threshold (numerics.planning_effect):
-    sizing for the estimate itself decides only about half the time. Between-eval spread is
-    not reduced by more trials, so sometimes only more evals help; that is said explicitly,
-    and not claimed at one trial per eval, where the two kinds of spread cannot be told apart."""
+    current trials per eval) would decide the gate with 80% assurance (analyze/assurance.py:
+    the chance of deciding it averaged over the distances to the threshold and the spreads these
+    data allow; sizing for the estimate itself decides only about half the time, sizing for the
+    near end of an interval around it asked for 10 times the evals needed). Between-eval spread
+    is not reduced by more trials, so sometimes only more evals help; that is said only when it
+    holds at the estimate, and not at one trial per eval, where the two kinds of spread cannot
+    be told apart."""
+    from skillassay.analyze import assurance
+
     gap = abs(est_mean - threshold)
     if gap == 0 or math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
         return {"trials_to_decide": None, "evals_to_decide": None,
@@ -561,58 +599,63 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     if se is None or n_evals < 2:
         return {"trials_to_decide": None, "evals_to_decide": None,
                 "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
-    planned = stats.planning_effect(gap, se)
-    if planned <= 0:
+    advice = _fresh_evals_advice(gap / se if se > 0 else math.inf, n_evals)
+    if advice.within_noise:
         return {"trials_to_decide": None, "evals_to_decide": None,
                 "decide_note": "the estimate is within noise of the threshold: no sample size can be "
-                               "promised to decide it; more evals and trials narrow the interval"}
-    sd_now = math.sqrt(stats.planning_variance(se**2 * n_evals, n_evals - 1))
-    evals = stats.evals_to_decide(sd_now, planned, power=POWER)
-    evals = None if evals is None else max(evals, n_evals + 1)
+                               f"promised to decide it {advice.why}; more evals and trials narrow the interval"}
+    evals = None if advice.evals is None else max(advice.evals, n_evals + 1)
     trials = None
     spread_uncertain = False
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
-        omega2, s2 = series.components()
-        # Bound the spread of per-eval means, then take the trial noise out: bounding omega^2
-        # itself would leave the many small samples where it came out as 0 at 0.
         noise = float(np.mean([w / n for w, n in zip(series.within_var, series.counts, strict=True)
                                if w is not None]))
-        plug_in = stats.trials_per_eval_to_decide(omega2, s2, n_evals, planned, power=POWER)
-        spread = stats.planning_variance(float(np.var(series.means, ddof=1)), n_evals - 1)
-        omega2 = max(0.0, spread - noise)
-        trials = stats.trials_per_eval_to_decide(omega2, s2, n_evals, planned, power=POWER)
-        spread_uncertain = trials is None and plug_in is not None
+        k_now = float(np.mean(series.counts))
+        spread = float(np.var(series.means, ddof=1))
+        trials = assurance.trials_for_assurance(gap, spread, noise, n_evals, k_now)
+        omega2, s2 = series.components()
+        # Trials are promised only if the between-eval spread, at its 95% upper bound, would not
+        # keep the interval too wide whatever the trials: the pilot tells that spread from trial
+        # noise poorly (at 3 trials its variance of means often comes out below the noise). On
+        # Beta(2,2) evals (benchmarks/advice_power.py, K = 3, 5-10 evals) the assurance alone
+        # promised trials that decided 0-57% of the time, and with the spread's 80% bound 13 of
+        # 33 (with every eval at the same rate, where trials are the right advice, 75-100%):
+        # so trials are seldom promised, and the note says why.
+        spread_hi = stats.planning_variance(spread, n_evals - 1, level=0.95)
+        if trials is not None and stats.trials_per_eval_to_decide(
+                max(0.0, spread_hi - noise), s2, n_evals, gap, power=POWER) is None:
+            trials = None
+        # "More trials alone cannot decide it" only when that holds at the estimate itself.
+        at_estimate = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
+        spread_uncertain = trials is None and at_estimate is not None
         if trials is not None and trials <= max(series.counts):
             trials = None  # already run: the estimate is what keeps it undecided, not the noise
+    more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     if trials is not None:
-        note = (f"about {trials} completed trials per eval per arm, or about {evals} evals at "
-                "the current trials per eval, would decide it (80% of the time) if the estimate holds")
-    elif not evals:
-        note = "cannot be decided by more trials or evals at this estimate"
+        note = (f"about {trials} completed trials per eval per arm, or {more} at "
+                f"the current trials per eval, would decide it ({NOTE_SURE})")
     elif series is None:
-        note = f"about {evals} evals would decide it (80% of the time) if the estimate holds"
+        note = f"{more} would decide it ({NOTE_SURE})"
     elif not trial_noise_known:
-        note = (f"about {evals} evals would decide it (80% of the time) if the estimate holds; at one "
-                "trial per eval the spread between evals and the trial noise cannot be told apart, "
-                "so whether more trials alone would is unknown")
+        note = (f"{more} would decide it ({NOTE_SURE}); at one trial per eval the spread between evals "
+                "and the trial noise cannot be told apart, so whether more trials alone would is unknown")
     elif spread_uncertain:
-        note = (f"about {evals} evals would decide it (80% of the time) if the estimate holds; more "
-                f"trials per eval might, but at {n_evals} evals the spread between evals is too uncertain "
-                "to promise it")
+        note = (f"{more} would decide it ({NOTE_SURE}); more trials per eval might, but at {n_evals} evals "
+                "the spread between evals is too uncertain to promise it")
     else:
-        note = ("more trials per eval alone cannot decide it (the spread between evals "
-                f"dominates); about {evals} evals would (80% of the time) if the estimate holds")
+        note = (f"more trials per eval alone cannot decide it (the spread between evals "
+                f"dominates); {more} would ({NOTE_SURE})")
     return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note}
 
 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float) -> dict[str, Any]:
-    """Evals that would decide the ratio gate with 80% power: it decides when the paired
+    """Evals that would decide the ratio gate with 80% assurance: it decides when the paired
     sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision), so the advice is that
-    test's, sized as power_stats sizes the difference's (safeguard effect, spread floored at
-    the trial noise, never below 6 differing evals). _gap_advice on the delta method's SE
-    stacked a variance bound on the safeguard and advised 10 to 500 times what a paired t test
-    needs (0.6 vs 0.4 at K = 3, 6 evals: 334 to 16,671 evals, all of which then passed)."""
+    test's, sized as power_stats sizes the difference's (assurance, never below 6 differing
+    evals). _gap_advice on the delta method's SE stacked a
+    variance bound on a safeguard effect and advised 10 to 500 times what a paired t test needs
+    (0.6 vs 0.4 at K = 3, 6 evals: 334 to 16,671 evals, all of which then passed)."""
     a = np.array(rates_of(used, skill))
     b = np.array(rates_of(used, baseline))
     z = a - thr * b
@@ -626,18 +669,19 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float) -
         sa = _trial_noise(used, skill, skill) or 0.0
         sb = _trial_noise(used, baseline, baseline) or 0.0
         noise = (sa + thr**2 * sb) / 2
-    sd = math.sqrt(max(float(z.std(ddof=1)) ** 2, noise or 0.0))
-    planned = stats.planning_effect(mean, sd / math.sqrt(z.size))
-    if planned <= 0 or sd == 0:
-        return {**none, "decide_note": "the estimate is within noise of the threshold: no sample size can be "
-                                       "promised to decide it; more evals and trials narrow the interval"}
-    e = stats.evals_needed(planned, sd, ALPHA, POWER)
+    sd = _planning_sd(float(z.std(ddof=1)), noise)
     floor = stats.evals_with_differing(int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9))) / z.size)
-    if e is None or floor is None:
+    if sd == 0 or floor is None:
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
-    evals = max(e, floor, z.size + 1)
+    advice = _fresh_evals_advice(mean / (sd / math.sqrt(z.size)), z.size)
+    if advice.evals is None:
+        return {**none, "decide_note": (
+            "the estimate is within noise of the threshold: no sample size can be promised to decide it "
+            f"{advice.why}; more evals and trials narrow the interval" if advice.within_noise
+            else f"deciding it would take {advice.why}")}
+    evals = max(advice.evals, floor, z.size + 1)
     return {**none, "evals_to_decide": evals,
-            "decide_note": f"about {evals} evals would decide it (80% of the time) if the estimate holds"}
+            "decide_note": f"about {evals} evals would decide it ({NOTE_SURE})"}
 
 
 def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,

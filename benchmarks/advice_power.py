@@ -1,0 +1,275 @@
+"""Does the sample-size advice deliver the 80% it promises? Simulated through the library
+(group_records and build_statistics: the code `run`, `aggregate` and `gate` use).
+
+Each experiment draws a pilot run with a known truth, takes the advice the statistics give,
+runs a fresh experiment of the advised size with the same truth, and counts whether the
+verdict the advice promised is reached:
+
+* difference: `power.evals_needed` (80% power to detect the skill-vs-baseline difference);
+  success is the paired sign-flip test's p < 0.05 with the effect's sign. Baseline per-eval
+  rates ~ Beta(2,2), with_skill = baseline + effect (clipped at 1); fresh evals on the re-run.
+* ratio gate: `min_improvement_ratio 1.0`'s `evals_to_decide` on the same pilots; success is
+  PASS. (At threshold 1 its deciding test is the difference's, so the two share re-runs when
+  they advise the same size.)
+* pass-rate gate by evals: `min_pass_rate`'s `evals_to_decide`, threshold = population mean
+  (0.5) - gap; success is PASS on fresh evals.
+* pass-rate gate by trials: its `trials_to_decide`; success is PASS on the same evals (same
+  true rates) at the advised trials per eval. With Beta(2,2) evals the spread between evals
+  (sd 0.22) seldom lets trials alone decide it, so cells with every eval at 0.5 test this one.
+
+The trials-to-call advice for a possible regression (compare) promises no power ("would be
+called if the pass rates held"), so it is not measured here.
+
+Advice beyond MAX_EVALS evals or MAX_TRIALS trials is re-run at the cap (a lower bound on its
+power: power only grows with size), and the number capped is printed. Every rate carries its
+95% Wilson interval (the simulation's own uncertainty); "sizes" gives the advised sizes'
+quartiles and maximum.
+
+    python benchmarks/advice_power.py --quick       # one setting per advice kind, ~1 min
+    python benchmarks/advice_power.py               # the README table (300 per cell)
+    python benchmarks/advice_power.py --experiments 100 --k 3 --evals 10 --jobs 2
+
+Deterministic for a given --seed (each cell has its own generator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from skillassay.analyze import numerics as stats
+from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.store.records import TrialRecord
+
+SKILL, BASE = "with_skill", "without_skill"
+MAX_EVALS, MAX_TRIALS = 200, 200  # re-runs beyond these are run at them (a lower bound)
+EFFECTS = (0.15, 0.3)  # with_skill - baseline, per eval (clipped): small, large
+GAPS = (0.1, 0.2)  # population mean pass rate (0.5) minus the min_pass_rate threshold
+TARGET = 0.8
+
+
+def trials(rng: np.random.Generator, rates: dict[str, np.ndarray], k: int) -> list[TrialRecord]:
+    """K Bernoulli trials per eval and configuration: the records a graded run would have."""
+    out = []
+    for config, rs in rates.items():
+        passed = rng.random((len(rs), k)) < rs[:, None]
+        out += [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=config, run_number=i + 1,
+                            status="ok", passed=bool(passed[e, i]), passed_count=int(passed[e, i]),
+                            total_count=1, tokens=1000, duration_seconds=1.0)
+                for e in range(len(rs)) for i in range(k)]
+    return out
+
+
+def statistics(records: list[TrialRecord], k: int, thresholds: dict[str, float | None]) -> dict:
+    return build_statistics(group_records(records, (SKILL, BASE)), SKILL, BASE, k, thresholds, seed=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tallies
+
+
+@dataclass
+class Tally:
+    """One advice kind in one cell: how often advice was given, its sizes, and the re-runs."""
+
+    pilots: int = 0
+    sizes: list[int] = field(default_factory=list)
+    capped: int = 0
+    hits: int = 0
+
+    def add(self, size: int | None, cap: int) -> int | None:
+        """Record the advice; the size to re-run at (None: no advice to test)."""
+        self.pilots += 1
+        if size is None:
+            return None
+        self.sizes.append(size)
+        self.capped += size > cap
+        return min(size, cap)
+
+    def result(self, hit: bool) -> None:
+        self.hits += bool(hit)
+
+    def cells(self) -> list[str]:
+        n = len(self.sizes)
+        given = f"{n}/{self.pilots}"
+        if not n:
+            return [given, "n/a", "n/a", "0"]
+        lo, hi = stats.wilson_interval(self.hits, n) or (math.nan, math.nan)
+        q1, med, q3 = (int(round(float(x))) for x in np.percentile(self.sizes, [25, 50, 75]))
+        return [given, f"{self.hits / n * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
+                f"{q1} / {med} / {q3}, max {max(self.sizes):,}", str(self.capped)]
+
+
+KINDS = ("difference", "ratio gate", "pass-rate gate, evals", "pass-rate gate, trials")
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str  # "paired" (difference and ratio gate) or "gate" (min_pass_rate)
+    k: int
+    n_evals: int
+    size: float  # the effect (paired) or the gap to the threshold (gate)
+    population: str = "beta22"  # per-eval rates ~ Beta(2,2), or "equal": every eval at 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiments
+
+
+def paired_experiment(rng: np.random.Generator, c: Cell, diff: Tally, ratio: Tally) -> None:
+    def draw(n: int) -> dict[str, np.ndarray]:
+        base = rng.beta(2, 2, n)
+        return {SKILL: np.clip(base + c.size, 0, 1), BASE: base}
+
+    th = {"min_improvement_ratio": 1.0}
+    pilot = statistics(trials(rng, draw(c.n_evals), c.k), c.k, th)
+    g = pilot["gates"]["min_improvement_ratio"]
+    n_diff = diff.add(pilot["power"]["evals_needed"], MAX_EVALS)
+    # A decided pilot gets no advice: only an undecided gate is advised.
+    n_ratio = ratio.add(g["evals_to_decide"], MAX_EVALS) if g["decision"] == "INCONCLUSIVE" else None
+    done: dict[int, dict] = {}
+    for n, tally in ((n_diff, diff), (n_ratio, ratio)):
+        if n is None:
+            continue
+        if n not in done:
+            done[n] = statistics(trials(rng, draw(n), c.k), c.k, th)
+        st = done[n]
+        if tally is diff:
+            d = st["paired"]["pass_rate_difference"]
+            tally.result(d["p_value"] is not None and d["p_value"] < 0.05 and (d["mean"] or 0) > 0)
+        else:
+            tally.result(st["gates"]["min_improvement_ratio"]["decision"] == "PASS")
+
+
+def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trials: Tally) -> None:
+    th: dict[str, float | None] = {"min_pass_rate": 0.5 - c.size}
+
+    def draw(n: int) -> np.ndarray:
+        return rng.beta(2, 2, n) if c.population == "beta22" else np.full(n, 0.5)
+
+    rates = draw(c.n_evals)
+    g = statistics(trials(rng, {SKILL: rates}, c.k), c.k, th)["gates"]["min_pass_rate"]
+    if g["decision"] != "INCONCLUSIVE":
+        return  # decided already: no advice
+    if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS)) is not None:
+        again = statistics(trials(rng, {SKILL: draw(e)}, c.k), c.k, th)
+        by_evals.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
+    if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS)) is not None:
+        again = statistics(trials(rng, {SKILL: rates}, k), k, th)
+        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
+
+
+def run_cell(args: tuple[Cell, int, int]) -> tuple[Cell, Tally, Tally, float]:
+    """`experiments` pilots of one cell, on a generator of its own (so cells run in parallel
+    and the output does not depend on their order)."""
+    c, experiments, seed = args
+    rng = np.random.default_rng([seed, c.k, c.n_evals, int(round(c.size * 1000)), c.kind == "gate",
+                                 c.population == "equal"])
+    a, b = Tally(), Tally()
+    started = time.process_time()
+    for _ in range(experiments):
+        (paired_experiment if c.kind == "paired" else gate_experiment)(rng, c, a, b)
+    return c, a, b, time.process_time() - started
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def table(header: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+HEADER = ["advice", "setting", "advice given / pilots", "promise kept (target 80%)",
+          "advised size: quartiles, max", f"capped (re-run at {MAX_EVALS} evals / {MAX_TRIALS} trials)"]
+
+
+def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
+    out = []
+    for c, a, b, _ in results:
+        if c.kind == "paired":
+            setting = f"K={c.k}, {c.n_evals} evals, effect +{c.size:g}"
+            out += [["difference", setting, *a.cells()], ["ratio gate (1.0)", setting, *b.cells()]]
+        else:
+            setting = f"K={c.k}, {c.n_evals} evals, gap {c.size:g}" + (
+                ", every eval at 0.5" if c.population == "equal" else "")
+            out += [["min_pass_rate, evals", setting, *a.cells()],
+                    ["min_pass_rate, trials", setting, *b.cells()]]
+    order = {"difference": 0, "ratio gate (1.0)": 1, "min_pass_rate, evals": 2, "min_pass_rate, trials": 3}
+    return sorted(out, key=lambda r: order[r[0]])
+
+
+def save(path: Path, result: tuple[Cell, Tally, Tally, float]) -> None:
+    """One finished cell, appended as a JSON line: a long run keeps what it has finished."""
+    c, a, b, cpu = result
+    with path.open("a") as f:
+        f.write(json.dumps({"cell": dataclasses.asdict(c), "a": dataclasses.asdict(a),
+                            "b": dataclasses.asdict(b), "cpu": cpu}) + "\n")
+
+
+def load(paths: list[Path]) -> list[tuple[Cell, Tally, Tally, float]]:
+    out = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            d = json.loads(line)
+            out.append((Cell(**d["cell"]), Tally(**d["a"]), Tally(**d["b"]), float(d["cpu"])))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="K = 3, 10 evals, 40 pilots per cell")
+    ap.add_argument("--experiments", type=int, default=None, help="pilots per cell (default 300)")
+    ap.add_argument("--k", type=int, nargs="*", default=None, help="trials per eval (default 1 3 10)")
+    ap.add_argument("--evals", type=int, nargs="*", default=None, help="pilot evals (default 5 10 20)")
+    ap.add_argument("--kind", nargs="*", choices=("paired", "gate", "gate-equal"), default=None,
+                    help="paired: difference and ratio gate; gate: min_pass_rate on Beta(2,2) evals; "
+                         "gate-equal: min_pass_rate with every eval at 0.5 (where trials can decide it)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--save", type=Path, default=None, help="append each finished cell to this JSON-lines file")
+    ap.add_argument("--table", type=Path, nargs="*", default=None,
+                    help="print the table of saved cells (files from --save) instead of running")
+    args = ap.parse_args(argv)
+    if args.table:
+        results = load(args.table)
+        print(table(HEADER, rows(results)))
+        print(f"\n{sum(r[3] for r in results):.0f} CPU-s in all.")
+        return
+    ks = args.k or ([3] if args.quick else [1, 3, 10])
+    evals = args.evals or ([10] if args.quick else [5, 10, 20])
+    n = args.experiments or (40 if args.quick else 300)
+    kinds = args.kind or ["paired", "gate", "gate-equal"]
+    cells = [Cell("gate" if kind == "gate-equal" else kind, k, e, size,
+                  "equal" if kind == "gate-equal" else "beta22")
+             for kind in kinds for k in ks for e in evals for size in (EFFECTS if kind == "paired" else GAPS)]
+    started = time.perf_counter()
+    work = [(c, n, args.seed) for c in cells]
+    results = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for result in (pool.map(run_cell, work) if args.jobs > 1 else map(run_cell, work)):
+            results.append(result)
+            print(f"{result[0]}: {result[3]:.0f} CPU-s", file=sys.stderr, flush=True)
+            if args.save:
+                save(args.save, result)
+    print(table(HEADER, rows(results)))
+    print(f"\n{n} pilots per cell, seed {args.seed}; {time.perf_counter() - started:.0f} s wall, "
+          f"{sum(r[3] for r in results):.0f} CPU-s over {args.jobs} process(es), load average "
+          f"{os.getloadavg()[0]:.1f}.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Assurance sizing (analyze/assurance.py): the closed form against a Monte Carlo of the model it
+claims to compute, minimality of the advised size, the ceiling that says when no size can be
+promised, and the plug-in limit when the pilot is huge."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.power import TTestPower
+
+from skillassay.analyze import assurance
+
+
+def bayes_fresh(t_pilot: float, m: int, n: int, draws: int = 400_000, seed: int = 0) -> float:
+    """The model by brute force: sigma and the effect from the pilot's posterior (flat priors on
+    the mean and log sigma), a new run of n evals, its t test at 95% in the pilot's direction."""
+    rng = np.random.default_rng(seed)
+    s = 1.0
+    sigma = s * np.sqrt((m - 1) / rng.chisquare(m - 1, draws))
+    effect = t_pilot * s / math.sqrt(m) + sigma / math.sqrt(m) * rng.standard_normal(draws)
+    mean2 = effect + sigma / math.sqrt(n) * rng.standard_normal(draws)
+    s2 = sigma * np.sqrt(rng.chisquare(n - 1, draws) / (n - 1))
+    return float(np.mean(math.copysign(1, t_pilot) * mean2 / (s2 / math.sqrt(n)) > sps.t.ppf(0.975, n - 1)))
+
+
+@pytest.mark.parametrize(("t_pilot", "m", "n"), [(2.0, 10, 15), (1.2, 6, 40), (3.0, 20, 10), (-2.5, 5, 30)])
+def test_fresh_assurance_is_the_posterior_probability_of_success(t_pilot: float, m: int, n: int) -> None:
+    # 400,000 draws: the Monte Carlo's own sd is under 0.001.
+    assert assurance.fresh_assurance(t_pilot, m, n) == pytest.approx(bayes_fresh(t_pilot, m, n), abs=0.004)
+
+
+def test_ceiling_is_the_probability_of_the_side() -> None:
+    assert assurance.fresh_ceiling(1.5, 8) == pytest.approx(sps.t.cdf(1.5, 7))
+    assert assurance.fresh_assurance(1.5, 8, 50_000) == pytest.approx(assurance.fresh_ceiling(1.5, 8), abs=0.01)
+    # The data put the effect on its side with probability 0.78 < 0.8: no size can promise 80%.
+    assert assurance.fresh_ceiling(0.8, 10) < 0.8
+    assert assurance.evals_for_assurance(0.8, 10) is None
+    assert assurance.evals_for_assurance(1.0, 2) is None  # one df: P(side) 0.75
+
+
+@pytest.mark.parametrize(("t_pilot", "m"), [(2.0, 10), (1.5, 5), (4.0, 20), (1.2, 6)])
+def test_evals_for_assurance_is_the_smallest_size_reaching_80(t_pilot: float, m: int) -> None:
+    n = assurance.evals_for_assurance(t_pilot, m)
+    assert n is not None
+    assert assurance.fresh_assurance(t_pilot, m, n) >= 0.8 > assurance.fresh_assurance(t_pilot, m, n - 1)
+
+
+def test_assurance_asks_more_than_the_plug_in_and_meets_it_for_a_huge_pilot() -> None:
+    """A pilot's estimate overstates the effect half the time: with 10 pilot evals and t = 2
+    the plug-in t-test size (20) delivers less than 80%; with a pilot of 40,000 evals the
+    effect is known and the assurance size is the plug-in's."""
+    plug = math.ceil(TTestPower().solve_power(effect_size=2 / math.sqrt(10), alpha=0.05, power=0.8))
+    assert assurance.evals_for_assurance(2.0, 10) > 1.5 * plug
+    m = 40_000
+    t = 0.02 * math.sqrt(m) * 10  # a standardized effect of 0.2
+    plug = TTestPower().solve_power(effect_size=t / math.sqrt(m), alpha=0.05, power=0.8)
+    assert assurance.evals_for_assurance(t, m) == pytest.approx(plug, abs=2)
+
+
+def bayes_trials(gap: float, spread: float, noise: float, e: int, k: float, k2: int,
+                 draws: int = 400_000, seed: int = 1) -> float:
+    rng = np.random.default_rng(seed)
+    v = spread * (e - 1) / rng.chisquare(e - 1, draws)
+    omega2 = np.maximum(0.0, v - noise)
+    tau = math.sqrt(noise * (1 + k / k2) / e)
+    gap2 = gap + tau * rng.standard_normal(draws)
+    s2 = np.sqrt((omega2 + noise * k / k2) * rng.chisquare(e - 1, draws) / (e - 1))
+    return float(np.mean(gap2 / (s2 / math.sqrt(e)) > sps.t.ppf(0.975, e - 1)))
+
+
+@pytest.mark.parametrize(("gap", "spread", "noise", "e", "k", "k2"),
+                         [(0.1, 0.04, 0.02, 10, 3, 10), (0.08, 0.03, 0.025, 20, 3, 8), (0.05, 0.01, 0.009, 30, 5, 40)])
+def test_trials_assurance_matches_its_model(gap: float, spread: float, noise: float, e: int, k: float,
+                                            k2: int) -> None:
+    got = assurance.trials_assurance(gap, spread, noise, e, k, k2)
+    assert got == pytest.approx(bayes_trials(gap, spread, noise, e, k, k2), abs=0.004)
+
+
+def test_trials_for_assurance_is_minimal_and_refuses_when_the_spread_dominates() -> None:
+    k = assurance.trials_for_assurance(0.08, 0.03, 0.025, 20, 3)
+    assert k is not None and k > 3
+    f = assurance.trials_assurance
+    assert f(0.08, 0.03, 0.025, 20, 3, k) >= 0.8 > f(0.08, 0.03, 0.025, 20, 3, k - 1)
+    # Between-eval spread 0.05 (sd 0.22) over 10 evals keeps a t interval +-0.16 wide whatever
+    # the trials: a gap of 0.1 cannot be decided by trials alone.
+    assert assurance.trials_for_assurance(0.1, 0.05 + 0.02, 0.02, 10, 3) is None
+
+
+def test_sizing_is_fast() -> None:
+    """The statistics are computed on every aggregate: each size must cost milliseconds."""
+    assurance.evals_for_assurance(2.0, 10)  # scipy.special's first import
+    start = time.perf_counter()
+    for t in (1.1, 1.5, 2.0, 3.0, 6.0):
+        assurance.evals_for_assurance(t, 12)
+        assurance.trials_for_assurance(0.08, 0.03, 0.025, 20, 3)
+    assert time.perf_counter() - start < 0.5
