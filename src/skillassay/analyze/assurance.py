@@ -36,6 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 from skillassay.analyze import distributions as dists
+from skillassay.analyze.ufuncs import ufuncs
 
 TARGET = 0.8  # the power every piece of advice promises
 CONF = 0.95  # the tests' two-sided level (one-sided 2.5% in the direction the advice promises)
@@ -46,7 +47,7 @@ _NODES = 64  # quantile nodes of sigma's posterior: within 3e-4 of 4,096 nodes (
 @functools.lru_cache(maxsize=1024)
 def _sigma_ratios(df: int) -> np.ndarray:
     """sigma / s at midpoint quantiles of its posterior: sqrt(df / chi2_df)."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     u = (np.arange(_NODES) + 0.5) / _NODES
     chi2 = 2 * special.gammaincinv(df / 2, u)
@@ -65,7 +66,7 @@ def fresh_assurance(t_pilot: float, m: int, n: int, conf: float = CONF) -> float
     Given sigma = c * s, the new mean minus the pilot's is N(0, sigma^2 (1/n + 1/m)), so the new
     t statistic times sqrt(1 + n/m)^-1 is noncentral t(n - 1) with noncentrality
     (|t_pilot| / c) sqrt(n / (m + n)): its tail beyond t_crit / sqrt(1 + n/m), averaged over c."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
@@ -78,7 +79,7 @@ def fresh_assurance(t_pilot: float, m: int, n: int, conf: float = CONF) -> float
 def fresh_ceiling(t_pilot: float, m: int) -> float:
     """The assurance as n grows without bound: the probability that the effect is on the side
     the pilot saw, P(T_{m-1} < |t_pilot|)."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     return float(special.stdtr(m - 1, abs(t_pilot))) if m >= 2 else 0.5
 
@@ -128,7 +129,7 @@ def trials_assurance(gap: float, spread_var: float, noise_var: float, n_evals: i
     tau^2 = noise_var (1 + k_now / k_new) / E; the new interval's spread is
     omega^2 + noise_var k_now / k_new, where omega^2 = max(0, V - noise_var) and V, the variance
     of per-eval means, carries its chi-square(E - 1) uncertainty (the nodes)."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n_evals < 2 or noise_var <= 0 or gap == 0:
         return 0.0

@@ -380,7 +380,7 @@ def _bisect_root(f: Callable[[float], float], a: float, b: float, xtol: float) -
 
 def _bb_loglik(c: np.ndarray, n: np.ndarray, mu: float, log_phi: float) -> float:
     """Beta-binomial log-likelihood (without the binomial coefficients, which cancel in ratios)."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     phi = math.exp(log_phi)
     a, b = mu * phi, (1.0 - mu) * phi
@@ -475,7 +475,7 @@ def beta_binomial_mean_p(passes: Sequence[int], trials: Sequence[int], x: float,
     if (side == "at least" and mhat >= x) or (side == "at most" and mhat <= x):
         return 1.0
     root = math.sqrt(_bb_deviance(key, x))
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     return float(special.stdtr(len(key) - 1, -root))
 

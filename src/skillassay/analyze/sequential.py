@@ -77,6 +77,7 @@ import numpy as np
 from skillassay.analyze import distributions
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.statistics import EvalCell, group_records
+from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
 ALPHA = 0.05
@@ -143,7 +144,7 @@ RUNNING = "running"
 def _norm_cdf(x: float) -> float:
     """scipy.stats.norm.cdf is scipy.special.ndtr; imported here, not at the top, because
     `run` imports this module and scipy.stats alone costs about a CPU second (issue 17)."""
-    from scipy.special import ndtr
+    ndtr = ufuncs().ndtr  # without scipy.special's package import (analyze.ufuncs)
 
     return float(ndtr(x))
 

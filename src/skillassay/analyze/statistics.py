@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
+from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
 SCHEMA_VERSION = 1
@@ -707,7 +708,7 @@ def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
 
 def _t_sf(x: float, df: int) -> float:
     """P(T > x) for Student's t with df degrees of freedom."""
-    from scipy import special
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     return float(special.stdtr(df, -x))
 
@@ -726,7 +727,7 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
     if key == "min_pass_rate" and series is not None and se:
         parts.append(_t_sf((thr - value) / se, df))
         if all(n == 1 for n in series.counts):  # the exact bound hulled in (MetricSeries.estimate)
-            from scipy import special
+            special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
             parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
         elif any(n > 1 for n in series.counts):  # the beta-binomial bound hulled in (same place)
