@@ -45,6 +45,13 @@ whether its call is already known:
   in Mehta & Tsiatis, Drug Inf J 35:1095-1112, 2001.
 
 The run stops at the first look where every gate is decided or settled, or at the maximum.
+
+A per-eval stop is written but off (AGREE_ON empty): an eval whose arms both passed (or both
+failed) every trial of its first look would get no more trials (eval_agreed). Measured with
+benchmarks/adaptive.py --agree-on it saves trials but loses improvement-ratio power: that
+gate's SE is, on the issue's mix, mostly the binomial floor (numerics.binomial_floor_se; it
+binds in 81% of +0.25 draws), whose n_eff = E^2 / sum(1/n_e) falls when any eval stops early,
+and agreeing all-fail arms are often a low baseline the skill lifts (0/3 at a true 0.25: 42%).
 The reported verdict is always the fixed design's statistics (statistics.py) on the trials
 run, so `skillassay gate` gives the same verdict from the files; the rule only stops where
 that verdict is the one the boundaries allow.
