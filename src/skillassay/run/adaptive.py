@@ -212,6 +212,8 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
         "final_alpha_one_sided": seq.FINAL_ALPHA,
         "futility_conditional_power": seq.FUTILITY_POWER,
         "futility_optimism_se": seq.FUTILITY_OPTIMISM,
+        # the per-eval stop's outcomes ("pass" / "fail" on which both arms' first look must agree); [] = off
+        "eval_stop_when_arms_agree_on": ["pass" if v else "fail" for v in seq.AGREE_ON],
         "min_trials_per_eval": settings.min_trials_per_eval,
         "max_trials_per_eval": settings.max_trials_per_eval,
         "round_size": settings.round_size,
@@ -234,6 +236,6 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
 RULE = ("every eval gets trials each round; after each round, from min_trials_per_eval on, the whole run stops "
         "when every configured gate is decided (|Z| beyond the Haybittle-Peto interim boundary, one-sided "
         "p <= 0.00135 in t(E-1), and the fixed gate makes that call) or settled (conditional power of any call "
-        "at max_trials_per_eval, under the trend moved one standard error towards it, below 0.05, and the fixed "
+        "at max_trials_per_eval, under the trend moved half a standard error towards it, below 0.05, and the fixed "
         "gate INCONCLUSIVE); otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
         "statistics on the trials run.")
