@@ -13,10 +13,13 @@ a false call.
 
     python benchmarks/adaptive.py                      # 40 experiments per effect, 1-4 min
     python benchmarks/adaptive.py --experiments 400    # the bigger run (~40 min), to resolve 2.5% rates
+    python benchmarks/adaptive.py --agree-on pass      # also the per-eval stop (off in run): both arms 3/3
     python benchmarks/adaptive.py --replay WS/iteration-1 --config CONFIG
         # the adaptive rule replayed on a fixed run's graded trials: same outcomes, only the design differs
 
-Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments.
+Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments;
+"paired" counts the draws where only the fixed design (lost) or only the adaptive one (gained)
+made the call, with a t interval of the paired difference.
 """
 
 from __future__ import annotations
