@@ -13,10 +13,13 @@ a false call.
 
     python benchmarks/adaptive.py                      # 40 experiments per effect, 1-4 min
     python benchmarks/adaptive.py --experiments 400    # the bigger run (~40 min), to resolve 2.5% rates
+    python benchmarks/adaptive.py --agree-on pass      # also the per-eval stop (off in run): both arms 3/3
     python benchmarks/adaptive.py --replay WS/iteration-1 --config CONFIG
         # the adaptive rule replayed on a fixed run's graded trials: same outcomes, only the design differs
 
-Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments.
+Rates are printed with 95% Wilson intervals, trials used with a t interval over experiments;
+"paired" counts the draws where only the fixed design (lost) or only the adaptive one (gained)
+made the call, with a t interval of the paired difference.
 """
 
 from __future__ import annotations
@@ -134,9 +137,11 @@ class Tally:
 
     trials: list[float] = field(default_factory=list)
     calls: dict[tuple[str, str, str], Rate] = field(default_factory=dict)
+    decisions: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # per experiment, for pairing
 
     def add(self, effect: str, used: int, most: int, decisions: dict[str, str]) -> None:
         self.trials.append(used / most)
+        self.decisions.append((effect, decisions))
         for gate in GATES:
             for call in ("PASS", "FAIL"):
                 self.calls.setdefault((effect, gate, call), Rate()).add(decisions.get(gate) == call)
@@ -166,21 +171,42 @@ def simulate(experiments: int, seed: int, settings: Adaptive, effects: list[str]
     return tallies
 
 
+def paired(tallies: dict[str, Tally], effect: str, gate: str, call: str) -> str:
+    """On the same draws: experiments where only the fixed design made the call (lost by the
+    adaptive one) and where only the adaptive one did (gained), with the paired difference's
+    95% interval (a t interval of the per-experiment differences, clustered_mean)."""
+    pairs = [(f[gate] == call if gate in f else False, a[gate] == call if gate in a else False)
+             for (e, f), (_, a) in zip(tallies["fixed"].decisions, tallies["adaptive"].decisions, strict=True)
+             if e == effect]
+    lost, gained = sum(f and not a for f, a in pairs), sum(a and not f for f, a in pairs)
+    est = stats.clustered_mean([float(a) - float(f) for f, a in pairs])
+    lo, hi = est.interval or (est.mean, est.mean)
+    return f"paired: lost {lost}, gained {gained}, difference {est.mean * 100:+.1f} [{lo * 100:+.1f}, {hi * 100:+.1f}] points"
+
+
+def trials_by_effect(t: Tally, effect: str) -> str:
+    used = [u for u, (e, _) in zip(t.trials, t.decisions, strict=True) if e == effect]
+    return f"{effect} {float(np.mean(used)) * 100:.1f}%"
+
+
 def report(tallies: dict[str, Tally], effects: list[str]) -> list[str]:
     lines = []
     for name, t in tallies.items():
         lines.append(f"{name}: trials used {t.trials_text()}")
+    lines.append("adaptive trials by effect: " + ", ".join(trials_by_effect(tallies["adaptive"], e) for e in effects))
     if "none" in effects:
         lines.append("A/A false calls (thresholds at the truth; each one-sided call should stay at or under 2.5%):")
         for gate in GATES:
             for call in ("PASS", "FAIL"):
                 lines.append(f"  {gate:22s} false {call}: " + "   ".join(
-                    f"{name} {t.rate('none', gate, call).text()}" for name, t in tallies.items()))
+                    f"{name} {t.rate('none', gate, call).text()}" for name, t in tallies.items())
+                    + "   " + paired(tallies, "none", gate, call))
     for effect in (e for e in effects if e != "none"):
         lines.append(f"power, {effect} effect (+{EFFECTS[effect]:g}): improvement-ratio gate PASS, pass-rate gate PASS")
         for gate in ("min_improvement_ratio", "min_pass_rate"):
             lines.append(f"  {gate:22s} " + "   ".join(
-                f"{name} {t.rate(effect, gate, 'PASS').text()}" for name, t in tallies.items()))
+                f"{name} {t.rate(effect, gate, 'PASS').text()}" for name, t in tallies.items())
+                + "   " + paired(tallies, effect, gate, "PASS"))
     return lines
 
 
@@ -219,9 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-trials", type=int, default=10)
     ap.add_argument("--round-size", type=int, default=1)
     ap.add_argument("--effects", nargs="+", default=list(EFFECTS), choices=list(EFFECTS))
+    ap.add_argument("--agree-on", choices=["none", "pass", "both"], default="none",
+                    help="also stop an eval at its first look when both arms passed (pass) or passed / failed "
+                         "(both) every trial: the per-eval stop measured against the suite rule alone")
     ap.add_argument("--replay", type=Path, help="a fixed run's iteration folder to replay the rule on")
     ap.add_argument("--config", type=Path, help="with --replay: the benchmark config (thresholds)")
     args = ap.parse_args(argv)
+    seq.AGREE_ON = {"none": (), "pass": (True,), "both": (True, False)}[args.agree_on]
     settings = Adaptive(min_trials_per_eval=args.min_trials, max_trials_per_eval=args.max_trials,
                         round_size=args.round_size)
     if args.replay:
@@ -236,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}")
     print(f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
           f"{seq.CURTAIL_POWER} under no effect, futility below {seq.FUTILITY_POWER} at the trend + "
-          f"{seq.FUTILITY_OPTIMISM} SE")
+          f"{seq.FUTILITY_OPTIMISM} SE; per-eval stop when both arms agreed at the first look: {args.agree_on}")
     print("\n".join(report(tallies, args.effects)))
     print(f"({time.perf_counter() - start:.0f} s)")
     return 0

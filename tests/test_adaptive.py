@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
@@ -18,7 +19,7 @@ from skillassay.analyze import sequential as seq
 from skillassay.analyze.statistics import group_records
 from skillassay.cli.main import app
 from skillassay.models import Adaptive, Eval, Thresholds
-from skillassay.run.adaptive import next_round, questions_for, run_rounds, suite_state
+from skillassay.run.adaptive import design_record, next_round, questions_for, run_rounds, suite_state
 from skillassay.run.plan import Trial
 from skillassay.store.records import TrialRecord
 
@@ -169,6 +170,34 @@ def test_rounds_give_every_eval_trials_and_resume_without_rerunning() -> None:
     assert [(t.eval.id, t.configuration, t.run_number) for t in first] == [(2, "with_skill", stop)]
     resumed = run_rounds(pending, kept, settings, q, ("with_skill", "without_skill"), execute)
     assert len(resumed.executed) == 1 and resumed.suite.trials == stop
+
+
+def test_agreed_evals_stop_at_their_first_look_when_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-eval stop (off by default, AGREE_ON empty; benchmarks/adaptive.py --agree-on
+    measures it): an eval whose arms both passed every trial of its first look gets no more
+    trials, the others go on with the suite, and each eval's state says which happened."""
+    assert seq.AGREE_ON == ()  # off: the ratio gate's binomial floor makes fewer trials cost power
+    assert not seq.eval_agreed((True,) * 3, (True,) * 3, 3)
+    monkeypatch.setattr(seq, "AGREE_ON", (True,))
+    assert seq.eval_agreed((True,) * 3, (True,) * 3, 3) and not seq.eval_agreed((True,) * 3, (True, True, None), 3)
+    assert not seq.eval_agreed((True,) * 2, (True,) * 2, 3)  # before the first look: not yet
+    assert not seq.eval_agreed((False,) * 3, (False,) * 3, 3)  # all-fail agreement only with (True, False)
+    settings = Adaptive(min_trials_per_eval=3, max_trials_per_eval=10, round_size=1)
+    rng = np.random.default_rng(2)
+    # evals 0-3 pass always in both arms; the rest are coin flips, so the suite runs on
+    truth = {(t.eval.id, t.configuration, t.run_number): t.eval.id < 4 or bool(rng.random() < 0.5)
+             for t in _trials(12, 10)}
+    res = run_rounds(_trials(12, 10), [], settings, Q, ("with_skill", "without_skill"),
+                     lambda batch: [_record(t, truth[(t.eval.id, t.configuration, t.run_number)]) for t in batch])
+    used = {e: max(r.run_number for r in res.executed if r.eval_id == e) for e in range(12)}
+    assert all(used[e] == 3 and res.states[e].status == seq.AGREED for e in range(4)), used
+    assert res.suite.trials > 3 and all(used[e] == res.suite.trials for e in range(4, 12)), used
+    assert {res.states[e].status for e in range(4, 12)} == {res.suite.status}
+    design = design_record(settings, Q, res.states, {e: f"e{e}" for e in range(12)}, res.executed)
+    per = {e["eval_id"]: e for e in design["per_eval"]}
+    assert design["evals_agreed"] == 4 and design["stopped_at_trials_per_arm"] == res.suite.trials
+    assert per[0]["stopped"] == seq.AGREED and "same outcome on all 3 trials" in per[0]["reasons"][0]
+    assert per[5]["trials_per_arm"] == res.suite.trials and per[5]["stopped"] == res.suite.status
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,3 +53,26 @@ def test_run_on_real_model_shows_the_skill_helps(example_skill: Path, tmp_path: 
         assert per[eval_id].baseline.pass_rate == 0.0, per[eval_id]
     timing = json.loads(next((tmp_path / "ws/iteration-1").glob("eval-1-*/with_skill/run-1/timing.json")).read_text())
     assert timing["total_tokens"] > 100 and timing["executor_duration_seconds"] > 0
+
+
+def test_a_trials_answer_does_not_depend_on_the_trial_before(example_skill: Path, tmp_path: Path) -> None:
+    """One Llama instance serves every trial; llama-cpp-python reuses the KV cache of the
+    longest prompt prefix the previous call shares, and a prefix decoded in another batch
+    split gives slightly different logits, so the same seed sampled other tokens depending on
+    which trial ran before (a fixed and an adaptive run, or a resumed one, run trials in other
+    orders). Each pair below differed before the cache was reset per call."""
+    ex = LocalExecutor(ExecutorSettings(temperature=0.7, max_tokens=64))
+    skill = load_skill(example_skill)
+    prompts = {e["id"]: e["prompt"] for e in json.loads((example_skill / "evals/evals.json").read_text())["evals"]}
+
+    def run(eval_id: int, with_skill: bool, k: int) -> str:
+        return ex.run(TrialRequest(prompt=prompts[eval_id], workdir=tmp_path, skill=skill if with_skill else None,
+                                   seed=eval_id * 1000 + k, settings=ex.settings)).final_text
+
+    for target, before in (((2, False, 1), ((1, False, 2), (2, False, 2))),
+                           ((5, True, 1), ((4, False, 2), (5, True, 2)))):
+        answers = []
+        for prior in before:
+            run(*prior)
+            answers.append(run(*target))
+        assert answers[0] == answers[1], (target, answers)

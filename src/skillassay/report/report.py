@@ -397,8 +397,9 @@ def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None,
 
 
 def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Per eval, the trials an adaptive run spent and why it stopped (decided: its confidence
-    sequences settled the question; settled: more trials could not change it; reached max),
+    """Per eval, the trials an adaptive run spent and why it stopped (the suite's stop, decided:
+    every gate's call known; settled: no call within reach; reached max; or agreed: the eval's
+    own stop when its arms agreed at the first look, if that rule is on),
     and in one sentence the method, its parameters and the saving. None for a fixed run."""
     if not isinstance(design, dict):
         return None

@@ -79,23 +79,43 @@ class Replay:
     settings: Adaptive
     memo: dict[int, seq.EvalState] = field(default_factory=dict)
 
+    def agreed(self, eval_ids: Iterable[int | str], records: list[TrialRecord]) -> set[int | str]:
+        """The evals that stopped at their first look because both arms agreed on every trial."""
+        outcomes = outcomes_by_eval(records, self.q.skill, self.q.baseline)
+        least = self.settings.min_trials_per_eval
+        return {e for e in eval_ids if seq.eval_agreed(*outcomes.get(e, ((), ())), least)}
+
     def state(self, eval_ids: Iterable[int | str], records: list[TrialRecord]) -> seq.EvalState:
         s = self.settings
+        eval_ids = list(eval_ids)
         outcomes = outcomes_by_eval(records, self.q.skill, self.q.baseline)
-        have = min((min(len(a), len(b)) for a, b in (outcomes.get(e, ((), ())) for e in eval_ids)), default=0)
+        agreed = self.agreed(eval_ids, records)
+        open_ = [e for e in eval_ids if e not in agreed]
+        have = min((min(len(a), len(b)) for a, b in (outcomes.get(e, ((), ())) for e in open_)),
+                   default=s.max_trials_per_eval)
         last = seq.EvalState(seq.RUNNING, 0)
         for at in seq.looks(s.min_trials_per_eval, s.max_trials_per_eval, s.round_size):
             if at > have:
                 break
             if at not in self.memo:
                 now = seq.suite_look(records, self.q, at, s.max_trials_per_eval)
-                if now.status in (seq.DECIDED, seq.SETTLED) and not fixed_gate_agrees(records, self.q, now):
+                if not open_:
+                    now = seq.EvalState(seq.SETTLED, at, ("every eval's arms agreed at its first look",), now.gates)
+                elif now.status in (seq.DECIDED, seq.SETTLED) and not fixed_gate_agrees(records, self.q, now):
                     now = seq.EvalState(seq.RUNNING, at, (), now.gates)
                 self.memo[at] = now
             last = self.memo[at]
             if last.stopped:
                 return last
         return last
+
+    def eval_states(self, eval_ids: Iterable[int | str], records: list[TrialRecord]) -> dict[int | str, seq.EvalState]:
+        """Per eval: its own stop when its arms agreed, the suite's state otherwise."""
+        eval_ids = list(eval_ids)
+        suite, agreed = self.state(eval_ids, records), self.agreed(eval_ids, records)
+        least = self.settings.min_trials_per_eval
+        return {e: seq.EvalState(seq.AGREED, least, (f"both arms gave the same outcome on all {least} trials",))
+                if e in agreed else suite for e in eval_ids}
 
 
 def suite_state(eval_ids: Iterable[int | str], records: list[TrialRecord], settings: Adaptive,
@@ -104,13 +124,22 @@ def suite_state(eval_ids: Iterable[int | str], records: list[TrialRecord], setti
     return Replay(questions, settings).state(list(eval_ids), records)
 
 
-def next_round(pending: Iterable[Trial], now: seq.EvalState, settings: Adaptive) -> list[Trial]:
-    """The planned trials the next round runs: every eval's, up to the next look. `pending`
-    are the planned trials not yet graded, so a resumed round runs only what it lacks."""
+def agreed_evals(eval_ids: Iterable[int | str], records: list[TrialRecord], settings: Adaptive,
+                 questions: seq.Questions) -> set[int | str]:
+    """The evals that get no more trials because their arms agreed at the first look."""
+    return Replay(questions, settings).agreed(list(eval_ids), records)
+
+
+def next_round(pending: Iterable[Trial], now: seq.EvalState, settings: Adaptive,
+               agreed: Iterable[int | str] = ()) -> list[Trial]:
+    """The planned trials the next round runs: every open eval's, up to the next look (an
+    eval whose arms agreed at its first look gets no more). `pending` are the planned trials
+    not yet graded, so a resumed round runs only what it lacks."""
     if now.stopped:
         return []
     target = seq.next_target(now, settings.min_trials_per_eval, settings.max_trials_per_eval, settings.round_size)
-    return [t for t in pending if t.run_number <= target]
+    done = set(agreed)
+    return [t for t in pending if t.run_number <= target and t.eval.id not in done]
 
 
 @dataclass
@@ -134,12 +163,11 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
     left = list(pending)
 
     def result() -> RoundsResult:
-        now = replay.state(eval_ids, records)
-        return RoundsResult(executed, {e: now for e in eval_ids}, rounds, now)
+        return RoundsResult(executed, replay.eval_states(eval_ids, records), rounds, replay.state(eval_ids, records))
 
     while True:
         now = replay.state(eval_ids, records)
-        batch = next_round(left, now, settings)
+        batch = next_round(left, now, settings, replay.agreed(eval_ids, records))
         if not batch or halted():
             return result()
         chosen, size = {id(t) for t in batch}, len(batch)
@@ -162,12 +190,20 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
     for r in records:
         recorded[r.eval_id] += 1
     named: dict[int | str, str] = dict(names.items())
-    suite = next(iter(final.values()), seq.EvalState(seq.RUNNING, 0))
+    least = settings.min_trials_per_eval
+    suite = next((s for s in final.values() if s.status != seq.AGREED),
+                 seq.EvalState(seq.SETTLED, least, ("every eval's arms agreed at its first look",))
+                 if final else seq.EvalState(seq.RUNNING, 0))
     stopped = suite.status if suite.stopped else "not stopped (run interrupted)"
+
+    def why(s: seq.EvalState) -> list[str]:
+        if s.status == seq.AGREED:
+            return list(s.reasons)
+        return [f"suite stop at {s.trials} trials per arm ({s.status})"] if s.stopped else []
+
     per_eval = [{"eval_id": e, "eval_name": named.get(e), "trials_per_arm": s.trials,
-                 "trials_recorded": recorded.get(e, 0), "stopped": stopped,
-                 "reasons": [f"suite stop at {s.trials} trials per arm"] if s.stopped else []}
-                for e, s in final.items()]
+                 "trials_recorded": recorded.get(e, 0), "stopped": s.status if s.status == seq.AGREED else stopped,
+                 "reasons": why(s)} for e, s in final.items()]
     return {
         "schema_version": SCHEMA_VERSION,
         "method": seq.METHOD,
@@ -176,6 +212,8 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
         "final_alpha_one_sided": seq.FINAL_ALPHA,
         "futility_conditional_power": seq.FUTILITY_POWER,
         "futility_optimism_se": seq.FUTILITY_OPTIMISM,
+        # the per-eval stop's outcomes ("pass" / "fail" on which both arms' first look must agree); [] = off
+        "eval_stop_when_arms_agree_on": ["pass" if v else "fail" for v in seq.AGREE_ON],
         "min_trials_per_eval": settings.min_trials_per_eval,
         "max_trials_per_eval": settings.max_trials_per_eval,
         "round_size": settings.round_size,
@@ -184,6 +222,7 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
         "rule": RULE,
         "stopped": stopped,
         "stopped_at_trials_per_arm": suite.trials,
+        "evals_agreed": sum(s.status == seq.AGREED for s in final.values()),
         "gates": [{"key": g.key, "z": g.z, "information_fraction": g.information,
                    "conditional_power": g.power, "status": g.status, "call": g.call, "reason": g.reason()}
                   for g in suite.gates],
@@ -197,6 +236,6 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
 RULE = ("every eval gets trials each round; after each round, from min_trials_per_eval on, the whole run stops "
         "when every configured gate is decided (|Z| beyond the Haybittle-Peto interim boundary, one-sided "
         "p <= 0.00135 in t(E-1), and the fixed gate makes that call) or settled (conditional power of any call "
-        "at max_trials_per_eval, under the trend moved one standard error towards it, below 0.05, and the fixed "
+        "at max_trials_per_eval, under the trend moved half a standard error towards it, below 0.05, and the fixed "
         "gate INCONCLUSIVE); otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
         "statistics on the trials run.")
