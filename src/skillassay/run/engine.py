@@ -39,7 +39,7 @@ from skillassay.grade.grader import (
 )
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
-from skillassay.report.report import write_report
+from skillassay.report.report import Gated, write_report
 from skillassay.run.adaptive import design_record, questions_for, run_rounds
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy
@@ -432,8 +432,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     # import otherwise in every run's wall time); report.md links them already. Except in CI
     # (the CI variable every CI service sets), where the workspace is archived the moment
     # `run` exits and PNGs drawn a second later would be missing from the artifact.
+    # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
-                 background_charts=not os.environ.get("CI"))
+                 background_charts=not os.environ.get("CI"), gated=Gated(gate_result, p.config.thresholds))
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
