@@ -313,11 +313,15 @@ class Grader:
 
 
 def make_grader(judge: str | None, model: str | None = None, samples: int = 1, use_cache: bool = True) -> Grader:
-    """A Grader for a --judge name (none/local/openai/anthropic) and K samples."""
-    from skillassay.grade.judge import JudgePolicy, make_judge
-
+    """A Grader for a --judge name (none/local/openai/anthropic) and K samples. Without a judge
+    the judge module (jinja2 templates, tenacity, its pydantic reply models) is not imported:
+    a policy is only ever read when there is a judge to ask."""
     if samples < 1:
         raise InputError.one("--judge-samples", str(samples), "must be at least 1")
+    if judge in (None, "", "none"):
+        return Grader(judge=None, policy=None, use_cache=use_cache)
+    from skillassay.grade.judge import JudgePolicy, make_judge
+
     return Grader(judge=make_judge(judge, model, samples), policy=JudgePolicy(samples=samples), use_cache=use_cache)
 
 

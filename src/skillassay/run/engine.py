@@ -40,7 +40,6 @@ from skillassay.grade.grader import (
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import Gated, write_report
-from skillassay.run.adaptive import design_record, questions_for, run_rounds
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy
 from skillassay.run.plan import (
@@ -406,6 +405,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
     if adaptive:
+        from skillassay.run.adaptive import design_record, questions_for, run_rounds  # a fixed design needs none of it
+
         questions = questions_for(p.config.thresholds)
         rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
                             lambda batch: execute_all(batch, runner, concurrency, progress, streak),

@@ -12,18 +12,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
-from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
 from skillassay.store.layout import ANSWER_FILE, remove_tree
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,11 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
         first: list[TransientError] = [exc]
     except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
         return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), 1
+    # Imported here, where a transient failure first needs them: most runs never retry.
+    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+    from skillassay.executors.retry import stop_before_deadline, wait_retry_after
+
     attempts = 0
     history: list[dict[str, Any]] = []  # failed attempts' events and retry markers, in order
 
