@@ -100,3 +100,45 @@ def test_help_imports_no_library_only_commands_need() -> None:
     heavy = {"numpy", "scipy", "pydantic", "pydantic_core", "jinja2", "yaml", "filelock", "tenacity",
              "orjson", "skillassay.models", "skillassay.run.engine", "skillassay.analyze.statistics"}
     assert not heavy & loaded, sorted(heavy & loaded)
+
+
+def test_now_iso_is_datetime_isoformat_to_the_microsecond() -> None:
+    """now_iso formats the date once per second: the text must stay what isoformat wrote."""
+    import re
+    import time
+    from datetime import UTC, datetime
+
+    from skillassay.store.jsonio import now_iso
+
+    for _ in range(3):
+        before = datetime.now(UTC)
+        stamp = now_iso()
+        after = datetime.now(UTC)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp), stamp
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        assert before <= parsed <= after
+        assert stamp == parsed.isoformat(timespec="microseconds")[:-6] + "Z"
+        time.sleep(0.4)  # across a second boundary at least once
+
+
+def test_fresh_trials_are_not_probed_one_by_one(example_skill: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning lists each configuration folder once; only trials whose run folder exists
+    are read back (resume), so a fresh iteration reads none and a resumed one reads its own."""
+    read: list[str] = []
+    real = engine.read_trial
+
+    def counted(run_dir, *args):  # type: ignore[no-untyped-def]
+        read.append(run_dir)
+        return real(run_dir, *args)
+
+    monkeypatch.setattr(engine, "read_trial", counted)
+    ws = tmp_path / "ws"
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(example_skill), "--executor", "echo", "--workspace", str(ws),
+                               "--trials", "1"]).exit_code in (0, 1, 3)
+    assert read == []
+    result = runner.invoke(app, ["run", str(example_skill), "--executor", "echo", "--workspace", str(ws),
+                                 "--trials", "2"])
+    assert "8 trials already graded, 8 to run" in result.output or "already graded" in result.output, result.output
+    assert sorted(Path(r).name for r in read) == ["run-1"] * 16, read

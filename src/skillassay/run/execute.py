@@ -20,7 +20,7 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
-from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
+from skillassay.store.jsonio import atomic_write_bytes, atomic_write_text, now_iso, write_json
 from skillassay.store.layout import ANSWER_FILE, remove_tree
 
 if TYPE_CHECKING:
@@ -226,10 +226,11 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     created = tidy_outputs(outputs, before)
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
-    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer, redactor)
+    # Masked once, here (the redactor is idempotent: a second pass finds nothing to mask).
+    atomic_write_bytes(f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"))
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines, redactor)
+    atomic_write_bytes(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
     atomic_write_text(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
