@@ -88,6 +88,9 @@ def failed_attempt_events(exc: TransientError, attempt: int, sleep: float | None
     return [*events, marker]
 
 
+_RETRY_IMPORT = threading.Lock()
+
+
 def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
     """Run the trial, retrying transient failures with backoff that waits at least the
     provider's Retry-After and never sleeps past the trial's deadline (the timeout covers all
@@ -102,10 +105,12 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
         first: list[TransientError] = [exc]
     except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
         return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), 1
-    # Imported here, where a transient failure first needs them: most runs never retry.
-    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+    # Imported here, where a transient failure first needs them (most runs never retry), by one
+    # worker thread at a time: a dead provider fails every concurrent trial at once.
+    with _RETRY_IMPORT:
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-    from skillassay.executors.retry import stop_before_deadline, wait_retry_after
+        from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 
     attempts = 0
     history: list[dict[str, Any]] = []  # failed attempts' events and retry markers, in order
