@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import entry_points
 
+from skillassay import plugins
 from skillassay.assertions.base import (
     AssertionConfigError,
     AssertionPlugin,
@@ -18,7 +18,7 @@ GROUP = "skillassay.assertions"
 
 @cache
 def registry() -> dict[str, type[AssertionPlugin]]:
-    return {ep.name: ep.load() for ep in entry_points(group=GROUP)}
+    return {ep.name: ep.load() for ep in plugins.group(GROUP)}
 
 
 def build(spec: Assertion) -> AssertionPlugin:

@@ -4,6 +4,7 @@ result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -294,7 +295,10 @@ def report(
 
 def _write_ci_outputs(bench: Any, gate_result: GateResult, junit: Path | None,
                       comparison: dict | None = None) -> None:
-    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set."""
+    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set. Neither is
+    built (nor their module, with its XML library, imported) when there is nowhere to put it."""
+    if junit is None and not os.environ.get("GITHUB_STEP_SUMMARY"):
+        return
     from skillassay.report.ci_outputs import append_step_summary, github_step_summary, write_junit
 
     if junit is not None:

@@ -5,16 +5,22 @@ scipy), which `aggregate` must not wait for before its reader processes start.""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from skillassay.run.engine import Progress as EngineProgress
 from skillassay.store.records import TrialRecord
 
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
 
 class RichProgress(EngineProgress):
     def __init__(self, console: Console) -> None:
+        # a terminal's bar only: CI logs get LineProgress, without rich.progress's import
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         self.console = console
         self.failures = 0
         self.bar = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),

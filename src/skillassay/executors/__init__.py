@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 
+from skillassay import plugins
 from skillassay.errors import InputError
 from skillassay.executors.base import (
     Executor,
@@ -27,11 +27,11 @@ def _allowed(name: str) -> bool:
 
 
 def executor_names() -> list[str]:
-    return sorted(ep.name for ep in entry_points(group=GROUP) if _allowed(ep.name))
+    return sorted(ep.name for ep in plugins.group(GROUP) if _allowed(ep.name))
 
 
 def load_executor_class(name: str) -> type[Executor]:
-    for ep in entry_points(group=GROUP):
+    for ep in plugins.group(GROUP):
         if ep.name == name and _allowed(name):
             return ep.load()
     raise InputError.one("--executor", name, f"unknown executor; installed: {', '.join(executor_names())}")

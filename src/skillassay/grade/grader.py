@@ -8,6 +8,7 @@ judge, its cache and the grader's timing (grading.json and timing.json) on top o
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable
@@ -248,11 +249,11 @@ class Grader:
                 results[i] = check(compiled[i], view)  # ungraded: no judge configured
         seconds = time.perf_counter() - t0
         grading = grade(compiled, view, round(seconds, 6), [r for r in results if r is not None])
-        notes_file = view.outputs_dir / "user_notes.md"
+        notes_file = os.path.join(view.outputs_dir, "user_notes.md")  # a string: one stat per trial, no Path
         grading.claims = extras.get("claims") or []
         grading.user_notes_summary = extras.get("user_notes_summary") or (
-            parse_user_notes(notes_file.read_text(encoding="utf-8", errors="replace"))
-            if notes_file.is_file() else empty_notes())
+            parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))
+            if os.path.isfile(notes_file) else empty_notes())
         if extras.get("eval_feedback") is not None:
             grading.eval_feedback = extras["eval_feedback"]
         if self.judge is not None and plain:
@@ -313,11 +314,15 @@ class Grader:
 
 
 def make_grader(judge: str | None, model: str | None = None, samples: int = 1, use_cache: bool = True) -> Grader:
-    """A Grader for a --judge name (none/local/openai/anthropic) and K samples."""
-    from skillassay.grade.judge import JudgePolicy, make_judge
-
+    """A Grader for a --judge name (none/local/openai/anthropic) and K samples. Without a judge
+    the judge module (jinja2 templates, tenacity, its pydantic reply models) is not imported:
+    a policy is only ever read when there is a judge to ask."""
     if samples < 1:
         raise InputError.one("--judge-samples", str(samples), "must be at least 1")
+    if judge in (None, "", "none"):
+        return Grader(judge=None, policy=None, use_cache=use_cache)
+    from skillassay.grade.judge import JudgePolicy, make_judge
+
     return Grader(judge=make_judge(judge, model, samples), policy=JudgePolicy(samples=samples), use_cache=use_cache)
 
 

@@ -10,6 +10,7 @@ small pure functions; the template only lays them out.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateRe
 from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.errors import InputError
-from skillassay.models import Benchmark
+from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
@@ -425,22 +426,39 @@ def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
 # Entry points
 
 
+@dataclass(frozen=True)
+class Gated:
+    """The gate a caller has just evaluated (run) and the thresholds it evaluated, on the very
+    benchmark it passes: the report shows that verdict instead of evaluating the same gate a
+    second time (which also meant re-reading the config and scanning every installed package's
+    entry points to find the executor again)."""
+
+    result: GateResult
+    thresholds: Thresholds
+
+
 def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
                   point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None,
-                  background_charts: bool = False) -> dict[str, Any]:
+                  background_charts: bool = False, gated: Gated | None = None) -> dict[str, Any]:
     """`bench`: the benchmark in memory when the caller has it (run), instead of re-reading a
-    file whose runs[] can be hundreds of megabytes. `background_charts`: see draw_charts."""
+    file whose runs[] can be hundreds of megabytes. `background_charts`: see draw_charts.
+    `gated`: the gate the caller evaluated on `bench` (which must then be given), with its
+    thresholds; its benchmark was aggregated for them, so there is nothing to recompute."""
     path = iteration_dir / "benchmark.json"
     cfg = find_config(iteration_dir, config)
-    thresholds = load_config(cfg).thresholds
-    if bench is None:
-        bench = parse_model(read_json(path), Benchmark, path)
-    bench = for_thresholds(bench, thresholds, iteration_dir)
-    st = bench.statistics or {}
     comparison = load_comparison(iteration_dir)
-    executor, unmeasurable = not_measured(iteration_dir, thresholds)
-    gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison,
-                    not_measured=unmeasurable, executor=executor)
+    if gated is not None:
+        assert bench is not None, "a gate evaluated by the caller is a gate on the caller's benchmark"
+        thresholds, gate = gated.thresholds, gated.result
+    else:
+        thresholds = load_config(cfg).thresholds
+        if bench is None:
+            bench = parse_model(read_json(path), Benchmark, path)
+        bench = for_thresholds(bench, thresholds, iteration_dir)
+        executor, unmeasurable = not_measured(iteration_dir, thresholds)
+        gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison,
+                        not_measured=unmeasurable, executor=executor)
+    st = bench.statistics or {}
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
     chart_paths, chart_error = draw_charts(iteration_dir, chart_data, background_charts) if charts else ([], None)
     validity = st.get("validity") or []
@@ -478,10 +496,10 @@ def render_report(context: dict[str, Any]) -> str:
 
 def write_report(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
                  point_estimate: bool = False, bench: Benchmark | None = None,
-                 background_charts: bool = False) -> Path:
+                 background_charts: bool = False, gated: Gated | None = None) -> Path:
     """Write ITERATION/report.md from the iteration's files; returns its path."""
     context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench,
-                            background_charts=background_charts)
+                            background_charts=background_charts, gated=gated)
     out = iteration_dir / FILENAME
     atomic_write_text(out, render_report(context))
     return out

@@ -39,8 +39,7 @@ from skillassay.grade.grader import (
 )
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
-from skillassay.report.report import write_report
-from skillassay.run.adaptive import design_record, questions_for, run_rounds
+from skillassay.report.report import Gated, write_report
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy
 from skillassay.run.plan import (
@@ -324,6 +323,7 @@ class TrialRunner:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
         self.redactor = disk_redactor().text  # the answer graded is the answer on disk
+        self.eval_dir = p.evals_path.parent
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
 
     def __call__(self, trial: Trial) -> TrialRecord:
@@ -331,12 +331,13 @@ class TrialRunner:
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor)
-        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.p.evals_path.parent,
+        view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
                         final_text=result.final_text)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
-        write_json(trial.run_dir / "timing.json", timing, self.redactor)
-        write_json(trial.run_dir / "grading.json", grading, self.redactor)  # last: its presence marks the trial done
+        run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
+        write_json(f"{run_s}/timing.json", timing, self.redactor)
+        write_json(f"{run_s}/grading.json", grading, self.redactor)  # last: its presence marks the trial done
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
 
@@ -385,10 +386,15 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
     planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
+    present = existing_run_folders(it_dir, slugs, configurations)
     done: list[TrialRecord] = []
     todo: list[Trial] = []
     again = 0
     for t in planned:
+        folders = present.get((t.eval_slug, t.configuration))
+        if folders is not None and f"run-{t.run_number}" not in folders:
+            todo.append(t)  # never started: nothing to read back, archive or tidy
+            continue
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
         if rec is not None and rec.status in RUN_AGAIN:  # failed before: runs again, the attempt kept
             archive_failed_attempt(t.run_dir)
@@ -410,6 +416,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
     if adaptive:
+        from skillassay.run.adaptive import design_record, questions_for, run_rounds  # a fixed design needs none of it
+
         questions = questions_for(p.config.thresholds)
         rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
                             lambda batch: execute_all(batch, runner, concurrency, progress, streak),
@@ -436,13 +444,33 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     # import otherwise in every run's wall time); report.md links them already. Except in CI
     # (the CI variable every CI service sets), where the workspace is archived the moment
     # `run` exits and PNGs drawn a second later would be missing from the artifact.
+    # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
-                 background_charts=not os.environ.get("CI"))
+                 background_charts=not os.environ.get("CI"), gated=Gated(gate_result, p.config.thresholds))
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison,
                       [h for h in (reused_note(skill_reuse), hint) if h])
+
+
+def existing_run_folders(it_dir: Path, slugs: list[str], configurations: list[str]
+                         ) -> dict[tuple[str, str], frozenset[str] | None]:
+    """The entries of each eval's configuration folder, listed once: a trial whose run-K folder
+    is not among them has never started, so the three look-ups resuming does per trial (its
+    folder, its grading.json, a killed attempt's temp files), all failing, are skipped; on a
+    fresh iteration that was most of planning. None for a folder that cannot be listed (not
+    a folder, no permission): its trials are looked up one by one, as before."""
+    out: dict[tuple[str, str], frozenset[str] | None] = {}
+    for slug in slugs:
+        for configuration in configurations:
+            try:
+                out[(slug, configuration)] = frozenset(os.listdir(it_dir / slug / configuration))
+            except FileNotFoundError:
+                out[(slug, configuration)] = frozenset()
+            except OSError:
+                out[(slug, configuration)] = None
+    return out
 
 
 def reused_note(reuse: tuple[Path, list[Path]] | None) -> str | None:

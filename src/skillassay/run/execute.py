@@ -12,18 +12,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
-from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
-from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
+from skillassay.store.jsonio import atomic_write_bytes, atomic_write_text, now_iso, write_json
 from skillassay.store.layout import ANSWER_FILE, remove_tree
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,9 @@ def failed_attempt_events(exc: TransientError, attempt: int, sleep: float | None
     return [*events, marker]
 
 
+_RETRY_IMPORT = threading.Lock()
+
+
 def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPolicy) -> tuple[TrialResult, int]:
     """Run the trial, retrying transient failures with backoff that waits at least the
     provider's Retry-After and never sleeps past the trial's deadline (the timeout covers all
@@ -101,6 +105,13 @@ def call_with_retries(executor: Executor, request: TrialRequest, policy: RetryPo
         first: list[TransientError] = [exc]
     except Exception as exc:  # an executor bug is a failed trial with its error, not a crash
         return TrialResult(status="error", error=f"{type(exc).__name__}: {exc}"), 1
+    # Imported here, where a transient failure first needs them (most runs never retry), by one
+    # worker thread at a time: a dead provider fails every concurrent trial at once.
+    with _RETRY_IMPORT:
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        from skillassay.executors.retry import stop_before_deadline, wait_retry_after
+
     attempts = 0
     history: list[dict[str, Any]] = []  # failed attempts' events and retry markers, in order
 
@@ -220,10 +231,11 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     created = tidy_outputs(outputs, before)
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
-    atomic_write_text(f"{out_s}/{ANSWER_FILE}", answer, redactor)
+    # Masked once, here (the redactor is idempotent: a second pass finds nothing to mask).
+    atomic_write_bytes(f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"))
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    atomic_write_text(f"{run_s}/transcript.jsonl", transcript_lines, redactor)
+    atomic_write_bytes(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
     atomic_write_text(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)

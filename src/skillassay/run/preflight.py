@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from skillassay.errors import InputError, Problem
 from skillassay.grade.grader import CompiledExpectation, compile_expectations
-from skillassay.models import MODELS, BenchmarkConfig, EvalSet
+from skillassay.models import KINDS, BenchmarkConfig, EvalSet
 from skillassay.spec.scaffold import placeholder_problems
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.spec.skillmd import check_skill_folder
@@ -144,8 +144,8 @@ def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
     """`skillassay validate`: every problem in every path. Folders are skill folders (SKILL.md,
     plus its config and eval set when present, checked exactly as `run` checks them); files are
     spec JSON files of the kind their name says, or --kind."""
-    if kind is not None and kind not in MODELS:
-        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(MODELS))]
+    if kind is not None and kind not in KINDS:
+        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(KINDS))]
     problems: list[Problem] = []
     for path in map(Path, paths):
         if path.is_dir():

@@ -12,11 +12,9 @@ import json
 from pathlib import Path, PurePath
 
 from skillassay.errors import InputError, Problem
-from skillassay.models import MODELS, EvalSet
+from skillassay.models import KINDS, EvalSet, model_of
 from skillassay.store.jsonio import load_model
 from skillassay.store.layout import inside
-
-KINDS = tuple(MODELS)
 
 
 def kind_of(path: Path) -> str | None:
@@ -26,12 +24,12 @@ def kind_of(path: Path) -> str | None:
     if not name.endswith(".json"):
         return None
     stem = name.removesuffix(".json")
-    if stem in MODELS:
+    if stem in KINDS:
         return stem
     if "config" in stem:
         return "config"
     # skill-creator names its blind comparisons comparison-1.json, comparison-2.json, ...
-    for kind in MODELS:
+    for kind in KINDS:
         if stem.startswith((kind + "-", kind + "_")):
             return kind
     return None
@@ -44,7 +42,7 @@ def unknown_kind(path: Path) -> Problem:
 
 def validate_file(path: Path, kind: str) -> list[Problem]:
     try:
-        load_model(path, MODELS[kind])
+        load_model(path, model_of(kind))
     except InputError as exc:
         return exc.problems
     except RecursionError:  # json.loads on e.g. 100000 nested "[": not an InputError there
@@ -93,9 +91,9 @@ def resolve_input_files(evals: EvalSet, evals_path: Path, skill_dir: Path | None
 def json_schemas(name: str | None) -> str:
     """JSON Schema text of one kind, or {kind: schema} of all kinds."""
     if name is None:
-        data = {kind: model.model_json_schema() for kind, model in MODELS.items()}
-    elif name in MODELS:
-        data = MODELS[name].model_json_schema()
+        data = {kind: model_of(kind).model_json_schema() for kind in KINDS}
+    elif name in KINDS:
+        data = model_of(name).model_json_schema()
     else:
         raise InputError.one(name, "", "unknown schema kind; expected one of: " + ", ".join(KINDS))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
