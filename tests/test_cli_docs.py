@@ -70,7 +70,9 @@ def test_check_reports_a_stale_page(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(cli_docs, "DOC", stale)
     assert cli_docs.main(["--check"]) == 1
     err = capsys.readouterr().err
-    assert "-│ --temperature" in err and "+│ --temperature" in err
+    lines = err.splitlines()
+    assert any(x.startswith("-") and "Sampling temprature." in x for x in lines), err
+    assert any(x.startswith("+") and "Sampling temperature." in x for x in lines), err
     assert "run `python scripts/cli_docs.py`" in err
 
 

@@ -30,6 +30,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help and error layout: typer's rich layout imports rich.markdown, markdown_it,
+    # pygments and rich.traceback (about 0.1 CPU-s) before it prints a line, a third of the
+    # start-up budget of `skillassay --help` (issue 17); llm's help is laid out the same way.
+    rich_markup_mode=None,
 )
 @app.command()
 @handles_input_errors
