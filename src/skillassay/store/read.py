@@ -463,18 +463,9 @@ _METRICS_NAMES = (f"outputs{_SEP}metrics.json", "metrics.json")
 def _load_at(dir_fd: int, name: str) -> Any:
     """load_json_file(name relative to dir_fd) without building the path an error would need."""
     try:
-        fd = os.open(name, _O_FLAGS, dir_fd=dir_fd)
+        raw = read_small_file(name, dir_fd, name)
     except FileNotFoundError:
         return MISSING
-    try:
-        raw = os.read(fd, _CHUNK)
-        if len(raw) == _CHUNK:
-            chunks = [raw]
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            raw = b"".join(chunks)
-    finally:
-        os.close(fd)
     if raw.startswith(_BOM):
         raw = raw[3:]
     # No digit-run scan here (bytes.translate was 7% of a run's instructions): orjson's one
