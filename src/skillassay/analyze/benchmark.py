@@ -189,15 +189,9 @@ def graded_run_json(eval_id: int | str, eval_name: str, configuration: str, run_
     """run_json of the record of a completed run whose every expectation is an Outcome with a
     verdict (`aggregate`'s common case), without building the record: nothing is ungraded, so
     nothing is added to its notes, and failed is total - passed."""
-    return entry_json({
-        "eval_id": eval_id, "eval_name": eval_name, "configuration": configuration, "run_number": run_number,
-        "result": {"pass_rate": round(passed / total, 4) if total else 0.0, "passed": passed,
-                   "failed": total - passed, "total": total,
-                   "time_seconds": None if duration is None else round(duration, 3), "tokens": tokens,
-                   "tool_calls": tool_calls, "errors": errors},
-        "expectations": [{"text": e.text, "passed": e.passed, "evidence": e.evidence} for e in expectations],
-        "notes": notes,  # a tuple: orjson writes it as the list run_entry gives
-    })
+    return entry_json(_entry(eval_id, eval_name, configuration, run_number, passed / total if total else 0.0,
+                             passed, total - passed, total, duration, tokens, tool_calls, errors, expectations,
+                             notes))
 
 
 def entry_json(entry: dict) -> bytes:
@@ -247,7 +241,7 @@ def run_entry(r: TrialRecord) -> dict:
 def _entry(eval_id: int | str, eval_name: str, configuration: str, run_number: int, pass_rate: float,
            passed: int, failed: int, total: int, duration: float | None, tokens: int | None,
            tool_calls: int | None, errors: int, expectations: Sequence[ExpectationResult | Outcome],
-           notes: list[str]) -> dict:
+           notes: Sequence[str]) -> dict:
     return {
         "eval_id": eval_id, "eval_name": eval_name, "configuration": configuration, "run_number": run_number,
         "result": {"pass_rate": _r(pass_rate), "passed": passed, "failed": failed, "total": total,

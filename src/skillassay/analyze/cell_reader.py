@@ -17,7 +17,6 @@ read_trial and counted through its record, as before.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import sys
@@ -181,28 +180,8 @@ def _add_graded(arm: Arm, passed: int, total: int, f: Figures) -> None:
     """Arm.add of the record of a completed run with every expectation graded (read_plain_run's),
     without building the record: its verdict is total > 0 and passed == total. (Checked against
     Arm.add on the same runs: tests/test_read_fast.py.)"""
-    arm.recorded += 1
-    if f.tokens is not None:
-        arm.tokens.append(f.tokens)
-    if f.duration is not None:
-        arm.durations.append(f.duration)
-    if f.tool_calls is not None:
-        arm.tool_calls_seen += 1
-        arm.tool_calls_total += f.tool_calls
-    triggered = f.triggered
-    if triggered is not None:
-        arm.triggered_seen += 1
-        arm.triggered_yes += triggered
-    won = total > 0 and passed == total
-    arm.completed += 1
-    arm.passes += won
-    if triggered is True:
-        arm.loaded_completed += 1
-        arm.loaded_passes += won
-    elif triggered is False:
-        arm.unloaded_completed += 1
-        arm.unloaded_passes += won
-    arm.rates.append(passed / total if total else math.nan)
+    arm.add_completed(f.tokens, f.duration, f.tool_calls, f.triggered, False, total > 0 and passed == total,
+                      passed, total)
 
 
 # --- worker processes ---------------------------------------------------------------------------

@@ -71,35 +71,43 @@ class Arm:
     unloaded_passes: int = 0
 
     def add(self, r: TrialRecord) -> None:
-        self.recorded += 1
         if not r.completed:
             # Errored and timed-out trials are excluded from rates and variance (spec).
+            self.recorded += 1
             self.errored += 1
             self.timed_out += r.status == "timeout"
             return
-        if r.tokens is not None:
-            self.tokens.append(r.tokens)
-        if r.duration_seconds is not None:
-            self.durations.append(r.duration_seconds)
-        if r.tool_calls is not None:
+        self.add_completed(r.tokens, r.duration_seconds, r.tool_calls, r.skill_triggered, r.ungraded,
+                           bool(r.passed), r.passed_count, r.total_count)
+
+    def add_completed(self, tokens: float | None, duration: float | None, tool_calls: int | None,
+                      triggered: bool | None, ungraded: bool, won: bool, passed: int, total: int) -> None:
+        """A completed trial, from its figures: Arm.add's, and `aggregate`'s plain-run path's,
+        which builds no record (cell_reader._read_config)."""
+        self.recorded += 1
+        if tokens is not None:
+            self.tokens.append(tokens)
+        if duration is not None:
+            self.durations.append(duration)
+        if tool_calls is not None:
             self.tool_calls_seen += 1
-            self.tool_calls_total += r.tool_calls
-        if r.skill_triggered is not None:
+            self.tool_calls_total += tool_calls
+        if triggered is not None:
             self.triggered_seen += 1
-            self.triggered_yes += r.skill_triggered
-        if r.ungraded:
+            self.triggered_yes += triggered
+        if ungraded:
             # Neither a pass nor a fail: its cost was measured, its result was not.
             self.ungraded += 1
             return
         self.completed += 1
-        self.passes += bool(r.passed)
-        if r.skill_triggered is True:
+        self.passes += won
+        if triggered is True:
             self.loaded_completed += 1
-            self.loaded_passes += bool(r.passed)
-        elif r.skill_triggered is False:
+            self.loaded_passes += won
+        elif triggered is False:
             self.unloaded_completed += 1
-            self.unloaded_passes += bool(r.passed)
-        self.rates.append(r.passed_count / r.total_count if r.total_count else math.nan)
+            self.unloaded_passes += won
+        self.rates.append(passed / total if total else math.nan)
 
     def merge(self, other: Arm) -> None:
         """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
