@@ -49,8 +49,7 @@ MONTE_CARLO_RESAMPLES = 50_000
 # With m non-zero paired differences the smallest two-sided sign-flip p is 2 / 2**m, which is
 # >= 0.05 for m <= 5: significance is then impossible whatever the data say.
 MIN_NONZERO_FOR_SIGNIFICANCE = 6
-# Advice sizes a new run for the near end of a (2 * level - 1) interval around the estimate:
-# see planning_effect. 0.8 gives the 60% interval of the safeguard-power paper.
+# planning_variance's default: the one-sided level of the variance bound advice is sized on.
 SAFEGUARD_LEVEL = 0.8
 
 # Equality tolerance for threshold comparisons: the spec says "equal passes", and a mean
@@ -393,12 +392,16 @@ def _bb_profile(c: np.ndarray, n: np.ndarray, mu: float) -> float:
     return -neg
 
 
+def _bb_arrays(key: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(passes, trials) of a _bb_key as float arrays."""
+    return (np.array([c for c, _ in key], dtype=float), np.array([n for _, n in key], dtype=float))
+
+
 @functools.lru_cache(maxsize=4096)
 def _bb_fit(counts: tuple[tuple[int, int], ...]) -> tuple[float, float]:
     """(mu_hat, max log-likelihood); remembered, as the gate asks again for what config_stats
     computed (the likelihood does not depend on the evals' order, so the key is sorted)."""
-    c = np.array([x for x, _ in counts], dtype=float)
-    n = np.array([m for _, m in counts], dtype=float)
+    c, n = _bb_arrays(counts)
     if c.sum() == 0:
         return 0.0, 0.0  # every trial failed: the supremum, approached as mu -> 0, is 0
     if c.sum() == n.sum():
@@ -413,8 +416,7 @@ def _bb_key(passes: Sequence[int], trials: Sequence[int]) -> tuple[tuple[int, in
 
 def _bb_deviance(key: tuple[tuple[int, int], ...], mu: float) -> float:
     """2 (max log-likelihood - profile log-likelihood at mu): the likelihood-ratio statistic."""
-    c = np.array([x for x, _ in key], dtype=float)
-    n = np.array([m for _, m in key], dtype=float)
+    c, n = _bb_arrays(key)
     _, lmax = _bb_fit(key)
     mu = min(max(mu, _MU_EPS), 1 - _MU_EPS)
     return max(0.0, 2.0 * (lmax - _bb_profile(c, n, mu)))
@@ -1032,18 +1034,6 @@ def trials_per_eval_to_decide(
     if within_var <= 0:
         return 2
     return max(2, math.ceil(within_var / room - 1e-9))
-
-
-def planning_effect(estimate: float, se: float | None, z: float | None = None) -> float:
-    """The effect (or distance to a threshold) to size a new run for: the near end of a 60%
-    interval around the estimate, not the estimate itself ("safeguard power", Perugini,
-    Gallucci & Costantini 2014, Perspect. Psychol. Sci. 9:319). Sizing for the observed effect
-    delivers much less than the promised power on average: half the time the observed effect
-    overstates the true one. <= 0 means the data cannot say which side the truth is on."""
-
-    if z is None:
-        z = float(dists.norm_ppf(SAFEGUARD_LEVEL))
-    return abs(estimate) - z * (se or 0.0)
 
 
 def planning_variance(variance: float, df: int, level: float = SAFEGUARD_LEVEL) -> float:
