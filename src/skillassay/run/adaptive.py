@@ -81,6 +81,8 @@ class Replay:
 
     def agreed(self, eval_ids: Iterable[int | str], records: list[TrialRecord]) -> set[int | str]:
         """The evals that stopped at their first look because both arms agreed on every trial."""
+        if not seq.AGREE_ON:  # the per-eval stop is off: no outcomes to regroup at every look
+            return set()
         outcomes = outcomes_by_eval(records, self.q.skill, self.q.baseline)
         least = self.settings.min_trials_per_eval
         return {e for e in eval_ids if seq.eval_agreed(*outcomes.get(e, ((), ())), least)}
