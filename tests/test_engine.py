@@ -141,14 +141,44 @@ def test_kill_mid_run_then_resume_grades_every_trial_once(example_skill: Path, t
     proc.wait()
     graded_before = {p: p.stat().st_mtime_ns for p in it.glob("eval-*/*/run-*/grading.json")}
     assert 5 <= len(graded_before) < 32
+    committed = {p.parent for p in graded_before}
     for p in it.rglob("*.json"):
-        json.loads(p.read_text())  # every JSON on disk is whole
+        run = next((a for a in p.parents if a.name.startswith("run-")), None)
+        if run is None or run in committed:
+            json.loads(p.read_text())  # every committed trial's JSON, and every other file, is whole
     code, out = run_echo(example_skill, ws, "--trials", "2", "-o", "delay_seconds=0.15")
     assert f"{len(graded_before)} trials already graded" in out, out
     graded_after = {p: p.stat().st_mtime_ns for p in it.glob("eval-*/*/run-*/grading.json")}
     assert len(graded_after) == 32
     assert all(graded_after[p] == t for p, t in graded_before.items()), "finished trials were not re-run"
     assert not list(it.rglob("*.tmp"))
+    for p in it.rglob("*.json"):
+        json.loads(p.read_text())  # the trials the kill interrupted were run again: all whole now
+
+
+def test_a_trial_without_its_grading_json_is_run_again_over_its_torn_files(example_skill: Path,
+                                                                            tmp_path: Path) -> None:
+    """A trial's files before grading.json are written in place (store/jsonio.write_before_marker):
+    a kill mid-write can leave them torn, and only grading.json, written last and atomically,
+    commits the trial. Such a folder must count as not run (never read, never reported) and be
+    run again over whatever it left, every file whole afterwards."""
+    ws = tmp_path / "ws"
+    run_echo(example_skill, ws, "--trials", "1")
+    run = sorted((ws / "iteration-1").glob("eval-*/with_skill/run-1"))[0]
+    (run / "grading.json").unlink()
+    for rel in ("outputs/metrics.json", "timing.json", "transcript.jsonl", "transcript.md", "outputs/answer.md"):
+        data = (run / rel).read_bytes()
+        (run / rel).write_bytes(data[: len(data) // 2])  # what a kill between open and write leaves
+    (run / "outputs" / "stray.txt").write_text("left by the killed attempt")
+    code, out = run_cli("aggregate", str(ws / "iteration-1"))
+    assert code == 0, out  # an uncommitted trial is not a broken file: it is a trial not yet run
+    code, out = run_echo(example_skill, ws, "--trials", "1")
+    assert code in (0, 1, 3) and "15 trials already graded, 1 to run" in out, out  # a gate verdict, not exit 2
+    for rel in ("outputs/metrics.json", "timing.json", "grading.json"):
+        json.loads((run / rel).read_text())
+    assert [json.loads(line) for line in (run / "transcript.jsonl").read_text().splitlines()]
+    assert not (run / "outputs" / "stray.txt").exists()
+    assert Metrics.model_validate_json((run / "outputs" / "metrics.json").read_text()).status == "ok"
 
 
 def test_concurrency_runs_trials_in_parallel(example_skill: Path, tmp_path: Path) -> None:

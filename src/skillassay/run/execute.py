@@ -20,7 +20,7 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
-from skillassay.store.jsonio import atomic_write_bytes, atomic_write_text, now_iso, write_json
+from skillassay.store.jsonio import dump_json, now_iso, write_before_marker
 from skillassay.store.layout import ANSWER_FILE, remove_tree
 
 if TYPE_CHECKING:
@@ -232,11 +232,12 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
     # Masked once, here (the redactor is idempotent: a second pass finds nothing to mask).
-    atomic_write_bytes(f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"))
+    # In place, not atomically: grading.json, written last, commits the trial (write_before_marker).
+    write_before_marker(f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"))
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    atomic_write_bytes(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
-    atomic_write_text(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
+    write_before_marker(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
+    write_before_marker(f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)).encode("utf-8"))
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     usage = result.usage
@@ -267,9 +268,9 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
-    write_json(f"{out_s}/metrics.json", metrics, redactor)
+    write_before_marker(f"{out_s}/metrics.json", redactor(dump_json(metrics)).encode("utf-8"))
     if write_timing:  # the engine writes it once, after grading adds the grader's times
-        write_json(f"{run_s}/timing.json", timing, redactor)
+        write_before_marker(f"{run_s}/timing.json", redactor(dump_json(timing)).encode("utf-8"))
     return result, metrics, timing
 
 
