@@ -181,6 +181,33 @@ def test_a_trial_without_its_grading_json_is_run_again_over_its_torn_files(examp
     assert Metrics.model_validate_json((run / "outputs" / "metrics.json").read_text()).status == "ok"
 
 
+def test_user_notes_the_agent_leaves_are_summarised_and_input_copies_are_not(tmp_path: Path) -> None:
+    """Grading takes user_notes.md from the listing the trial loop has just made of outputs/
+    (no second look on disk): notes the agent wrote are summarised, and an input copy of the
+    same name that the agent overwrote counts as the agent's (its bullets, here none)."""
+    skill = tmp_path / "notes-skill"
+    (skill / "evals" / "files").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: notes-skill\ndescription: Notes.\n---\nBody.\n")
+    (skill / "evals" / "files" / "user_notes.md").write_text("## Uncertainties\n- an input, not a note\n")
+    prompt = "Answer.\n\n## Uncertainties\n- the year is a guess\n\n## Needs review\n- the total\n"
+    evals = [{"id": 1, "prompt": prompt, "expectations": [{"type": "contains", "value": "Answer"}]},
+             {"id": 2, "prompt": "Plain.", "files": ["evals/files/user_notes.md"],
+              "expectations": [{"type": "contains", "value": "Plain"}]}]
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "notes-skill", "evals": evals}))
+    ws = tmp_path / "ws"
+    code, out = run_cli("run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1",
+                        "-o", "write_file=user_notes.md")
+    assert code != 2, out
+    it = ws / "iteration-1"
+    [one] = it.glob("eval-1*/with_skill/run-1/grading.json")
+    notes = json.loads(one.read_text())["user_notes_summary"]
+    assert notes["uncertainties"] == ["the year is a guess"] and notes["needs_review"] == ["the total"], notes
+    [two] = it.glob("eval-2*/with_skill/run-1/grading.json")
+    # eval 2's agent overwrote the input copy with its answer (no bullets): changed, so kept, no notes
+    assert json.loads(two.read_text())["user_notes_summary"] == {"uncertainties": [], "needs_review": [],
+                                                                 "workarounds": []}
+
+
 def test_concurrency_runs_trials_in_parallel(example_skill: Path, tmp_path: Path) -> None:
     """Judged from the trials' own timing.json stamps, not the command's wall time (which also
     counts imports, aggregation and the report, and made this test fail when run alone)."""

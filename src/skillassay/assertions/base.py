@@ -30,6 +30,9 @@ class RunView:
     prompt: str = ""
     # The eval set's folder: where schema_file and python check modules are looked up.
     eval_dir: Path | None = None
+    # The files in outputs/ (relative) when the caller has just listed them (the trial loop:
+    # tidy_outputs), so grading need not look on disk again; None: look.
+    listed_outputs: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

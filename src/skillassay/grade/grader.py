@@ -158,14 +158,20 @@ def total_seconds(t: Timing, grader_seconds: float | None) -> float | None:
 
 
 def run_view(run_dir: Path, metrics: Metrics, timing: Timing, prompt: str = "",
-             eval_dir: Path | None = None, final_text: str | None = None) -> RunView:
-    """`final_text`: the answer as written to outputs/answer.md, when the caller has it."""
+             eval_dir: Path | None = None, final_text: str | None = None,
+             listed_outputs: Iterable[str] | None = None) -> RunView:
+    """`final_text`: the answer as written to outputs/answer.md, when the caller has it;
+    `listed_outputs`: the files in outputs/ besides it, when the caller has just listed them."""
     if final_text is None:
         answer = run_dir / "outputs" / ANSWER_FILE
         final_text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else ""
     text = final_text
     return RunView(final_text=text, outputs_dir=run_dir / "outputs", metrics=metrics, timing=timing,
-                   run_dir=run_dir, prompt=prompt, eval_dir=eval_dir)
+                   run_dir=run_dir, prompt=prompt, eval_dir=eval_dir,
+                   listed_outputs=None if listed_outputs is None else frozenset(listed_outputs))
+
+
+NOTES_FILE = "user_notes.md"  # what the executor may leave about its uncertainties (skill-creator's)
 
 
 def parse_user_notes(text: str) -> UserNotesSummary:
@@ -249,11 +255,13 @@ class Grader:
                 results[i] = check(compiled[i], view)  # ungraded: no judge configured
         seconds = time.perf_counter() - t0
         grading = grade(compiled, view, round(seconds, 6), [r for r in results if r is not None])
-        notes_file = os.path.join(view.outputs_dir, "user_notes.md")  # a string: one stat per trial, no Path
+        notes_file = os.path.join(view.outputs_dir, NOTES_FILE)  # a string: no Path per trial
+        has_notes = (NOTES_FILE in view.listed_outputs if view.listed_outputs is not None
+                     else os.path.isfile(notes_file))  # the trial loop listed outputs/ already: no stat
         grading.claims = extras.get("claims") or []
         grading.user_notes_summary = extras.get("user_notes_summary") or (
             parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))
-            if os.path.isfile(notes_file) else empty_notes())
+            if has_notes else empty_notes())
         if extras.get("eval_feedback") is not None:
             grading.eval_feedback = extras["eval_feedback"]
         if self.judge is not None and plain:

@@ -334,7 +334,7 @@ class TrialRunner:
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor)
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
-                        final_text=result.final_text)
+                        final_text=result.final_text, listed_outputs=metrics.files_created)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)

@@ -253,24 +253,31 @@ def _plain_model(model: BaseModel) -> dict[str, Any]:
     if keys is None:
         raise _NotPlain(cls.__name__)
     values, fields_set = model.__dict__, model.__pydantic_fields_set__
-    out = {key: _plain_value(values[name]) for name, key in keys if name in fields_set}
+    out: dict[str, Any] = {}
+    for name, key in keys:
+        if name in fields_set:
+            value = values[name]
+            out[key] = value if type(value) in _SCALARS else _plain_value(value)
     extra = model.__pydantic_extra__
     if extra:
         for key, value in extra.items():
-            out[key] = _plain_value(value)
+            out[key] = value if type(value) in _SCALARS else _plain_value(value)
     return out
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types: a str enum is not plain
+
+
 def _plain_value(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [v if type(v) in _SCALARS else _plain_value(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else _plain_value(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
         return _plain_model(value)
-    kind = type(value)
-    if kind is list:
-        return [_plain_value(v) for v in value]
-    if kind is dict:
-        return {k: _plain_value(v) for k, v in value.items()}
-    if kind in (str, int, float, bool) or value is None:
-        return value
     raise _NotPlain(kind.__name__)  # tuples, sets, paths, enums...: pydantic's rules, not orjson's
 
 
