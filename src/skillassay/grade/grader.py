@@ -255,13 +255,8 @@ class Grader:
                 results[i] = check(compiled[i], view)  # ungraded: no judge configured
         seconds = time.perf_counter() - t0
         grading = grade(compiled, view, round(seconds, 6), [r for r in results if r is not None])
-        notes_file = os.path.join(view.outputs_dir, NOTES_FILE)  # a string: no Path per trial
-        has_notes = (NOTES_FILE in view.listed_outputs if view.listed_outputs is not None
-                     else os.path.isfile(notes_file))  # the trial loop listed outputs/ already: no stat
         grading.claims = extras.get("claims") or []
-        grading.user_notes_summary = extras.get("user_notes_summary") or (
-            parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))
-            if has_notes else empty_notes())
+        grading.user_notes_summary = extras.get("user_notes_summary") or self.notes_of(view)
         if extras.get("eval_feedback") is not None:
             grading.eval_feedback = extras["eval_feedback"]
         if self.judge is not None and plain:
@@ -272,6 +267,17 @@ class Grader:
         else:
             record_grader_timing(view.run_dir, start, now_iso(), seconds)
         return grading
+
+    @staticmethod
+    def notes_of(view: RunView) -> UserNotesSummary:
+        """The executor's user_notes.md, summarised. When the trial loop has just listed outputs/
+        (view.listed_outputs), that listing says whether there is one: no look on disk per trial."""
+        if view.listed_outputs is not None and NOTES_FILE not in view.listed_outputs:
+            return empty_notes()
+        notes_file = os.path.join(view.outputs_dir, NOTES_FILE)
+        if view.listed_outputs is None and not os.path.isfile(notes_file):
+            return empty_notes()
+        return parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))
 
     def judge_plain(self, compiled: list[CompiledExpectation], plain: list[int], view: RunView,
                     results: list[ExpectationResult | None]) -> dict[str, Any]:

@@ -42,9 +42,9 @@ def plan_trials(evals: list[Eval], configurations: list[str], trials: int, itera
     for ev in evals:
         slug = ev.slug
         for config in configurations:
+            folder = run_dir(iteration, slug, config, 1).parent  # one join per folder, one per trial
             for k in range(1, trials + 1):
-                out.append(Trial(ev, slug, config, k, trial_seed(base_seed, ev.id, k),
-                                 run_dir(iteration, slug, config, k)))
+                out.append(Trial(ev, slug, config, k, trial_seed(base_seed, ev.id, k), folder / f"run-{k}"))
     return out
 
 
