@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from wholeproc import Series, compile_sources, load, ours_env, run_once, skillassay_cmd  # noqa: E402
+from wholeproc import Series, load, ours_env, run_once, skillassay_cmd, with_bytecode_cache  # noqa: E402
 
 N_EVALS, CONFIGS = 50, ("with_skill", "without_skill")
 
@@ -128,8 +128,9 @@ def measure(it: Path, rounds: int, against: Path | None, in_process: bool, compi
     ours_cmd, env = skillassay_cmd("aggregate", str(it)), ours_env()
     peer_it = peer_copy(it) if against else None
     peer_cmd = [sys.executable, str(against), str(peer_it)] if against else []
-    if compile_first:
-        print(compile_sources())
+    if compile_first:  # the warm-up run below fills the cache
+        env = with_bytecode_cache(env, it.parent.parent / "pycache")
+        print(f"bytecode: cached under {it.parent.parent / 'pycache'}, as an installed package has it")
     print(f"before: {load()}")
     run_once(ours_cmd, env)  # warm the page cache (and .pyc files): the figure is not the disk's
     if against:
@@ -164,7 +165,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the generated iteration")
     ap.add_argument("--against", type=Path, help="skill-creator's aggregate_benchmark.py, to run on the same data")
     ap.add_argument("--in-process", action="store_true", help="also print the warm in-process figure")
-    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile src/ first (time the compiler "
+    ap.add_argument("--no-compile", action="store_true", help="do not cache the bytecode (time the compiler "
                     "too where PYTHONDONTWRITEBYTECODE is set, as no installed copy runs)")
     args = ap.parse_args()
     if args.against and not args.against.is_file():

@@ -100,12 +100,3 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
-def compile_sources() -> str:
-    """Byte-compile the worktree's code into its __pycache__ folders (git ignores them), as
-    `pip install` does for every user: a fresh interpreter then loads the .pyc files instead of
-    compiling ~100 modules from source on every run. Without this, an environment that sets
-    PYTHONDONTWRITEBYTECODE (this VM's does) times the compiler too: about 0.1-0.15 CPU-s of
-    each `skillassay` process, which no installed copy ever pays. Returns what was done, to print."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC)], check=True, stdout=subprocess.DEVNULL)
-    why = " (PYTHONDONTWRITEBYTECODE is set here)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""
-    return f"compiled {SRC} to .pyc as pip install does{why}"
