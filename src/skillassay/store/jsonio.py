@@ -156,17 +156,7 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     folder, name = os.path.split(os.fspath(path))
     tmp = f"{folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # atomic_open's name
     try:
-        try:
-            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        write_before_marker(tmp, data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
