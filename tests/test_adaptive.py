@@ -106,20 +106,20 @@ def test_suite_look_decides_settles_and_runs() -> None:
     assert seq.suite_look(alike, q, 10, 10).status == seq.REACHED_MAX
 
 
-def test_a_gates_stop_holds_while_the_fixed_call_does() -> None:
-    """A gate settled at an earlier look stays settled while |Z| stays under the final bound,
-    and one decided earlier stays decided while |Z| stays beyond it on the same side; a gate
-    whose |Z| reaches the final bound after a futility stop is open again (a call there would
-    be at the fixed level at an interim look), and a decided gate whose Z fell back is open."""
+def test_a_decision_holds_while_the_fixed_call_does() -> None:
+    """A gate decided at an earlier look stays decided while |Z| stays beyond the final bound
+    on the same side, and is open again once it falls under it or crosses to the other call;
+    a futility stop is not kept: a gate settled earlier whose conditional power is back over
+    FUTILITY_POWER is open."""
     q = seq.Questions((("min_improvement_ratio", 1.0),))
     rng = np.random.default_rng(4)
     plan = _trials(12, 10)
+    crit = float(sps.t.ppf(0.975, 11))
     open_ = mid = None
-    for _ in range(200):  # find suites whose ratio gate is open at look 3 with |Z| under / beyond the bound
+    for _ in range(200):  # suites whose ratio gate is open at look 3 with |Z| under / beyond the bound
         recs = [_record(t, bool(rng.random() < (0.7 if t.configuration == "with_skill" else 0.5))) for t in plan]
         cells = group_records([r for r in recs if r.run_number <= 3], ("with_skill", "without_skill"))
         g = seq.gate_look("min_improvement_ratio", 1.0, cells, q, 10)
-        crit = float(sps.t.ppf(0.975, 11))
         if g.status == seq.RUNNING and g.z is not None and abs(g.z) < crit and open_ is None:
             open_ = (cells, g)
         if g.status == seq.RUNNING and g.z is not None and g.z >= crit and mid is None:
@@ -127,16 +127,14 @@ def test_a_gates_stop_holds_while_the_fixed_call_does() -> None:
         if open_ and mid:
             break
     assert open_ is not None and mid is not None
-    settled = dataclasses.replace(open_[1], status=seq.SETTLED)
-    kept = seq.gate_look("min_improvement_ratio", 1.0, open_[0], q, 10, settled)
-    assert kept.status == seq.SETTLED and kept.kept and "earlier look" in kept.reason()
-    assert seq.gate_look("min_improvement_ratio", 1.0, mid[0], q, 10, settled).status == seq.RUNNING
     decided = dataclasses.replace(mid[1], status=seq.DECIDED, call="PASS")
     held = seq.gate_look("min_improvement_ratio", 1.0, mid[0], q, 10, decided)
-    assert held.status == seq.DECIDED and held.call == "PASS" and held.kept
+    assert held.status == seq.DECIDED and held.call == "PASS" and held.kept and "earlier look" in held.reason()
     assert seq.gate_look("min_improvement_ratio", 1.0, open_[0], q, 10, decided).status == seq.RUNNING
     assert seq.gate_look("min_improvement_ratio", 1.0, mid[0], q, 10,
                          dataclasses.replace(decided, call="FAIL")).status == seq.RUNNING
+    settled = dataclasses.replace(open_[1], status=seq.SETTLED)
+    assert seq.gate_look("min_improvement_ratio", 1.0, open_[0], q, 10, settled).status == seq.RUNNING
 
 
 def test_ratio_gate_is_antisymmetric_in_the_arms() -> None:

@@ -239,6 +239,6 @@ RULE = ("every eval gets trials each round; after each round, from min_trials_pe
         "when every configured gate is decided (|Z| beyond the Haybittle-Peto interim boundary, one-sided "
         "p <= 0.00135 in t(E-1), and the fixed gate makes that call) or settled (conditional power of any call "
         "at max_trials_per_eval, under the trend moved half a standard error towards it, below 0.2, and the fixed "
-        "gate INCONCLUSIVE); a gate once decided or settled stays so while the fixed gate still makes that call; "
+        "gate INCONCLUSIVE); a gate once decided stays so while the fixed gate still makes that call; "
         "otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
         "statistics on the trials run.")
