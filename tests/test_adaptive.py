@@ -82,9 +82,10 @@ def _trials(n_evals: int, max_trials: int) -> list[Trial]:
 def test_boundaries_and_conditional_power() -> None:
     # at the last look conditional power is the call itself
     assert seq.conditional_power(2.5, 1.0, 1.96, 0.5) == 1.0 and seq.conditional_power(1.0, 1.0, 1.96, 0.5) == 0.0
-    # a gate near 0 with little information left to come cannot reach a call; early it can
-    assert seq.conditional_power(0.2, 0.9, 2.0, 0.5) < 0.01
-    assert seq.conditional_power(0.2, 0.3, 2.0, 0.5) > seq.FUTILITY_POWER
+    # a gate near 0 with little information left to come cannot reach a call; early it may, and
+    # a gate half-way to the bound early keeps its chance
+    assert seq.conditional_power(0.2, 0.9, 2.0, 0.5) < 0.01 < 10 * 0.01 < seq.conditional_power(0.2, 0.3, 2.0, 0.5)
+    assert seq.conditional_power(1.0, 0.3, 2.0, 0.5) > seq.FUTILITY_POWER
     # curtailment under no effect: nearly complete information beyond the final bound holds
     assert seq.null_power(2.6, 0.95, 2.0) > seq.CURTAIL_POWER > seq.null_power(2.6, 0.5, 2.0)
 
@@ -103,6 +104,37 @@ def test_suite_look_decides_settles_and_runs() -> None:
     assert late.status == seq.SETTLED, late
     assert all(g.information is not None and 0 < g.information <= 1 for g in early.gates)
     assert seq.suite_look(alike, q, 10, 10).status == seq.REACHED_MAX
+
+
+def test_a_decision_holds_while_the_fixed_call_does() -> None:
+    """A gate decided at an earlier look stays decided while |Z| stays beyond the final bound
+    on the same side, and is open again once it falls under it or crosses to the other call;
+    a futility stop is not kept: a gate settled earlier whose conditional power is back over
+    FUTILITY_POWER is open."""
+    q = seq.Questions((("min_improvement_ratio", 1.0),))
+    rng = np.random.default_rng(4)
+    plan = _trials(12, 10)
+    crit = float(sps.t.ppf(0.975, 11))
+    open_ = mid = None
+    for _ in range(200):  # suites whose ratio gate is open at look 3 with |Z| under / beyond the bound
+        recs = [_record(t, bool(rng.random() < (0.7 if t.configuration == "with_skill" else 0.5))) for t in plan]
+        cells = group_records([r for r in recs if r.run_number <= 3], ("with_skill", "without_skill"))
+        g = seq.gate_look("min_improvement_ratio", 1.0, cells, q, 10)
+        if g.status == seq.RUNNING and g.z is not None and abs(g.z) < crit and open_ is None:
+            open_ = (cells, g)
+        if g.status == seq.RUNNING and g.z is not None and g.z >= crit and mid is None:
+            mid = (cells, g)
+        if open_ and mid:
+            break
+    assert open_ is not None and mid is not None
+    decided = dataclasses.replace(mid[1], status=seq.DECIDED, call="PASS")
+    held = seq.gate_look("min_improvement_ratio", 1.0, mid[0], q, 10, decided)
+    assert held.status == seq.DECIDED and held.call == "PASS" and held.kept and "earlier look" in held.reason()
+    assert seq.gate_look("min_improvement_ratio", 1.0, open_[0], q, 10, decided).status == seq.RUNNING
+    assert seq.gate_look("min_improvement_ratio", 1.0, mid[0], q, 10,
+                         dataclasses.replace(decided, call="FAIL")).status == seq.RUNNING
+    settled = dataclasses.replace(open_[1], status=seq.SETTLED)
+    assert seq.gate_look("min_improvement_ratio", 1.0, open_[0], q, 10, settled).status == seq.RUNNING
 
 
 def test_ratio_gate_is_antisymmetric_in_the_arms() -> None:
@@ -131,9 +163,11 @@ def test_looks_and_replay_make_state_a_function_of_the_trials() -> None:
     s = suite_state(range(10), strong, settings, q)
     assert (s.status, s.trials) == (seq.DECIDED, 3)
     # between looks (killed mid-round): the state is the last look's, the next target the next look
-    alike = [_record(t, (t.eval.id + t.run_number) % 2 == 0) for t in plan
-             if t.run_number <= 3 or (t.run_number == 4 and t.eval.id < 5)]
-    s = suite_state(range(10), alike, settings, q)
+    # (the skill arm at 3/5 per eval, the baseline at 1/2: both gates open at 3 trials)
+    lean = [_record(t, (t.eval.id * 7 + t.run_number) % 5 < 3 if t.configuration == "with_skill"
+                    else (t.eval.id + t.run_number) % 2 == 0) for t in plan
+            if t.run_number <= 3 or (t.run_number == 4 and t.eval.id < 5)]
+    s = suite_state(range(10), lean, settings, q)
     assert (s.status, s.trials) == (seq.RUNNING, 3)
     assert seq.next_target(s, 3, 10, 2) == 5
 

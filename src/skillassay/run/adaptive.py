@@ -95,18 +95,18 @@ class Replay:
         open_ = [e for e in eval_ids if e not in agreed]
         have = min((min(len(a), len(b)) for a, b in (outcomes.get(e, ((), ())) for e in open_)),
                    default=s.max_trials_per_eval)
-        last = seq.EvalState(seq.RUNNING, 0)
+        last, before = seq.EvalState(seq.RUNNING, 0), None
         for at in seq.looks(s.min_trials_per_eval, s.max_trials_per_eval, s.round_size):
             if at > have:
                 break
             if at not in self.memo:
-                now = seq.suite_look(records, self.q, at, s.max_trials_per_eval)
+                now = seq.suite_look(records, self.q, at, s.max_trials_per_eval, before)
                 if not open_:
                     now = seq.EvalState(seq.SETTLED, at, ("every eval's arms agreed at its first look",), now.gates)
                 elif now.status in (seq.DECIDED, seq.SETTLED) and not fixed_gate_agrees(records, self.q, now):
                     now = seq.EvalState(seq.RUNNING, at, (), now.gates)
                 self.memo[at] = now
-            last = self.memo[at]
+            last = before = self.memo[at]
             if last.stopped:
                 return last
         return last
@@ -238,6 +238,7 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
 RULE = ("every eval gets trials each round; after each round, from min_trials_per_eval on, the whole run stops "
         "when every configured gate is decided (|Z| beyond the Haybittle-Peto interim boundary, one-sided "
         "p <= 0.00135 in t(E-1), and the fixed gate makes that call) or settled (conditional power of any call "
-        "at max_trials_per_eval, under the trend moved half a standard error towards it, below 0.05, and the fixed "
-        "gate INCONCLUSIVE); otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
+        "at max_trials_per_eval, under the trend moved half a standard error towards it, below 0.2, and the fixed "
+        "gate INCONCLUSIVE); a gate once decided stays so while the fixed gate still makes that call; "
+        "otherwise it runs to max_trials_per_eval. The reported gates are the fixed design's "
         "statistics on the trials run.")
