@@ -22,6 +22,12 @@ t of 1 (a pilot that cannot tell the sign) it is 67-74%, and no rule that uses t
 can promise 80% there, since the advice is given mostly when the pilot overstated the effect.
 benchmarks/advice_power.py measures all of it through the library.
 
+The paired figures (the skill-vs-baseline difference, the improvement ratio) are decided by
+the exact sign-flip test, which on the lumpy differences of 1-3 trials per eval has less power
+than the t test: sized for the t test they delivered 73-74% where 80% was promised, so they are
+sized by signflip_assurance, the same posterior with that test's criterion (continuity-corrected
+on the differences' lattice); for continuous differences it is the t test's.
+
 Given sigma, the run's t statistic is a noncentral t, so each assurance is an average of
 noncentral-t tail probabilities (scipy.special.nctdtr) over quantile nodes of the chi-square
 that carries sigma's uncertainty: closed form and deterministic, under a millisecond per size.

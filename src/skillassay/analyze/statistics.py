@@ -504,8 +504,8 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
 
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     """Sample sizes to detect the observed difference with 80% power: a planning figure, not a
-    test. The evals are sized by assurance (analyze/assurance.py: the probability of detecting
-    it averaged over the effects these data allow), never below what the sign-flip test needs
+    test. The evals are sized by assurance (analyze/assurance.py: the probability that the exact
+    sign-flip test detects it, averaged over the effects these data allow), never below what the sign-flip test needs
     (6 differing evals, more when ties are common). When the data cannot say which way the
     difference goes with more than 80% probability, no number of evals can promise 80%, and the
     reason says so instead."""
