@@ -145,7 +145,7 @@ def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float 
     this is the t-test sizing of fresh_assurance. On a lattice S moves in steps of 2 x step and
     the exact test is lumpy; the continuity correction (S - step) / sqrt(Q) > z carries that. At
     3 trials per eval (Beta(2,2) + 0.3, 8 evals) the exact test rejected 26% of the time and a t
-    test 56%: sized for the t test, the advice delivered 64-74% instead of 80% at 1-3 trials
+    test 56%: sized for the t test, the advice delivered 54-74% instead of 80% at 1-3 trials
     per eval (benchmarks/advice_power.py). Solving the criterion for the new mean given the new
     sd s' (a quadratic) gives mean' > x(s'). The posterior is fresh_assurance's (sigma = c s;
     the new mean is N(pilot mean, sigma^2 (1/n + 1/m)) with the effect integrated out), so the
