@@ -98,3 +98,52 @@ def test_sizing_is_fast() -> None:
         assurance.evals_for_assurance(t, 12)
         assurance.trials_for_assurance(0.08, 0.03, 0.025, 20, 3)
     assert time.perf_counter() - start < 0.5
+
+
+def bayes_signflip(t_pilot: float, m: int, n: int, step: float, draws: int = 400_000, seed: int = 2) -> float:
+    """signflip_assurance's model by brute force: the posterior draws of bayes_fresh, a new run's
+    mean and sd, and the sign-flip criterion (S - step) / sqrt(Q) > z on its sum S and
+    Q = sum d^2, z being where S / sqrt(Q) is when the t statistic is at its critical value."""
+    rng = np.random.default_rng(seed)
+    sigma = np.sqrt((m - 1) / rng.chisquare(m - 1, draws))
+    effect = abs(t_pilot) / math.sqrt(m) + sigma / math.sqrt(m) * rng.standard_normal(draws)
+    mean2 = effect + sigma / math.sqrt(n) * rng.standard_normal(draws)
+    var2 = sigma**2 * rng.chisquare(n - 1, draws) / (n - 1)
+    q = (n - 1) * var2 + n * mean2**2
+    tc = sps.t.ppf(0.975, n - 1)
+    z = tc * math.sqrt(n / (n - 1 + tc**2))
+    return float(np.mean((n * mean2 - step) / np.sqrt(q) > z))
+
+
+@pytest.mark.parametrize(("t_pilot", "m", "n", "step"),
+                         [(2.0, 10, 15, 1.0), (1.5, 5, 40, 0.8), (3.0, 20, 10, 0.5), (-2.5, 5, 30, 2.0)])
+def test_signflip_assurance_is_the_posterior_probability_of_its_criterion(t_pilot: float, m: int, n: int,
+                                                                         step: float) -> None:
+    got = assurance.signflip_assurance(t_pilot, m, n, step)
+    assert got == pytest.approx(bayes_signflip(t_pilot, m, n, step), abs=0.004)
+
+
+@pytest.mark.parametrize(("t_pilot", "m", "n"), [(2.0, 10, 15), (1.2, 6, 40), (3.0, 20, 10)])
+def test_signflip_assurance_without_a_lattice_is_the_t_tests(t_pilot: float, m: int, n: int) -> None:
+    """With continuous differences the criterion is the t test's (S / sqrt(Q) is monotone in t),
+    so the two sizings agree; a lattice (1 to 3 trials per eval) asks for more evals."""
+    assert assurance.signflip_assurance(t_pilot, m, n, 0.0) == pytest.approx(
+        assurance.fresh_assurance(t_pilot, m, n), abs=0.002)
+    assert assurance.signflip_assurance(t_pilot, m, n, 0.9) < assurance.fresh_assurance(t_pilot, m, n) - 0.01
+
+
+@pytest.mark.parametrize(("t_pilot", "m", "step"), [(2.0, 10, 0.9), (1.5, 5, 1.4), (4.0, 20, 0.3)])
+def test_evals_for_signflip_assurance_is_the_smallest_size_reaching_80(t_pilot: float, m: int,
+                                                                       step: float) -> None:
+    n = assurance.evals_for_signflip_assurance(t_pilot, m, step)
+    assert n is not None and n >= assurance.evals_for_assurance(t_pilot, m)
+    assert assurance.signflip_assurance(t_pilot, m, n, step) >= 0.8 > assurance.signflip_assurance(
+        t_pilot, m, n - 1, step)
+    assert assurance.evals_for_signflip_assurance(0.8, 10, step) is None  # the side is uncertain
+
+
+def test_signflip_advice_costs_milliseconds() -> None:
+    started = time.process_time()
+    for t in np.linspace(1.3, 6, 40):
+        assurance.evals_for_signflip_assurance(float(t), 10, 0.9)
+    assert (time.process_time() - started) / 40 < 0.02

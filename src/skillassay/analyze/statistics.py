@@ -12,6 +12,7 @@ import math
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -503,8 +504,8 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
 
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     """Sample sizes to detect the observed difference with 80% power: a planning figure, not a
-    test. The evals are sized by assurance (analyze/assurance.py: the probability of detecting
-    it averaged over the effects these data allow), never below what the sign-flip test needs
+    test. The evals are sized by assurance (analyze/assurance.py: the probability that the exact
+    sign-flip test detects it, averaged over the effects these data allow), never below what the sign-flip test needs
     (6 differing evals, more when ties are common). When the data cannot say which way the
     difference goes with more than 80% probability, no number of evals can promise 80%, and the
     reason says so instead."""
@@ -540,7 +541,8 @@ def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     if sd_plan == 0 or floor is None:
         out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
         return out
-    advice = _fresh_evals_advice(delta / (sd_plan / math.sqrt(len(used))), len(used))
+    advice = _fresh_evals_advice(delta / (sd_plan / math.sqrt(len(used))), len(used),
+                                 _lattice_step(used, a, b) / sd_plan)
     out["sign_probability"] = _f(advice.sign_probability)
     if advice.evals is None:
         out["evals_needed_reason"] = (
@@ -561,6 +563,21 @@ def _planning_sd(sd: float, noise: float | None) -> float:
     return sd if sd > 0 else math.sqrt(noise or 0.0)
 
 
+def _lattice_step(used: list[EvalCell], a: str, b: str, thr: float = 1.0) -> float:
+    """The grid the paired differences a_e - thr b_e lie on: the greatest common divisor of
+    1 / completed_a and thr / completed_b over the evals (1/3 at 3 trials per eval, 1 at one),
+    from the trial counts rather than the observed values, which on few evals can share a
+    coarser grid by chance. 0 when thr is not a simple fraction (no grid to speak of)."""
+    r = Fraction(thr).limit_denominator(1000)
+    if abs(float(r) - thr) > 1e-9:
+        return 0.0
+    steps = {Fraction(1, c.arms[a].completed) for c in used} | {
+        r / c.arms[b].completed for c in used}
+    num = math.gcd(*(f.numerator for f in steps))
+    den = math.lcm(*(f.denominator for f in steps))
+    return num / den
+
+
 @dataclass(frozen=True)
 class _EvalsAdvice:
     evals: int | None
@@ -569,16 +586,20 @@ class _EvalsAdvice:
     why: str  # when evals is None: why no size is promised
 
 
-def _fresh_evals_advice(t_pilot: float, m: int) -> _EvalsAdvice:
+def _fresh_evals_advice(t_pilot: float, m: int, sign_flip_step: float | None = None) -> _EvalsAdvice:
     """Fresh evals whose test succeeds with 80% assurance, from a pilot of m evals with t
-    statistic t_pilot; or why no size can be promised."""
+    statistic t_pilot; or why no size can be promised. With `sign_flip_step` (the lattice of
+    the differences over their sd) the test sized is the exact sign-flip test that decides the
+    paired figures, not a t test: on the lumpy differences of 1-3 trials per eval the t-test
+    sizing delivered 54-74% instead of 80% (benchmarks/advice_power.py)."""
     from skillassay.analyze import assurance
 
     side = assurance.fresh_ceiling(t_pilot, m)
     if side <= assurance.TARGET:
         return _EvalsAdvice(None, side, True, f"(the data put it on this side with probability {side:.2f}; "
                                               f"80% power needs more than {assurance.TARGET:g})")
-    e = assurance.evals_for_assurance(t_pilot, m)
+    e = (assurance.evals_for_assurance(t_pilot, m) if sign_flip_step is None
+         else assurance.evals_for_signflip_assurance(t_pilot, m, sign_flip_step))
     return _EvalsAdvice(e, side, False, f"more than {assurance.MAX_SIZE:,} evals")
 
 
@@ -682,7 +703,8 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float) -
     floor = stats.evals_with_differing(int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9))) / z.size)
     if sd == 0 or floor is None:
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
-    advice = _fresh_evals_advice(mean / (sd / math.sqrt(z.size)), z.size)
+    advice = _fresh_evals_advice(mean / (sd / math.sqrt(z.size)), z.size,
+                                 _lattice_step(used, skill, baseline, thr) / sd)
     if advice.evals is None:
         return {**none, "decide_note": (
             "the estimate is within noise of the threshold: no sample size can be promised to decide it "
