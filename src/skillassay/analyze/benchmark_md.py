@@ -8,6 +8,7 @@ import jinja2
 
 from skillassay.analyze.gate import GateResult
 from skillassay.models import Benchmark
+from skillassay.store.templates import template_bytecode_cache
 
 
 def pct(x: float | None) -> str:
@@ -37,7 +38,8 @@ def cost_ratio(x: float | None, unit: str) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("skillassay", "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)  # markdown, not HTML
+                             autoescape=False,  # markdown, not HTML
+                             bytecode_cache=template_bytecode_cache())
     env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio)
     return env
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from skillassay.store.templates import template_bytecode_cache
 from skillassay.viewer.render import highlight_css
 
 # Escaping <, > and & means no byte sequence in the data can close the <script> element or open
@@ -34,7 +35,8 @@ def csp(nonce: str, served: bool) -> str:
 @functools.cache
 def _env() -> Environment:
     return Environment(loader=PackageLoader("skillassay.viewer", "templates"),
-                       autoescape=select_autoescape(["html", "j2"], default=True))
+                       autoescape=select_autoescape(["html", "j2"], default=True),
+                       bytecode_cache=template_bytecode_cache())
 
 
 @functools.cache
