@@ -351,3 +351,14 @@ def test_the_pass_rate_interval_does_not_import_scipy_optimize() -> None:
             "print('scipy.optimize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_detection_limit_of_many_trials_stays_a_readable_number() -> None:
+    """At 200 trials per arm 4^K / q has 120 digits: written to a file, our own reader (64 digits
+    at most) would refuse it, and printed it is noise."""
+    from skillassay.analyze.compare import detection_limit
+
+    limit = detection_limit(50, 200)
+    assert limit["detectable"] and limit["max_evals"] <= 10**12
+    assert "more than a million evals" in limit["text"] and len(limit["text"]) < 200
+    assert "up to 6,553 evals" in detection_limit(50, 8)["text"]

@@ -509,11 +509,14 @@ def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
     regressed eval can be called only when n_evals * 4^-K <= q."""
     p = smallest_regression_p(k) if k >= 1 else 1.0
     can = k >= 1 and n_evals * p <= q
-    most = math.floor(q / p + 1e-12) if k >= 1 else 0
+    # Capped: 4^K grows past what JSON readers take as an integer (120 digits at K = 200; ours
+    # refuse more than 64), and no suite comes near 10^12 evals.
+    most = min(math.floor(q / p + 1e-12), 10**12) if k >= 1 else 0
     needed = trials_to_detect(n_evals, q)
     if can:
+        up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
         text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
-                f"up to {most} evals (this suite has {n_evals}); smaller drops need more trials.")
+                f"{up_to} evals (this suite has {n_evals}); smaller drops need more trials.")
     else:
         text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
