@@ -33,7 +33,7 @@ from skillassay.models import (
 )
 from skillassay.models.runfiles import GradingTiming, UserNotesSummary
 from skillassay.store.jsonio import load_json_lenient, now_iso
-from skillassay.store.layout import ANSWER_FILE
+from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
 
 if TYPE_CHECKING:
     from skillassay.grade.judge import Judge, JudgePolicy
@@ -171,9 +171,6 @@ def run_view(run_dir: Path, metrics: Metrics, timing: Timing, prompt: str = "",
                    listed_outputs=None if listed_outputs is None else frozenset(listed_outputs))
 
 
-NOTES_FILE = "user_notes.md"  # what the executor may leave about its uncertainties (skill-creator's)
-
-
 def parse_user_notes(text: str) -> UserNotesSummary:
     """Without a judge, the executor's notes are still summarised: bullet lines under a
     heading that names uncertainties, review or workarounds go to that list."""
@@ -272,9 +269,9 @@ class Grader:
     def notes_of(view: RunView) -> UserNotesSummary:
         """The executor's user_notes.md, summarised. When the trial loop has just listed outputs/
         (view.listed_outputs), that listing says whether there is one: no look on disk per trial."""
-        if view.listed_outputs is not None and NOTES_FILE not in view.listed_outputs:
+        if view.listed_outputs is not None and USER_NOTES_FILE not in view.listed_outputs:
             return empty_notes()
-        notes_file = os.path.join(view.outputs_dir, NOTES_FILE)
+        notes_file = os.path.join(view.outputs_dir, USER_NOTES_FILE)
         if view.listed_outputs is None and not os.path.isfile(notes_file):
             return empty_notes()
         return parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))

@@ -29,9 +29,8 @@ from skillassay.assertions.base import RunView
 from skillassay.grade.evidence import Sources, too_short
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
-from skillassay.store.layout import ANSWER_FILE
+from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
 
-USER_NOTES_FILE = "user_notes.md"
 TRANSCRIPT_FILE = "transcript.md"
 BOOKKEEPING_FILES = {ANSWER_FILE, "metrics.json", USER_NOTES_FILE}
 TOOL_NAME = "record_grading"

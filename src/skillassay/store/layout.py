@@ -16,6 +16,7 @@ SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
 SKILL_COPY_SKIPS = ("*-workspace", ".git", "__pycache__")  # never part of a skill's copy
 EVALS_DIR = "evals"  # the eval set inside a skill folder (skill-creator's layout)
 ANSWER_FILE = "answer.md"  # the agent's final text, written into outputs/ beside its files
+USER_NOTES_FILE = "user_notes.md"  # what the executor may leave in outputs/ about its uncertainties (skill-creator's)
 
 
 def default_workspace(skill_dir: Path, skill_name: str) -> Path:
