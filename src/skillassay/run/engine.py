@@ -64,12 +64,11 @@ from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
-    dump_json,
     now_iso,
     read_json,
     remove_stale_temps,
-    write_before_marker,
     write_json,
+    write_json_before_marker,
 )
 from skillassay.store.layout import (
     SNAPSHOT_DIR,
@@ -338,7 +337,7 @@ class TrialRunner:
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
-        write_before_marker(f"{run_s}/timing.json", self.redactor(dump_json(timing)).encode("utf-8"))
+        write_json_before_marker(f"{run_s}/timing.json", timing, self.redactor)
         write_json(f"{run_s}/grading.json", grading, self.redactor)  # last, atomically: it commits the trial
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)

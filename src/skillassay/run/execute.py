@@ -20,7 +20,7 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
-from skillassay.store.jsonio import dump_json, now_iso, write_before_marker
+from skillassay.store.jsonio import now_iso, write_before_marker, write_json_before_marker, write_text_before_marker
 from skillassay.store.layout import ANSWER_FILE, remove_tree
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
     write_before_marker(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
-    write_before_marker(f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)).encode("utf-8"))
+    write_text_before_marker(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     usage = result.usage
@@ -268,9 +268,9 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
-    write_before_marker(f"{out_s}/metrics.json", redactor(dump_json(metrics)).encode("utf-8"))
+    write_json_before_marker(f"{out_s}/metrics.json", metrics, redactor)
     if write_timing:  # the engine writes it once, after grading adds the grader's times
-        write_before_marker(f"{run_s}/timing.json", redactor(dump_json(timing)).encode("utf-8"))
+        write_json_before_marker(f"{run_s}/timing.json", timing, redactor)
     return result, metrics, timing
 
 

@@ -187,6 +187,12 @@ def write_before_marker(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def write_text_before_marker(path: str, text: str, redactor: Callable[[str], str]) -> None:
+    """`text`, masked, written in place: atomic_write_text's counterpart for a trial's files
+    before its grading.json (write_before_marker says why no rename is needed)."""
+    write_before_marker(path, redactor(text).encode("utf-8"))
+
+
 def atomic_write_text(path: Path | str, text: str, redactor: Callable[[str], str] | None = None) -> None:
     """`text`, masked, replaces `path` atomically. `redactor`: a disk redactor's `text` the
     caller already holds (the trial loop's, fixed for the run like the answer it grades), so
@@ -273,6 +279,11 @@ def _plain_value(value: Any) -> Any:
 
 def write_json(path: Path | str, data: Any, redactor: Callable[[str], str] | None = None) -> None:
     atomic_write_text(path, dump_json(data), redactor)
+
+
+def write_json_before_marker(path: str, data: Any, redactor: Callable[[str], str]) -> None:
+    """write_json for a trial's files before its grading.json: in place, masked."""
+    write_text_before_marker(path, dump_json(data), redactor)
 
 
 # --- the one guarded parse every reader goes through ---------------------------------------
