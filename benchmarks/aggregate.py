@@ -122,13 +122,13 @@ def peer_copy(it: Path) -> Path:
     return dest
 
 
-def measure(it: Path, rounds: int, against: Path | None, in_process: bool, compile_first: bool = True) -> None:
+def measure(it: Path, rounds: int, against: Path | None, in_process: bool, bytecode_cache: bool = True) -> None:
     ours = Series("skillassay aggregate")
     peer = Series("skill-creator aggregate_benchmark.py")
     ours_cmd, env = skillassay_cmd("aggregate", str(it)), ours_env()
     peer_it = peer_copy(it) if against else None
     peer_cmd = [sys.executable, str(against), str(peer_it)] if against else []
-    if compile_first:  # the warm-up run below fills the cache
+    if bytecode_cache:  # the warm-up run below fills the cache
         env = with_bytecode_cache(env, it.parent.parent / "pycache")
         print(f"bytecode: cached under {it.parent.parent / 'pycache'}, as an installed package has it")
     print(f"before: {load()}")
