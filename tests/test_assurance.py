@@ -135,15 +135,15 @@ def test_signflip_assurance_without_a_lattice_is_the_t_tests(t_pilot: float, m: 
 @pytest.mark.parametrize(("t_pilot", "m", "step"), [(2.0, 10, 0.9), (1.5, 5, 1.4), (4.0, 20, 0.3)])
 def test_evals_for_signflip_assurance_is_the_smallest_size_reaching_80(t_pilot: float, m: int,
                                                                        step: float) -> None:
-    n = assurance.evals_for_signflip_assurance(t_pilot, m, step)
+    n = assurance.evals_for_assurance(t_pilot, m, sign_flip_step=step)
     assert n is not None and n >= assurance.evals_for_assurance(t_pilot, m)
     assert assurance.signflip_assurance(t_pilot, m, n, step) >= 0.8 > assurance.signflip_assurance(
         t_pilot, m, n - 1, step)
-    assert assurance.evals_for_signflip_assurance(0.8, 10, step) is None  # the side is uncertain
+    assert assurance.evals_for_assurance(0.8, 10, sign_flip_step=step) is None  # the side is uncertain
 
 
 def test_signflip_advice_costs_milliseconds() -> None:
     started = time.process_time()
     for t in np.linspace(1.3, 6, 40):
-        assurance.evals_for_signflip_assurance(float(t), 10, 0.9)
+        assurance.evals_for_assurance(float(t), 10, sign_flip_step=0.9)
     assert (time.process_time() - started) / 40 < 0.02

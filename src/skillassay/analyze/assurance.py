@@ -114,23 +114,18 @@ def _smallest(f: Callable[[int], float], lo: int, hi: int, target: float) -> int
 
 
 def evals_for_assurance(t_pilot: float, m: int, target: float = TARGET, conf: float = CONF,
-                        max_evals: int = MAX_SIZE) -> int | None:
+                        max_evals: int = MAX_SIZE, sign_flip_step: float | None = None) -> int | None:
     """Smallest number of fresh evals whose run succeeds with probability `target` (assurance),
-    from a pilot of m evals with t statistic t_pilot. None when no size reaches it: the pilot
-    is not sure enough of the effect's side (fresh_ceiling < target), or it would take more
-    than max_evals."""
+    from a pilot of m evals with t statistic t_pilot: decided by a t test (fresh_assurance), or
+    with `sign_flip_step` (the differences' lattice over their sd) by the exact sign-flip test
+    (signflip_assurance). None when no size reaches it: the pilot is not sure enough of the
+    effect's side (fresh_ceiling < target), or it would take more than max_evals."""
     if m < 2 or not math.isfinite(t_pilot) or fresh_ceiling(t_pilot, m) <= target:
         return None
-    return _smallest(lambda n: fresh_assurance(t_pilot, m, n, conf), 2, max_evals, target)
-
-
-@functools.lru_cache(maxsize=1024)
-def _fresh_sd_ratios(n: int) -> np.ndarray:
-    """s / sigma of a fresh run of n evals at midpoint quantiles: sqrt(chi2_{n-1} / (n - 1))."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
-
-    u = (np.arange(_NODES) + 0.5) / _NODES
-    return np.sqrt(2 * special.gammaincinv((n - 1) / 2, u) / (n - 1))
+    if sign_flip_step is None:
+        return _smallest(lambda n: fresh_assurance(t_pilot, m, n, conf), 2, max_evals, target)
+    step = sign_flip_step
+    return _smallest(lambda n: signflip_assurance(t_pilot, m, n, step, conf), 2, max_evals, target)
 
 
 def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float = CONF) -> float:
@@ -159,21 +154,13 @@ def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float 
     tc = _t_crit(n - 1, conf)
     z = tc * math.sqrt(n / (n - 1 + tc * tc))  # t > tc, written as S / sqrt(Q) > z
     sigma = _sigma_ratios(m - 1)[:, None]  # in units of s
-    s_new = sigma * _fresh_sd_ratios(n)[None, :]
+    s_new = sigma / _sigma_ratios(n - 1)[None, :]  # s' / sigma at the same nodes: sqrt(chi2_{n-1} / (n - 1))
     a = (n - 1) * s_new**2
     g = abs(step)
     lead = n * (n - z * z)
     x = (n * g + np.sqrt(n * n * g * g - lead * (g * g - z * z * a))) / lead
     mean = abs(t_pilot) / math.sqrt(m)
     return float(np.mean(special.ndtr((mean - x) / (sigma * math.sqrt(1 / n + 1 / m)))))
-
-
-def evals_for_signflip_assurance(t_pilot: float, m: int, step: float, target: float = TARGET,
-                                 conf: float = CONF, max_evals: int = MAX_SIZE) -> int | None:
-    """evals_for_assurance for a run decided by the sign-flip test (signflip_assurance)."""
-    if m < 2 or not math.isfinite(t_pilot) or fresh_ceiling(t_pilot, m) <= target:
-        return None
-    return _smallest(lambda n: signflip_assurance(t_pilot, m, n, step, conf), 2, max_evals, target)
 
 
 def trials_assurance(gap: float, spread_var: float, noise_var: float, n_evals: int, k_now: float,

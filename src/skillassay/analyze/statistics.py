@@ -598,8 +598,7 @@ def _fresh_evals_advice(t_pilot: float, m: int, sign_flip_step: float | None = N
     if side <= assurance.TARGET:
         return _EvalsAdvice(None, side, True, f"(the data put it on this side with probability {side:.2f}; "
                                               f"80% power needs more than {assurance.TARGET:g})")
-    e = (assurance.evals_for_assurance(t_pilot, m) if sign_flip_step is None
-         else assurance.evals_for_signflip_assurance(t_pilot, m, sign_flip_step))
+    e = assurance.evals_for_assurance(t_pilot, m, sign_flip_step=sign_flip_step)
     return _EvalsAdvice(e, side, False, f"more than {assurance.MAX_SIZE:,} evals")
 
 
