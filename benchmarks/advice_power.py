@@ -48,8 +48,10 @@ from pathlib import Path
 
 import numpy as np
 
+from skillassay.analyze import assurance
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze import statistics as statistics_module
+from skillassay.analyze.statistics import MetricSeries, build_statistics, group_records
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -57,6 +59,11 @@ MAX_EVALS, MAX_TRIALS = 200, 200  # re-runs beyond these are run at them (a lowe
 EFFECTS = (0.15, 0.3)  # with_skill - baseline, per eval (clipped): small, large
 GAPS = (0.1, 0.2)  # population mean pass rate (0.5) minus the min_pass_rate threshold
 TARGET = 0.8
+# --truth prior: each experiment's truth drawn from these (see the module docstring).
+EFFECT_PRIOR = (-0.1, 0.5)  # the paired cells' effect ~ Uniform(lo, hi)
+MEAN_PRIOR = (0.25, 0.75)  # the gate cells' population mean ~ Uniform(lo, hi)
+GATE_THRESHOLD = 0.5  # min_pass_rate in the prior-averaged gate cells
+CONCENTRATION = 4.0  # per-eval rates ~ Beta(4 mu, 4 (1 - mu)): Beta(2,2) at mu = 0.5
 
 
 def trials(rng: np.random.Generator, rates: dict[str, np.ndarray], k: int) -> list[TrialRecord]:
@@ -76,17 +83,60 @@ def statistics(records: list[TrialRecord], k: int, thresholds: dict[str, float |
 
 
 # ---------------------------------------------------------------------------------------------
+# The assurance each piece of advice promised, at the size it is re-run at
+
+
+def paired_assurance(records: list[TrialRecord], n: int) -> float:
+    """The assurance the paired advice (the difference's evals_needed; the ratio gate's at
+    threshold 1, whose z_e is the same difference) holds at n fresh evals: recomputed from the
+    pilot with the library's own planning sd and lattice (statistics' private helpers, so the
+    figure is the one the advice was sized on, not a re-derivation of it)."""
+    used = group_records(records, (SKILL, BASE))
+    d = np.array([c.arms[SKILL].pass_rate - c.arms[BASE].pass_rate for c in used], dtype=float)
+    sd = statistics_module._planning_sd(float(d.std(ddof=1)),
+                                        statistics_module._trial_noise(used, SKILL, BASE))
+    step = statistics_module._lattice_step(used, SKILL, BASE) / sd
+    t = float(d.mean()) / (sd / math.sqrt(len(d)))
+    return assurance.signflip_assurance(t, len(d), n, step)
+
+
+def gate_series(records: list[TrialRecord]) -> tuple[MetricSeries, float, float]:
+    """The pass-rate gate's per-eval series, its estimate and its SE (what _gap_advice sizes on)."""
+    series = MetricSeries.build(group_records(records, (SKILL, BASE)), SKILL, "pass")
+    est = series.estimate(pooled=False)
+    assert est is not None and est.se is not None
+    return series, est.mean, est.se
+
+
+def gate_evals_assurance(records: list[TrialRecord], thr: float, n: int) -> float:
+    """The assurance `min_pass_rate`'s evals_to_decide holds at n fresh evals."""
+    series, mean, se = gate_series(records)
+    return assurance.fresh_assurance(abs(mean - thr) / se, len(series.means), n)
+
+
+def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> float:
+    """The assurance `min_pass_rate`'s trials_to_decide holds at k trials on the same evals."""
+    series, mean, _ = gate_series(records)
+    noise = float(np.mean([w / c for w, c in zip(series.within_var, series.counts, strict=True)
+                           if w is not None]))
+    return assurance.trials_assurance(abs(mean - thr), float(np.var(series.means, ddof=1)), noise,
+                                      len(series.means), float(np.mean(series.counts)), k)
+
+
+# ---------------------------------------------------------------------------------------------
 # Tallies
 
 
 @dataclass
 class Tally:
-    """One advice kind in one cell: how often advice was given, its sizes, and the re-runs."""
+    """One advice kind in one cell: how often advice was given, its sizes, and the re-runs;
+    `promised` is the assurance the advice holds at the size re-run (below 80% when capped)."""
 
     pilots: int = 0
     sizes: list[int] = field(default_factory=list)
     capped: int = 0
     hits: int = 0
+    promised: list[float] = field(default_factory=list)
 
     def add(self, size: int | None, cap: int) -> int | None:
         """Record the advice; the size to re-run at (None: no advice to test)."""
@@ -97,17 +147,20 @@ class Tally:
         self.capped += size > cap
         return min(size, cap)
 
-    def result(self, hit: bool) -> None:
+    def result(self, hit: bool, promised: float | None = None) -> None:
         self.hits += bool(hit)
+        if promised is not None:
+            self.promised.append(promised)
 
-    def cells(self) -> list[str]:
+    def cells(self, with_promise: bool = False) -> list[str]:
         n = len(self.sizes)
         given = f"{n}/{self.pilots}"
         if not n:
-            return [given, "n/a", "n/a", "0"]
+            return [given, "n/a", *(["n/a"] if with_promise else []), "n/a", "0"]
         lo, hi = stats.wilson_interval(self.hits, n) or (math.nan, math.nan)
         q1, med, q3 = (int(round(float(x))) for x in np.percentile(self.sizes, [25, 50, 75]))
-        return [given, f"{self.hits / n * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
+        promise = [f"{np.mean(self.promised) * 100:.1f}%" if self.promised else "n/a"] if with_promise else []
+        return [given, f"{self.hits / n * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]", *promise,
                 f"{q1} / {med} / {q3}, max {max(self.sizes):,}", str(self.capped)]
 
 
@@ -119,8 +172,10 @@ class Cell:
     kind: str  # "paired" (difference and ratio gate) or "gate" (min_pass_rate)
     k: int
     n_evals: int
-    size: float  # the effect (paired) or the gap to the threshold (gate)
+    size: float  # the effect (paired) or the gap to the threshold (gate); 0 with truth "prior"
     population: str = "beta22"  # per-eval rates ~ Beta(2,2), or "equal": every eval at 0.5
+    truth: str = "fixed"  # "prior": each experiment draws its effect or mean from the prior
+    prior: tuple[float, float] = (0.0, 0.0)  # with truth "prior": Uniform(lo, hi) of it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,13 +183,20 @@ class Cell:
 
 
 def paired_experiment(rng: np.random.Generator, c: Cell, diff: Tally, ratio: Tally) -> None:
+    # With truth "prior" the effect is this experiment's own, drawn before its pilot; success is
+    # then the verdict in the direction the pilot saw (what assurance promises), which with a
+    # fixed positive effect is the PASS / positive difference counted below.
+    effect = float(rng.uniform(*c.prior)) if c.truth == "prior" else c.size
+
     def draw(n: int) -> dict[str, np.ndarray]:
         base = rng.beta(2, 2, n)
-        return {SKILL: np.clip(base + c.size, 0, 1), BASE: base}
+        return {SKILL: np.clip(base + effect, 0, 1), BASE: base}
 
     th = {"min_improvement_ratio": 1.0}
-    pilot = statistics(trials(rng, draw(c.n_evals), c.k), c.k, th)
+    records = trials(rng, draw(c.n_evals), c.k)
+    pilot = statistics(records, c.k, th)
     g = pilot["gates"]["min_improvement_ratio"]
+    up = c.truth != "prior" or (pilot["power"]["observed_difference"] or 0) > 0
     n_diff = diff.add(pilot["power"]["evals_needed"], MAX_EVALS)
     # A decided pilot gets no advice: only an undecided gate is advised.
     n_ratio = ratio.add(g["evals_to_decide"], MAX_EVALS) if g["decision"] == "INCONCLUSIVE" else None
@@ -145,37 +207,52 @@ def paired_experiment(rng: np.random.Generator, c: Cell, diff: Tally, ratio: Tal
         if n not in done:
             done[n] = statistics(trials(rng, draw(n), c.k), c.k, th)
         st = done[n]
+        promised = paired_assurance(records, n)
         if tally is diff:
             d = st["paired"]["pass_rate_difference"]
-            tally.result(d["p_value"] is not None and d["p_value"] < 0.05 and (d["mean"] or 0) > 0)
+            tally.result(d["p_value"] is not None and d["p_value"] < 0.05
+                         and ((d["mean"] or 0) > 0 if up else (d["mean"] or 0) < 0), promised)
         else:
-            tally.result(st["gates"]["min_improvement_ratio"]["decision"] == "PASS")
+            tally.result(st["gates"]["min_improvement_ratio"]["decision"] == ("PASS" if up else "FAIL"),
+                         promised)
 
 
 def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trials: Tally) -> None:
-    th: dict[str, float | None] = {"min_pass_rate": 0.5 - c.size}
+    # With truth "prior" the population mean mu is this experiment's own and the threshold is
+    # fixed; per-eval rates ~ Beta(4 mu, 4 (1 - mu)) (Beta(2,2) at mu = 0.5) or all at mu.
+    mu = float(rng.uniform(*c.prior)) if c.truth == "prior" else 0.5
+    thr = GATE_THRESHOLD if c.truth == "prior" else 0.5 - c.size
+    th: dict[str, float | None] = {"min_pass_rate": thr}
 
     def draw(n: int) -> np.ndarray:
-        return rng.beta(2, 2, n) if c.population == "beta22" else np.full(n, 0.5)
+        if c.population == "equal":
+            return np.full(n, mu)
+        return rng.beta(2, 2, n) if c.truth != "prior" else rng.beta(CONCENTRATION * mu, CONCENTRATION * (1 - mu), n)
 
     rates = draw(c.n_evals)
-    g = statistics(trials(rng, {SKILL: rates}, c.k), c.k, th)["gates"]["min_pass_rate"]
+    records = trials(rng, {SKILL: rates}, c.k)
+    g = statistics(records, c.k, th)["gates"]["min_pass_rate"]
     if g["decision"] != "INCONCLUSIVE":
         return  # decided already: no advice
+    want = "PASS" if c.truth != "prior" or (g["value"] or 0) > thr else "FAIL"
     if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS)) is not None:
         again = statistics(trials(rng, {SKILL: draw(e)}, c.k), c.k, th)
-        by_evals.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
+        by_evals.result(again["gates"]["min_pass_rate"]["decision"] == want,
+                        gate_evals_assurance(records, thr, e))
     if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS)) is not None:
         again = statistics(trials(rng, {SKILL: rates}, k), k, th)
-        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
+        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == want,
+                         gate_trials_assurance(records, thr, k))
 
 
 def run_cell(args: tuple[Cell, int, int]) -> tuple[Cell, Tally, Tally, float]:
     """`experiments` pilots of one cell, on a generator of its own (so cells run in parallel
     and the output does not depend on their order)."""
     c, experiments, seed = args
-    rng = np.random.default_rng([seed, c.k, c.n_evals, int(round(c.size * 1000)), c.kind == "gate",
-                                 c.population == "equal"])
+    key = [seed, c.k, c.n_evals, int(round(c.size * 1000)), c.kind == "gate", c.population == "equal"]
+    if c.truth == "prior":  # its own streams, leaving the fixed-truth cells' as they were
+        key += [7, *(int(round(x * 1000)) + 1000 for x in c.prior)]
+    rng = np.random.default_rng(key)
     a, b = Tally(), Tally()
     started = time.process_time()
     for _ in range(experiments):
@@ -195,21 +272,53 @@ def table(header: list[str], rows: Iterable[list[str]]) -> str:
 
 HEADER = ["advice", "setting", "advice given / pilots", "promise kept (target 80%)",
           "advised size: quartiles, max", f"capped (re-run at {MAX_EVALS} evals / {MAX_TRIALS} trials)"]
+PRIOR_HEADER = [*HEADER[:4], "assurance promised (mean, at the size re-run)", *HEADER[4:]]
+ORDER = {"difference": 0, "ratio gate (1.0)": 1, "min_pass_rate, evals": 2, "min_pass_rate, trials": 3}
+
+
+def setting_of(c: Cell) -> str:
+    if c.truth == "prior":
+        lo, hi = c.prior
+        what = (f"effect ~ U({lo:g}, {hi:g})" if c.kind == "paired"
+                else f"mean ~ U({lo:g}, {hi:g}), threshold {GATE_THRESHOLD:g}")
+        return f"K={c.k}, {c.n_evals} evals, {what}" + (", every eval at the mean" if c.population == "equal" else "")
+    if c.kind == "paired":
+        return f"K={c.k}, {c.n_evals} evals, effect +{c.size:g}"
+    return f"K={c.k}, {c.n_evals} evals, gap {c.size:g}" + (", every eval at 0.5" if c.population == "equal" else "")
+
+
+def labelled(results: list[tuple[Cell, Tally, Tally, float]]) -> list[tuple[str, Cell, Tally]]:
+    """(advice, cell, tally) for both advice kinds of every cell, in the table's order."""
+    out = []
+    for c, a, b, _ in results:
+        names = ("difference", "ratio gate (1.0)") if c.kind == "paired" else (
+            "min_pass_rate, evals", "min_pass_rate, trials")
+        out += [(names[0], c, a), (names[1], c, b)]
+    return sorted(out, key=lambda r: ORDER[r[0]])
 
 
 def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
-    out = []
-    for c, a, b, _ in results:
-        if c.kind == "paired":
-            setting = f"K={c.k}, {c.n_evals} evals, effect +{c.size:g}"
-            out += [["difference", setting, *a.cells()], ["ratio gate (1.0)", setting, *b.cells()]]
-        else:
-            setting = f"K={c.k}, {c.n_evals} evals, gap {c.size:g}" + (
-                ", every eval at 0.5" if c.population == "equal" else "")
-            out += [["min_pass_rate, evals", setting, *a.cells()],
-                    ["min_pass_rate, trials", setting, *b.cells()]]
-    order = {"difference": 0, "ratio gate (1.0)": 1, "min_pass_rate, evals": 2, "min_pass_rate, trials": 3}
-    return sorted(out, key=lambda r: order[r[0]])
+    prior = any(c.truth == "prior" for c, *_ in results)
+    out = [[name, setting_of(c), *t.cells(prior)] for name, c, t in labelled(results)]
+    if prior:  # every cell of an advice kind together: the promise averaged over all of them
+        for name in ORDER:
+            tallies = [t for n, _, t in labelled(results) if n == name]
+            if tallies:
+                pooled = Tally(sum(t.pilots for t in tallies), [x for t in tallies for x in t.sizes],
+                               sum(t.capped for t in tallies), sum(t.hits for t in tallies),
+                               [x for t in tallies for x in t.promised])
+                out.append([name, "all these cells", *pooled.cells(True)])
+    return out
+
+
+def tables(results: list[tuple[Cell, Tally, Tally, float]]) -> str:
+    """The fixed-truth table as before, and the prior-averaged cells' table (with the assurance
+    promised beside the success rate) after it."""
+    fixed = [r for r in results if r[0].truth != "prior"]
+    prior = [r for r in results if r[0].truth == "prior"]
+    parts = [table(HEADER, rows(fixed))] if fixed else []
+    parts += [table(PRIOR_HEADER, rows(prior))] if prior else []
+    return "\n\n".join(parts)
 
 
 def save(path: Path, result: tuple[Cell, Tally, Tally, float]) -> None:
@@ -225,7 +334,8 @@ def load(paths: list[Path]) -> list[tuple[Cell, Tally, Tally, float]]:
     for path in paths:
         for line in path.read_text().splitlines():
             d = json.loads(line)
-            out.append((Cell(**d["cell"]), Tally(**d["a"]), Tally(**d["b"]), float(d["cpu"])))
+            cell = {**d["cell"], "prior": tuple(d["cell"].get("prior", (0.0, 0.0)))}
+            out.append((Cell(**cell), Tally(**d["a"]), Tally(**d["b"]), float(d["cpu"])))
     return out
 
 
@@ -238,6 +348,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kind", nargs="*", choices=("paired", "gate", "gate-equal"), default=None,
                     help="paired: difference and ratio gate; gate: min_pass_rate on Beta(2,2) evals; "
                          "gate-equal: min_pass_rate with every eval at 0.5 (where trials can decide it)")
+    ap.add_argument("--truth", choices=("fixed", "prior"), default="fixed",
+                    help="fixed: the effects and gaps above, the same truth for every pilot; prior: each "
+                         "experiment draws its truth from --effect-prior / --mean-prior (the Bayesian check)")
+    ap.add_argument("--effect-prior", type=float, nargs=2, default=EFFECT_PRIOR, metavar=("LO", "HI"),
+                    help="with --truth prior: the paired cells' effect ~ Uniform(LO, HI)")
+    ap.add_argument("--mean-prior", type=float, nargs=2, default=MEAN_PRIOR, metavar=("LO", "HI"),
+                    help=f"with --truth prior: the gate cells' population mean ~ Uniform(LO, HI), "
+                         f"threshold {GATE_THRESHOLD:g}")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", type=Path, default=None, help="append each finished cell to this JSON-lines file")
@@ -246,16 +364,22 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.table:
         results = load(args.table)
-        print(table(HEADER, rows(results)))
+        print(tables(results))
         print(f"\n{sum(r[3] for r in results):.0f} CPU-s in all.")
         return
     ks = args.k or ([3] if args.quick else [1, 3, 10])
     evals = args.evals or ([10] if args.quick else [5, 10, 20])
     n = args.experiments or (40 if args.quick else 300)
     kinds = args.kind or ["paired", "gate", "gate-equal"]
-    cells = [Cell("gate" if kind == "gate-equal" else kind, k, e, size,
-                  "equal" if kind == "gate-equal" else "beta22")
-             for kind in kinds for k in ks for e in evals for size in (EFFECTS if kind == "paired" else GAPS)]
+    if args.truth == "prior":
+        cells = [Cell("gate" if kind == "gate-equal" else kind, k, e, 0.0,
+                      "equal" if kind == "gate-equal" else "beta22", "prior",
+                      tuple(args.effect_prior if kind == "paired" else args.mean_prior))
+                 for kind in kinds for k in ks for e in evals]
+    else:
+        cells = [Cell("gate" if kind == "gate-equal" else kind, k, e, size,
+                      "equal" if kind == "gate-equal" else "beta22")
+                 for kind in kinds for k in ks for e in evals for size in (EFFECTS if kind == "paired" else GAPS)]
     started = time.perf_counter()
     work = [(c, n, args.seed) for c in cells]
     results = []
@@ -265,7 +389,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{result[0]}: {result[3]:.0f} CPU-s", file=sys.stderr, flush=True)
             if args.save:
                 save(args.save, result)
-    print(table(HEADER, rows(results)))
+    print(tables(results))
     print(f"\n{n} pilots per cell, seed {args.seed}; {time.perf_counter() - started:.0f} s wall, "
           f"{sum(r[3] for r in results):.0f} CPU-s over {args.jobs} process(es), load average "
           f"{os.getloadavg()[0]:.1f}.")
