@@ -20,6 +20,39 @@ verdict the advice promised is reached:
 The trials-to-call advice for a possible regression (compare) promises no power ("would be
 called if the pass rates held"), so it is not measured here.
 
+**What the 80% is averaged over.** The advice is sized by assurance: the chance of success
+averaged over the truths the pilot allows (a flat-prior posterior). That is a Bayesian promise:
+among the runs given advice, averaged over the truths that produce such pilots, 80% succeed; for
+each pilot E[success | pilot] = its assurance, so the promise holds whatever selects the pilots
+that get advice (only undecided gates; only pilots sure enough of the side). The default mode
+checks something else, the frequentist power at one fixed truth averaged over pilots; there a
+pilot that overstated a weak effect, or an undecided gate pilot that understated a clear one,
+gets advice sized for a truth that is not the one simulated, and the fixed-truth rate can miss
+80% without the advice breaking its promise. `--truth prior` checks the promise itself: every
+experiment draws its own truth from a stated prior, then runs the same pipeline (pilot,
+build_statistics, the same selection, the same success criteria and cap), and the table puts
+the mean assurance promised, at the size actually re-run (below 80% when capped), beside the
+success rate. Success is the verdict in the direction the pilot saw (a significant difference
+of its sign; PASS or FAIL as the pilot's estimate lies above or below the threshold), since that
+is what the assurance is the probability of.
+
+The priors: paired cells draw the effect from Uniform(-0.1, 0.5) (baselines Beta(2,2), skill
+clipped to [0, 1]: from a small harm to the largest effect Beta(2,2) baselines leave room for;
+the clipping makes the true mean difference -0.097 to 0.41); gate cells draw the population
+mean from Uniform(0.25, 0.75) around a threshold of 0.5, with per-eval rates
+Beta(4 mu, 4 (1 - mu)) (Beta(2,2) at mu = 0.5) or all at mu. The assurance's posterior is the
+flat-prior one, so E[success | pilot] = assurance only where the generating prior is flat
+across the pilot's likelihood, in the mean and in log sigma. These priors are 2.4 pilot SEs
+wide at K = 1 with 5 evals, 5.6 at K = 3 with 10, 14 at K = 10 with 20 (paired; the gates'
+2.3-8.5), and no prior on a pass rate can be much wider: where it is narrow the true posterior
+is cut off by its edges, so a pilot that saw an extreme effect is promised more than its truth
+delivers. The column "pilots 2 SE inside the prior" keeps the re-runs whose pilot estimate lies
+two of its SEs inside the support of the true mean, where the edges do not bind. The spread
+sigma is not drawn from a prior at all: it is what Beta(2,2) evals and K trials give (mostly
+trial noise), so the flat prior on log sigma, which at 5-10 pilot evals leaves sigma uncertain
+by a factor of 1.5-2, is part of what is checked, as is the normal model of bounded,
+lattice-valued per-eval differences. `--effect-prior` / `--mean-prior` change the priors.
+
 Advice beyond MAX_EVALS evals or MAX_TRIALS trials is re-run at the cap (a lower bound on its
 power: power only grows with size), and the number capped is printed. Every rate carries its
 95% Wilson interval (the simulation's own uncertainty); "sizes" gives the advised sizes'
@@ -28,6 +61,7 @@ quartiles and maximum.
     python benchmarks/advice_power.py --quick       # one setting per advice kind, ~1 min
     python benchmarks/advice_power.py               # the README table (300 per cell)
     python benchmarks/advice_power.py --experiments 100 --k 3 --evals 10 --jobs 2
+    python benchmarks/advice_power.py --truth prior  # the promise averaged over truths
 
 Deterministic for a given --seed (each cell has its own generator).
 """
@@ -36,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -86,18 +121,36 @@ def statistics(records: list[TrialRecord], k: int, thresholds: dict[str, float |
 # The assurance each piece of advice promised, at the size it is re-run at
 
 
-def paired_assurance(records: list[TrialRecord], n: int) -> float:
+def paired_assurance(records: list[TrialRecord], n: int) -> tuple[float, float, float]:
     """The assurance the paired advice (the difference's evals_needed; the ratio gate's at
-    threshold 1, whose z_e is the same difference) holds at n fresh evals: recomputed from the
-    pilot with the library's own planning sd and lattice (statistics' private helpers, so the
-    figure is the one the advice was sized on, not a re-derivation of it)."""
+    threshold 1, whose z_e is the same difference) holds at n fresh evals, with the pilot's mean
+    difference and the SE the advice was sized on: recomputed from the pilot with the library's
+    own planning sd and lattice (statistics' private helpers, so the figure is the one the
+    advice was sized on, not a re-derivation of it)."""
     used = group_records(records, (SKILL, BASE))
     d = np.array([c.arms[SKILL].pass_rate - c.arms[BASE].pass_rate for c in used], dtype=float)
     sd = statistics_module._planning_sd(float(d.std(ddof=1)),
                                         statistics_module._trial_noise(used, SKILL, BASE))
     step = statistics_module._lattice_step(used, SKILL, BASE) / sd
-    t = float(d.mean()) / (sd / math.sqrt(len(d)))
-    return assurance.signflip_assurance(t, len(d), n, step)
+    se = sd / math.sqrt(len(d))
+    return assurance.signflip_assurance(float(d.mean()) / se, len(d), n, step), float(d.mean()), se
+
+
+@functools.lru_cache(maxsize=64)
+def mean_difference(effect: float) -> float:
+    """The true mean difference an effect gives: E[clip(b + effect, 0, 1)] - E[b], b ~ Beta(2,2)
+    (a midpoint rule on 20,000 points; the clipping makes it smaller than the effect)."""
+    b = (np.arange(20_000) + 0.5) / 20_000
+    w = 6 * b * (1 - b) / 20_000
+    return float(np.sum(w * (np.clip(b + effect, 0, 1) - b)))
+
+
+def interior(estimate: float, se: float, support: tuple[float, float], margin: float = 2.0) -> bool:
+    """Whether the pilot's estimate lies `margin` SEs inside the prior's support of the true
+    mean: there the generating prior is flat across most of the likelihood, so the flat-prior
+    posterior the assurance averages over is the true one (near an edge the true posterior is
+    cut off by it and the flat one is not)."""
+    return support[0] + margin * se <= estimate <= support[1] - margin * se
 
 
 def gate_series(records: list[TrialRecord]) -> tuple[MetricSeries, float, float]:
@@ -108,19 +161,21 @@ def gate_series(records: list[TrialRecord]) -> tuple[MetricSeries, float, float]
     return series, est.mean, est.se
 
 
-def gate_evals_assurance(records: list[TrialRecord], thr: float, n: int) -> float:
-    """The assurance `min_pass_rate`'s evals_to_decide holds at n fresh evals."""
+def gate_evals_assurance(records: list[TrialRecord], thr: float, n: int) -> tuple[float, float, float]:
+    """The assurance `min_pass_rate`'s evals_to_decide holds at n fresh evals, with the pilot's
+    estimate and SE."""
     series, mean, se = gate_series(records)
-    return assurance.fresh_assurance(abs(mean - thr) / se, len(series.means), n)
+    return assurance.fresh_assurance(abs(mean - thr) / se, len(series.means), n), mean, se
 
 
-def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> float:
-    """The assurance `min_pass_rate`'s trials_to_decide holds at k trials on the same evals."""
-    series, mean, _ = gate_series(records)
+def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> tuple[float, float, float]:
+    """The assurance `min_pass_rate`'s trials_to_decide holds at k trials on the same evals,
+    with the pilot's estimate and SE."""
+    series, mean, se = gate_series(records)
     noise = float(np.mean([w / c for w, c in zip(series.within_var, series.counts, strict=True)
                            if w is not None]))
     return assurance.trials_assurance(abs(mean - thr), float(np.var(series.means, ddof=1)), noise,
-                                      len(series.means), float(np.mean(series.counts)), k)
+                                      len(series.means), float(np.mean(series.counts)), k), mean, se
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,6 +192,8 @@ class Tally:
     capped: int = 0
     hits: int = 0
     promised: list[float] = field(default_factory=list)
+    outcomes: list[bool] = field(default_factory=list)  # with `promised`: each re-run's success
+    inside: list[bool] = field(default_factory=list)  # and whether its pilot was interior()
 
     def add(self, size: int | None, cap: int) -> int | None:
         """Record the advice; the size to re-run at (None: no advice to test)."""
@@ -147,19 +204,32 @@ class Tally:
         self.capped += size > cap
         return min(size, cap)
 
-    def result(self, hit: bool, promised: float | None = None) -> None:
+    def result(self, hit: bool, promised: float | None = None, inside: bool = False) -> None:
         self.hits += bool(hit)
         if promised is not None:
             self.promised.append(promised)
+            self.outcomes.append(bool(hit))
+            self.inside.append(inside)
+
+    def interior_cell(self) -> str:
+        """Success rate vs mean promise among the re-runs whose pilot was interior()."""
+        got = [(h, p) for h, p, i in zip(self.outcomes, self.promised, self.inside, strict=True) if i]
+        if not got:
+            return "n/a"
+        hits = sum(h for h, _ in got)
+        lo, hi = stats.wilson_interval(hits, len(got)) or (math.nan, math.nan)
+        return (f"{len(got)}: {hits / len(got) * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}] vs "
+                f"{np.mean([p for _, p in got]) * 100:.1f}%")
 
     def cells(self, with_promise: bool = False) -> list[str]:
         n = len(self.sizes)
         given = f"{n}/{self.pilots}"
         if not n:
-            return [given, "n/a", *(["n/a"] if with_promise else []), "n/a", "0"]
+            return [given, "n/a", *(["n/a", "n/a"] if with_promise else []), "n/a", "0"]
         lo, hi = stats.wilson_interval(self.hits, n) or (math.nan, math.nan)
         q1, med, q3 = (int(round(float(x))) for x in np.percentile(self.sizes, [25, 50, 75]))
-        promise = [f"{np.mean(self.promised) * 100:.1f}%" if self.promised else "n/a"] if with_promise else []
+        promise = [f"{np.mean(self.promised) * 100:.1f}%" if self.promised else "n/a",
+                   self.interior_cell()] if with_promise else []
         return [given, f"{self.hits / n * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]", *promise,
                 f"{q1} / {med} / {q3}, max {max(self.sizes):,}", str(self.capped)]
 
@@ -207,14 +277,15 @@ def paired_experiment(rng: np.random.Generator, c: Cell, diff: Tally, ratio: Tal
         if n not in done:
             done[n] = statistics(trials(rng, draw(n), c.k), c.k, th)
         st = done[n]
-        promised = paired_assurance(records, n)
+        promised, est, se = paired_assurance(records, n)
+        inside = interior(est, se, (mean_difference(c.prior[0]), mean_difference(c.prior[1])))
         if tally is diff:
             d = st["paired"]["pass_rate_difference"]
             tally.result(d["p_value"] is not None and d["p_value"] < 0.05
-                         and ((d["mean"] or 0) > 0 if up else (d["mean"] or 0) < 0), promised)
+                         and ((d["mean"] or 0) > 0 if up else (d["mean"] or 0) < 0), promised, inside)
         else:
             tally.result(st["gates"]["min_improvement_ratio"]["decision"] == ("PASS" if up else "FAIL"),
-                         promised)
+                         promised, inside)
 
 
 def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trials: Tally) -> None:
@@ -237,12 +308,14 @@ def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trial
     want = "PASS" if c.truth != "prior" or (g["value"] or 0) > thr else "FAIL"
     if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS)) is not None:
         again = statistics(trials(rng, {SKILL: draw(e)}, c.k), c.k, th)
-        by_evals.result(again["gates"]["min_pass_rate"]["decision"] == want,
-                        gate_evals_assurance(records, thr, e))
+        promised, est, se = gate_evals_assurance(records, thr, e)
+        by_evals.result(again["gates"]["min_pass_rate"]["decision"] == want, promised,
+                        interior(est, se, c.prior))
     if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS)) is not None:
         again = statistics(trials(rng, {SKILL: rates}, k), k, th)
-        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == want,
-                         gate_trials_assurance(records, thr, k))
+        promised, est, se = gate_trials_assurance(records, thr, k)
+        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == want, promised,
+                         interior(est, se, c.prior))
 
 
 def run_cell(args: tuple[Cell, int, int]) -> tuple[Cell, Tally, Tally, float]:
@@ -272,7 +345,8 @@ def table(header: list[str], rows: Iterable[list[str]]) -> str:
 
 HEADER = ["advice", "setting", "advice given / pilots", "promise kept (target 80%)",
           "advised size: quartiles, max", f"capped (re-run at {MAX_EVALS} evals / {MAX_TRIALS} trials)"]
-PRIOR_HEADER = [*HEADER[:4], "assurance promised (mean, at the size re-run)", *HEADER[4:]]
+PRIOR_HEADER = [*HEADER[:4], "assurance promised (mean, at the size re-run)",
+                "pilots 2 SE inside the prior: re-runs, kept vs promised", *HEADER[4:]]
 ORDER = {"difference": 0, "ratio gate (1.0)": 1, "min_pass_rate, evals": 2, "min_pass_rate, trials": 3}
 
 
@@ -306,7 +380,8 @@ def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
             if tallies:
                 pooled = Tally(sum(t.pilots for t in tallies), [x for t in tallies for x in t.sizes],
                                sum(t.capped for t in tallies), sum(t.hits for t in tallies),
-                               [x for t in tallies for x in t.promised])
+                               [x for t in tallies for x in t.promised],
+                               [x for t in tallies for x in t.outcomes], [x for t in tallies for x in t.inside])
                 out.append([name, "all these cells", *pooled.cells(True)])
     return out
 
