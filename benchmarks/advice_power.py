@@ -47,7 +47,9 @@ wide at K = 1 with 5 evals, 5.6 at K = 3 with 10, 14 at K = 10 with 20 (paired; 
 2.3-8.5), and no prior on a pass rate can be much wider: where it is narrow the true posterior
 is cut off by its edges, so a pilot that saw an extreme effect is promised more than its truth
 delivers. The column "pilots 2 SE inside the prior" keeps the re-runs whose pilot estimate lies
-two of its SEs inside the support of the true mean, where the edges do not bind. The spread
+two of its SEs inside the support of the true mean, where the edges do not bind (read it at
+10-20 pilot evals: at 5 the filter, on the pilot's own SE, admits mostly pilots whose spread came
+out small, which are the over-promised ones). The spread
 sigma is not drawn from a prior at all: it is what Beta(2,2) evals and K trials give (mostly
 trial noise), so the flat prior on log sigma, which at 5-10 pilot evals leaves sigma uncertain
 by a factor of 1.5-2, is part of what is checked, as is the normal model of bounded,

@@ -11,7 +11,7 @@ from typing import Any
 from skillassay.analyze.benchmark import thresholds_met
 from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.statistics import NOTE_SURE, build_statistics, group_records
 from skillassay.errors import InputError
 from skillassay.executors import load_executor_class, unmeasurable_thresholds
 from skillassay.models import Benchmark, Thresholds
@@ -61,8 +61,7 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
                          f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
         elif g.get("trials_to_decide"):
             steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
-                         f"(about {g['trials_to_decide']} completed trials per eval per arm: 80% of the time, allowing for "
-                         "the uncertainty of the estimate).")
+                         f"(about {g['trials_to_decide']} completed trials per eval per arm: {NOTE_SURE}).")
         else:
             steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
     return steps
