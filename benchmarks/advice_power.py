@@ -38,7 +38,7 @@ is what the assurance is the probability of.
 
 The priors: paired cells draw the effect from Uniform(-0.1, 0.5) (baselines Beta(2,2), skill
 clipped to [0, 1]: from a small harm to the largest effect Beta(2,2) baselines leave room for;
-the clipping makes the true mean difference -0.097 to 0.41); gate cells draw the population
+the clipping makes the true mean difference -0.099 to 0.41); gate cells draw the population
 mean from Uniform(0.25, 0.75) around a threshold of 0.5, with per-eval rates
 Beta(4 mu, 4 (1 - mu)) (Beta(2,2) at mu = 0.5) or all at mu. The assurance's posterior is the
 flat-prior one, so E[success | pilot] = assurance only where the generating prior is flat
