@@ -174,8 +174,7 @@ def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> tup
     """The assurance `min_pass_rate`'s trials_to_decide holds at k trials on the same evals,
     with the pilot's estimate and SE."""
     series, mean, se = gate_series(records)
-    noise = float(np.mean([w / c for w, c in zip(series.within_var, series.counts, strict=True)
-                           if w is not None]))
+    noise = series.noise_of_means()  # as _gap_advice sized it
     return assurance.trials_assurance(abs(mean - thr), float(np.var(series.means, ddof=1)), noise,
                                       len(series.means), float(np.mean(series.counts)), k), mean, se
 

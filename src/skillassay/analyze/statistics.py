@@ -319,16 +319,20 @@ class MetricSeries:
         """Each eval's passes (a pass series' sums are its pass counts)."""
         return [round(x) for x in self.sums]
 
+    def noise_of_means(self) -> float:
+        """mean(s_e^2 / n_e) over the evals with 2 or more trials: the part of the per-eval means'
+        variance that is trial noise (0.0 when no eval has two trials)."""
+        parts = [w / n for w, n in zip(self.within_var, self.counts, strict=True) if w is not None]
+        return float(np.mean(parts)) if parts else 0.0
+
     def components(self) -> tuple[float, float]:
         """(omega^2, mean per-trial variance): split the spread of per-eval means into the part
         more trials cannot shrink and the part they can. Unbiased: var(m_e) - mean(s_e^2/n_e)."""
-        pairs = [(w, n) for w, n in zip(self.within_var, self.counts, strict=True)
-                 if w is not None]
-        s2 = float(np.mean([w for w, _ in pairs])) if pairs else 0.0
+        known = [w for w in self.within_var if w is not None]
+        s2 = float(np.mean(known)) if known else 0.0
         if len(self.means) < 2:
             return 0.0, s2
-        noise = float(np.mean([w / n for w, n in pairs])) if pairs else 0.0
-        return max(0.0, float(np.var(self.means, ddof=1)) - noise), s2
+        return max(0.0, float(np.var(self.means, ddof=1)) - self.noise_of_means()), s2
 
 
 def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> dict[str, Any]:
@@ -649,8 +653,7 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     spread_uncertain = False
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
-        noise = float(np.mean([w / n for w, n in zip(series.within_var, series.counts, strict=True)
-                               if w is not None]))
+        noise = series.noise_of_means()
         k_now = float(np.mean(series.counts))
         spread = float(np.var(series.means, ddof=1))
         trials = assurance.trials_for_assurance(gap, spread, noise, n_evals, k_now)
