@@ -51,6 +51,10 @@ def quote(text: str, start: int = 0, end: int | None = None, width: int = 60) ->
 
 class AssertionPlugin(ABC):
     type_name: ClassVar[str]
+    # Whether check() may open files in the run folder (outputs/, transcripts): then the
+    # trial's files are on disk before it runs (store/writebehind.py). True unless a plugin
+    # says otherwise, so a third-party check that reads files is never handed a half-written run.
+    reads_run_folder: ClassVar[bool] = True
 
     def __init__(self, spec: Assertion) -> None:
         self.spec = spec

@@ -9,6 +9,7 @@ class ToolCalled(AssertionPlugin):
     """`name` (exact tool name as metrics.json tool_calls records it), optional `min` (default 1)."""
 
     type_name = "tool_called"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.name: str = self.require("name", str)
@@ -28,6 +29,7 @@ class ToolCalled(AssertionPlugin):
 
 class SkillTriggered(AssertionPlugin):
     type_name = "skill_triggered"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def describe(self) -> str:
         return "The agent loads the skill"

@@ -7,6 +7,7 @@ from skillassay.assertions.base import AssertionPlugin, RunView, Verdict
 
 class MaxTokens(AssertionPlugin):
     type_name = "max_tokens"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.limit = self.require("value", (int, float))
@@ -23,6 +24,7 @@ class MaxTokens(AssertionPlugin):
 
 class MaxDuration(AssertionPlugin):
     type_name = "max_duration"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.limit = self.require("seconds", (int, float)) if "seconds" in self.params else self.require("value", (int, float))
@@ -41,6 +43,7 @@ class MaxDuration(AssertionPlugin):
 
 class MaxToolCalls(AssertionPlugin):
     type_name = "max_tool_calls"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.limit = self.require("value", int)
@@ -59,6 +62,7 @@ class MaxCost(AssertionPlugin):
     """Reads metrics.json usage.cost_usd, which executors fill when the price is known."""
 
     type_name = "max_cost"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.limit = self.require("usd", (int, float)) if "usd" in self.params else self.require("value", (int, float))

@@ -39,6 +39,7 @@ def cosine(a: str, b: str) -> float:
 
 class Similar(AssertionPlugin):
     type_name = "similar"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.value: str = self.require("value", str)

@@ -15,6 +15,7 @@ from skillassay.assertions.base import (
 
 class Contains(AssertionPlugin):
     type_name = "contains"
+    reads_run_folder = False  # the answer and the run's figures only
     ignore_case = False
 
     def configure(self) -> None:
@@ -42,6 +43,7 @@ class IContains(Contains):
 
 class NotContains(AssertionPlugin):
     type_name = "not_contains"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.inner = Contains(self.spec)
@@ -56,6 +58,7 @@ class NotContains(AssertionPlugin):
 
 class Regex(AssertionPlugin):
     type_name = "regex"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         pattern = self.require("pattern", str) if "pattern" in self.params else self.require("value", str)
@@ -77,6 +80,7 @@ class Regex(AssertionPlugin):
 
 class Equals(AssertionPlugin):
     type_name = "equals"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.value: str = self.require("value", str)
@@ -93,6 +97,7 @@ class Equals(AssertionPlugin):
 
 class StartsWith(AssertionPlugin):
     type_name = "starts_with"
+    reads_run_folder = False  # the answer and the run's figures only
 
     def configure(self) -> None:
         self.value: str = self.require("value", str)

@@ -108,6 +108,13 @@ class Executor(ABC):
     def __init__(self, settings: ExecutorSettings) -> None:
         self.settings = settings
 
+    @property
+    def writes_workdir(self) -> bool:
+        """Whether run() may create or change files in request.workdir (an agent's). False for
+        one that only answers: outputs/ is then not made and listed before the answer is
+        written there (execute_trial). True unless an executor says otherwise."""
+        return True
+
     @classmethod
     def availability(cls) -> tuple[bool, str]:
         """(usable here, reason) for `skillassay executors`."""

@@ -15,6 +15,10 @@ class EchoExecutor(Executor):
     name: ClassVar[str] = "echo"
     handles_timeout: ClassVar[bool] = True
 
+    @property
+    def writes_workdir(self) -> bool:
+        return bool(self.settings.options.get("write_file"))
+
     def run(self, request: TrialRequest) -> TrialResult:
         """Options: delay_seconds (sleep, to exercise concurrency, timeouts and kills),
         write_file (also write the answer to this file in the work dir)."""

@@ -154,6 +154,10 @@ class LocalExecutor(Executor):
     name: ClassVar[str] = "local"
     _gen_lock = threading.Lock()
 
+    @property
+    def writes_workdir(self) -> bool:
+        return False  # it only generates text: no tools, no work dir
+
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
         self.model_path = Path(settings.options["model_path"]) if "model_path" in settings.options else find_embedded_model()

@@ -41,6 +41,7 @@ from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import dump_json
 from skillassay.store.layout import ANSWER_FILE, remove_tree
 from skillassay.store.redact import disk_redactor, looks_secret
+from skillassay.store.writebehind import DIRECT, FileSink
 
 BACKENDS = ("local", "ray")
 SLOT_RESOURCE = "skillassay_slots"  # custom Ray resource: how many trials a node runs at once
@@ -63,9 +64,14 @@ class Backend:
     def default_concurrency(self) -> int:
         return 1
 
+    # Whether `execute` hands its files to the caller's sink (store/writebehind.py). The Ray
+    # backend writes what a worker returns itself, before grading: its sink goes unused.
+    uses_sink = True
+
     def execute(self, trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
-                policy: RetryPolicy, redactor: Callable[[str], str]) -> Executed:
-        return execute_trial(trial, executor, skill, input_files, policy, redactor, write_timing=False)
+                policy: RetryPolicy, redactor: Callable[[str], str], sink: FileSink = DIRECT) -> Executed:
+        return execute_trial(trial, executor, skill, input_files, policy, redactor, write_timing=False,
+                             sink=sink)
 
     def node_of(self, run_dir: Path | None) -> str | None:
         return None
@@ -382,6 +388,8 @@ class RayBackend(Backend):
     (`ray start --resources '{"skillassay_slots": 4}'`); when no node declares it, a node's
     actor holds its CPUs and runs one trial per CPU, as Ray's default of one CPU a task would."""
 
+    uses_sink = False
+
     name = "ray"
 
     def __init__(self, address: str | None, *, max_output_bytes: int = MAX_OUTPUT_BYTES,
@@ -499,7 +507,7 @@ class RayBackend(Backend):
                 self.pool.remove(member)
 
     def execute(self, trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
-                policy: RetryPolicy, redactor: Callable[[str], str]) -> Executed:
+                policy: RetryPolicy, redactor: Callable[[str], str], sink: FileSink = DIRECT) -> Executed:
         """The trial on the least loaded actor. An actor that died (its node, say) leaves the
         pool and the trial goes to another, up to `retries` times; nothing was written for it,
         so it is written once, when an actor returns it."""

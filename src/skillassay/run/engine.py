@@ -64,11 +64,11 @@ from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
+    json_entry,
     now_iso,
     read_json,
     remove_stale_temps,
     write_json,
-    write_json_before_marker,
 )
 from skillassay.store.layout import (
     SNAPSHOT_DIR,
@@ -83,6 +83,7 @@ from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import make_record, read_trial
 from skillassay.store.records import TrialRecord, sort_records
 from skillassay.store.redact import copy_redacted, disk_redactor, register_env
+from skillassay.store.writebehind import DIRECT, Collect, FileSink, trial_file_sink
 
 
 @dataclass
@@ -320,25 +321,36 @@ class TrialRunner:
 
     def __init__(self, p: Prepared, skills: dict[str, Skill | None],
                  compiled: dict[int, list[CompiledExpectation]], retry: RetryPolicy,
-                 grader: Grader | None = None) -> None:
+                 grader: Grader | None = None, sink: FileSink = DIRECT) -> None:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
         self.redactor = disk_redactor().text  # the answer graded is the answer on disk
         self.eval_dir = p.evals_path.parent
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
+        self.sink = sink
+        # Evals whose grading reads the run folder (a check that opens files, the judge): their
+        # files are on disk before grading, whatever the sink (store/writebehind.py).
+        self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
+                             for eval_id, exps in compiled.items()}
 
     def __call__(self, trial: Trial) -> TrialRecord:
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
+        pending = Collect()
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
-            self.p.input_files.get(trial.eval.id, []), retry, self.redactor)
+            self.p.input_files.get(trial.eval.id, []), retry, self.redactor, pending)
+        if self.reads_folder[trial.eval.id] and pending.files:
+            self.sink.submit(pending.files)
+            self.sink.sync()
+            pending.files = []
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
                         final_text=result.final_text, listed_outputs=metrics.files_created)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
-        write_json_before_marker(f"{run_s}/timing.json", timing, self.redactor)
-        write_json(f"{run_s}/grading.json", grading, self.redactor)  # last, atomically: it commits the trial
+        # grading.json last, atomically: it commits the trial
+        self.sink.submit([*pending.files, json_entry(f"{run_s}/timing.json", timing, self.redactor),
+                          json_entry(f"{run_s}/grading.json", grading, self.redactor, atomic=True)])
         return make_record(trial.eval.id, eval_name(trial.eval), trial.configuration, trial.run_number,
                            grading, metrics, timing, trial.run_dir)
 
@@ -408,6 +420,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          p.grader)
+
     message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
     if adaptive:
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"
@@ -416,17 +429,23 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
-    if adaptive:
-        from skillassay.run.adaptive import design_record, questions_for, run_rounds  # a fixed design needs none of it
+    # Every trial's files are on disk when this block ends (the sink waits for its writer).
+    with trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
+        if adaptive:
+            from skillassay.run.adaptive import (  # a fixed design needs none of it
+                design_record,
+                questions_for,
+                run_rounds,
+            )
 
-        questions = questions_for(p.config.thresholds)
-        rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
-                            lambda batch: execute_all(batch, runner, concurrency, progress, streak),
-                            halted=lambda: streak.tripped)
-        executed = rounds.executed
-        design = design_record(adaptive, questions, rounds.states, names, done + executed)
-    else:
-        executed = execute_all(todo, runner, concurrency, progress, streak)
+            questions = questions_for(p.config.thresholds)
+            rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
+                                lambda batch: execute_all(batch, runner, concurrency, progress, streak),
+                                halted=lambda: streak.tripped)
+            executed = rounds.executed
+            design = design_record(adaptive, questions, rounds.states, names, done + executed)
+        else:
+            executed = execute_all(todo, runner, concurrency, progress, streak)
     progress.finish()
     p.executor.close()
     if streak.tripped:

@@ -20,8 +20,9 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
-from skillassay.store.jsonio import now_iso, write_before_marker, write_json_before_marker, write_text_before_marker
+from skillassay.store.jsonio import json_entry, now_iso
 from skillassay.store.layout import ANSWER_FILE, remove_tree
+from skillassay.store.writebehind import DIRECT, FileEntry, FileSink
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -197,26 +198,31 @@ def transcript_markdown(events: list[dict[str, Any]]) -> str:
 
 def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Path],
                   policy: RetryPolicy, redactor: Callable[[str], str],
-                  write_timing: bool = True) -> tuple[TrialResult, Metrics, Timing]:
+                  write_timing: bool = True, sink: FileSink = DIRECT) -> tuple[TrialResult, Metrics, Timing]:
     """Run one trial and write outputs/, transcript.jsonl/.md, outputs/metrics.json and
-    timing.json into its run dir. grading.json (written by the caller) marks it done."""
+    timing.json into its run dir, through `sink` (store/writebehind.py: at once, or by a
+    write-behind process). grading.json (written by the caller) marks it done."""
     run = trial.run_dir
     outputs = run / "outputs"
     run_s, out_s = os.fspath(run), os.fspath(outputs)  # string paths on the hot path
     # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
     # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
-    # Two mkdirs for a fresh trial (os.makedirs first fails on outputs/, then climbs).
+    # An executor that never touches its work dir and has no input files to find there gets
+    # no outputs/ made for it: the sink makes it with the answer, and there is nothing to list.
+    fresh = True
     try:
         os.mkdir(run_s)
     except FileNotFoundError:  # the first trial of its configuration folder
         os.makedirs(run_s, exist_ok=True)
     except FileExistsError:  # a killed attempt's
-        pass
-    try:
-        os.mkdir(out_s)
-    except FileExistsError:
-        remove_tree(outputs, run)
-        os.mkdir(out_s)
+        fresh = False
+    workdir_used = bool(input_files) or executor.writes_workdir or not fresh
+    if workdir_used:
+        try:
+            os.mkdir(out_s)
+        except FileExistsError:
+            remove_tree(outputs, run)
+            os.mkdir(out_s)
     for src in input_files:
         shutil.copy2(src, outputs / src.name)
     before = snapshot(outputs) if input_files else {}
@@ -228,16 +234,18 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     wall = time.perf_counter() - t0
     end_iso = now_iso()
 
-    created = tidy_outputs(outputs, before)
+    created = tidy_outputs(outputs, before) if workdir_used else []
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
     # Masked once, here (the redactor is idempotent: a second pass finds nothing to mask).
     # In place, not atomically: grading.json, written last, commits the trial (write_before_marker).
-    write_before_marker(f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"))
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
-    write_before_marker(f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"))
-    write_text_before_marker(f"{run_s}/transcript.md", transcript_markdown(result.transcript), redactor)
+    files: list[FileEntry] = [
+        (f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"), False),
+        (f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"), False),
+        (f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)).encode("utf-8"), False),
+    ]
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     usage = result.usage
@@ -268,9 +276,10 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
-    write_json_before_marker(f"{out_s}/metrics.json", metrics, redactor)
+    files.append(json_entry(f"{out_s}/metrics.json", metrics, redactor))
     if write_timing:  # the engine writes it once, after grading adds the grader's times
-        write_json_before_marker(f"{run_s}/timing.json", timing, redactor)
+        files.append(json_entry(f"{run_s}/timing.json", timing, redactor))
+    sink.submit(files)
     return result, metrics, timing
 
 

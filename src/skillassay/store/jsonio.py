@@ -187,12 +187,6 @@ def write_before_marker(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def write_text_before_marker(path: str, text: str, redactor: Callable[[str], str]) -> None:
-    """`text`, masked, written in place: atomic_write_text's counterpart for a trial's files
-    before its grading.json (write_before_marker says why no rename is needed)."""
-    write_before_marker(path, redactor(text).encode("utf-8"))
-
-
 def atomic_write_text(path: Path | str, text: str, redactor: Callable[[str], str] | None = None) -> None:
     """`text`, masked, replaces `path` atomically. `redactor`: a disk redactor's `text` the
     caller already holds (the trial loop's, fixed for the run like the answer it grades), so
@@ -281,9 +275,11 @@ def write_json(path: Path | str, data: Any, redactor: Callable[[str], str] | Non
     atomic_write_text(path, dump_json(data), redactor)
 
 
-def write_json_before_marker(path: str, data: Any, redactor: Callable[[str], str]) -> None:
-    """write_json for a trial's files before its grading.json: in place, masked."""
-    write_text_before_marker(path, dump_json(data), redactor)
+def json_entry(path: str, data: Any, redactor: Callable[[str], str], atomic: bool = False) -> tuple[str, bytes, bool]:
+    """A JSON file as a sink takes it (store/writebehind.py): its path, its masked bytes, and
+    whether it replaces the file atomically (as write_json does) or is written in place (a
+    trial's files before its grading.json: write_before_marker)."""
+    return path, redactor(dump_json(data)).encode("utf-8"), atomic
 
 
 # --- the one guarded parse every reader goes through ---------------------------------------
