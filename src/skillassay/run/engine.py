@@ -406,7 +406,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     for t in planned:
         folders = present.get((t.eval_slug, t.configuration))
         if folders is not None and f"run-{t.run_number}" not in folders:
-            todo.append(t)  # never started: nothing to read back, archive or tidy
+            todo.append(replace(t, fresh=True))  # never started: nothing to read back, archive or tidy
             continue
         rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
         if rec is not None and rec.status in RUN_AGAIN:  # failed before: runs again, the attempt kept

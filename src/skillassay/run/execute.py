@@ -208,15 +208,18 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     # The agent works directly in outputs/ (no scratch dir to create and delete per trial:
     # rmdir is the slowest call on the hot path). Left-overs of a killed attempt go first.
     # An executor that never touches its work dir and has no input files to find there gets
-    # no outputs/ made for it: the sink makes it with the answer, and there is nothing to list.
+    # no folders made for it: the sink makes them with the answer, and there is nothing to list
+    # (when the planner saw no folder for the trial; else a killed attempt's may be there).
+    workdir_used = bool(input_files) or executor.writes_workdir
     fresh = True
-    try:
-        os.mkdir(run_s)
-    except FileNotFoundError:  # the first trial of its configuration folder
-        os.makedirs(run_s, exist_ok=True)
-    except FileExistsError:  # a killed attempt's
-        fresh = False
-    workdir_used = bool(input_files) or executor.writes_workdir or not fresh
+    if workdir_used or not trial.fresh:
+        try:
+            os.mkdir(run_s)
+        except FileNotFoundError:  # the first trial of its configuration folder
+            os.makedirs(run_s, exist_ok=True)
+        except FileExistsError:  # a killed attempt's
+            fresh = False
+    workdir_used = workdir_used or not fresh
     if workdir_used:
         try:
             os.mkdir(out_s)

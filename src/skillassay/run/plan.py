@@ -24,6 +24,9 @@ class Trial:
     run_number: int
     seed: int
     run_dir: Path
+    # Its run folder was not there when the run was planned (never started): execute_trial
+    # need not look for a killed attempt's left-overs, nor make the folder before the sink does.
+    fresh: bool = False
 
     @property
     def uses_skill(self) -> bool:
