@@ -126,9 +126,14 @@ def test_changed_settings_start_next_iteration(example_skill: Path, tmp_path: Pa
     assert "settings changed since iteration 1" in out, out
 
 
-def test_kill_mid_run_then_resume_grades_every_trial_once(example_skill: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("write_behind", ["0", "1"])
+def test_kill_mid_run_then_resume_grades_every_trial_once(example_skill: Path, tmp_path: Path, write_behind: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A real process killed with SIGKILL mid-run loses no finished trial and leaves no
-    half-written JSON; the next run completes exactly the missing trials."""
+    half-written JSON; the next run completes exactly the missing trials. With the write-behind
+    child (store/writebehind.py) the kill takes it too: the trials still in its pipe have no
+    grading.json and run again."""
+    monkeypatch.setenv("SKILLASSAY_WRITE_BEHIND", write_behind)
     ws = tmp_path / "ws"
     cmd = [sys.executable, "-m", "skillassay", "run", str(example_skill), "--executor", "echo",
            "--workspace", str(ws), "--trials", "2", "-o", "delay_seconds=0.15"]

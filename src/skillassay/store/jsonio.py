@@ -21,6 +21,7 @@ from pydantic_core import to_json
 
 from skillassay.errors import InputError, Problem
 from skillassay.models.base import unknown_key_message
+from skillassay.store.file_writer_child import write_atomically, write_in_place
 from skillassay.store.redact import DiskRedactor, disk_redactor
 
 M = TypeVar("M", bound=BaseModel)
@@ -145,23 +146,13 @@ def now_iso() -> str:
     return f"{prefix}{micros:06d}Z"
 
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     """`data` replaces `path` atomically (temp file in the same folder + os.replace), like
     atomic_open but through bare file descriptors: no text layer to build for a file written in
     one piece (six per trial; the io stack was a third of each write). The caller has redacted
-    `data`: atomic_write_text is the entry point that does it."""
-    folder, name = os.path.split(os.fspath(path))
-    tmp = f"{folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # atomic_open's name
-    try:
-        write_before_marker(tmp, data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    `data`: atomic_write_text is the entry point that does it. The code is the write-behind
+    child's (store/file_writer_child.py, stdlib only), so both write a file the same way."""
+    write_atomically(os.fspath(path), data)
 
 
 def write_before_marker(path: str, data: bytes) -> None:
@@ -173,18 +164,8 @@ def write_before_marker(path: str, data: bytes) -> None:
     a failed trial loses its grading.json before it runs again (run/reuse.archive_failed_attempt).
     So the temp name and rename that atomic_write_bytes pays for buy nothing here; the rename is
     about 11 of the 30 microseconds a file costs on this VM's tmpfs, five files per trial. The
-    caller has redacted `data`."""
-    try:
-        fd = os.open(path, _WRITE_FLAGS, 0o666)
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, _WRITE_FLAGS, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
+    caller has redacted `data`. Missing folders are made."""
+    write_in_place(path, data)
 
 
 def atomic_write_text(path: Path | str, text: str, redactor: Callable[[str], str] | None = None) -> None:
