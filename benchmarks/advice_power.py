@@ -135,7 +135,9 @@ def paired_assurance(records: list[TrialRecord], n: int) -> tuple[float, float, 
                                         statistics_module._trial_noise(used, SKILL, BASE))
     step = statistics_module._lattice_step(used, SKILL, BASE) / sd
     se = sd / math.sqrt(len(d))
-    return assurance.signflip_assurance(float(d.mean()) / se, len(d), n, step), float(d.mean()), se
+    base = float(np.mean([c.arms[BASE].pass_rate for c in used]))
+    bounds = statistics_module._scaled(statistics_module.difference_range(base), se)
+    return assurance.signflip_assurance(float(d.mean()) / se, len(d), n, step, bounds=bounds), float(d.mean()), se
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,7 +169,8 @@ def gate_evals_assurance(records: list[TrialRecord], thr: float, n: int) -> tupl
     """The assurance `min_pass_rate`'s evals_to_decide holds at n fresh evals, with the pilot's
     estimate and SE."""
     series, mean, se = gate_series(records)
-    return assurance.fresh_assurance(abs(mean - thr) / se, len(series.means), n), mean, se
+    bounds = statistics_module._scaled(statistics_module.gap_range("min_pass_rate", thr), se)
+    return assurance.fresh_assurance((mean - thr) / se, len(series.means), n, bounds=bounds), mean, se
 
 
 def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> tuple[float, float, float]:
