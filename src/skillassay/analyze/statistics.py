@@ -509,7 +509,8 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     """Sample sizes to detect the observed difference with 80% assurance: a planning figure, not a
     test. The evals are sized by assurance (analyze/assurance.py: the probability that the exact
-    sign-flip test detects it, averaged over the effects these data allow), never below what the sign-flip test needs
+    sign-flip test detects it, averaged over the effects these data allow, under a prior flat over
+    the differences pass rates allow, difference_range), never below what the sign-flip test needs
     (6 differing evals, more when ties are common). When the data cannot say which way the
     difference goes with more than 80% probability, no number of evals can promise 80%, and the
     reason says so instead."""
@@ -665,7 +666,8 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     near end of an interval around it asked for 10 times the evals needed). Between-eval spread
     is not reduced by more trials, so sometimes only more evals help; that is said only when it
     holds at the estimate, and not at one trial per eval, where the two kinds of spread cannot
-    be told apart."""
+    be told apart. `bounds` is where the true mean minus the threshold can lie (gap_range): the
+    evals advice's prior is flat there."""
     from skillassay.analyze import assurance
 
     gap = abs(est_mean - threshold)
