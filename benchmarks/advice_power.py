@@ -21,7 +21,8 @@ The trials-to-call advice for a possible regression (compare) promises no power 
 called if the pass rates held"), so it is not measured here.
 
 **What the 80% is averaged over.** The advice is sized by assurance: the chance of success
-averaged over the truths the pilot allows (a flat-prior posterior). That is a Bayesian promise:
+averaged over the truths the pilot allows (the posterior under a prior flat over the values a
+pass rate allows: statistics.difference_range, gap_range). That is a Bayesian promise:
 among the runs given advice, averaged over the truths that produce such pilots, 80% succeed; for
 each pilot E[success | pilot] = its assurance, so the promise holds whatever selects the pilots
 that get advice (only undecided gates; only pilots sure enough of the side). The default mode
@@ -40,13 +41,16 @@ The priors: paired cells draw the effect from Uniform(-0.1, 0.5) (baselines Beta
 clipped to [0, 1]: from a small harm to the largest effect Beta(2,2) baselines leave room for;
 the clipping makes the true mean difference -0.099 to 0.41); gate cells draw the population
 mean from Uniform(0.25, 0.75) around a threshold of 0.5, with per-eval rates
-Beta(4 mu, 4 (1 - mu)) (Beta(2,2) at mu = 0.5) or all at mu. The assurance's posterior is the
-flat-prior one, so E[success | pilot] = assurance only where the generating prior is flat
-across the pilot's likelihood, in the mean and in log sigma. These priors are 2.4 pilot SEs
-wide at K = 1 with 5 evals, 5.6 at K = 3 with 10, 14 at K = 10 with 20 (paired; the gates'
-2.3-8.5), and no prior on a pass rate can be much wider: where it is narrow the true posterior
-is cut off by its edges, so a pilot that saw an extreme effect is promised more than its truth
-delivers. The column "pilots 2 SE inside the prior" keeps the re-runs whose pilot estimate lies
+Beta(4 mu, 4 (1 - mu)) (Beta(2,2) at mu = 0.5) or all at mu. The assurance's prior is flat
+over the values a pass rate allows (a mean difference in [-mu_b, 1 - mu_b], about 1 wide; a
+mean pass rate in [0, 1]), wider than these priors (0.51 and 0.5 wide), so E[success | pilot] =
+assurance only where the generating prior is flat across the pilot's likelihood, in the mean
+and in log sigma. These priors are 2.4 pilot SEs wide at K = 1 with 5 evals, 5.6 at K = 3 with
+10, 14 at K = 10 with 20 (paired; the gates' 2.3-8.5), where the pass-rate range is about twice
+that: where they are narrow the true posterior is cut off by their edges before the range's, so
+a pilot that saw an extreme effect is promised more than its truth delivers. (Before the advice's
+prior was cut to that range it was flat everywhere, and promised more still.) The column
+"pilots 2 SE inside the prior" keeps the re-runs whose pilot estimate lies
 two of its SEs inside the support of the true mean, where the edges do not bind (read it at
 10-20 pilot evals: at 5 the filter, on the pilot's own SE, admits mostly pilots whose spread came
 out small, which are the over-promised ones). The spread
@@ -135,7 +139,9 @@ def paired_assurance(records: list[TrialRecord], n: int) -> tuple[float, float, 
                                         statistics_module._trial_noise(used, SKILL, BASE))
     step = statistics_module._lattice_step(used, SKILL, BASE) / sd
     se = sd / math.sqrt(len(d))
-    return assurance.signflip_assurance(float(d.mean()) / se, len(d), n, step), float(d.mean()), se
+    base = float(np.mean([c.arms[BASE].pass_rate for c in used]))
+    bounds = statistics_module._scaled(statistics_module.difference_range(base), se)
+    return assurance.signflip_assurance(float(d.mean()) / se, len(d), n, step, bounds=bounds), float(d.mean()), se
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,7 +173,8 @@ def gate_evals_assurance(records: list[TrialRecord], thr: float, n: int) -> tupl
     """The assurance `min_pass_rate`'s evals_to_decide holds at n fresh evals, with the pilot's
     estimate and SE."""
     series, mean, se = gate_series(records)
-    return assurance.fresh_assurance(abs(mean - thr) / se, len(series.means), n), mean, se
+    bounds = statistics_module._scaled(statistics_module.gap_range("min_pass_rate", thr), se)
+    return assurance.fresh_assurance((mean - thr) / se, len(series.means), n, bounds=bounds), mean, se
 
 
 def gate_trials_assurance(records: list[TrialRecord], thr: float, k: int) -> tuple[float, float, float]:

@@ -10,24 +10,32 @@ library 90.5% where assurance gives 79.7% (tests/test_advice.py).
 
 What is used instead is the **assurance** of a run of size n (O'Hagan & Stevens 2001, Med.
 Decis. Making 21:219; O'Hagan, Stevens & Campbell 2005, Pharm. Stat. 4:187): the probability
-that its test succeeds, averaged over what the pilot says the effect and the spread could be
-(the posterior under flat priors on the mean and on log sigma, which in this model is the
-pilot's own t distribution). The advice is the smallest n whose assurance is 80%. As n grows the
-assurance rises to the probability that the effect is on the side the pilot saw, P(T_{m-1} <
-|t|); when that is below 80% no size can be promised, and the advice says so instead of a
-number. In a normal model with sigma estimated, the frequentist power at the advised size,
-averaged over pilots of 10-20 evals whose expected t is 2-4, is 80-86% (more at smaller sizes,
-where the power curve is steep and the sign-flip test's floor of 6 evals binds); at an expected
-t of 1 (a pilot that cannot tell the sign) it is 67-74%, and no rule that uses the pilot alone
-can promise 80% there, since the advice is given mostly when the pilot overstated the effect.
-What assurance does promise is Bayesian: averaged over truths drawn from its flat prior, 80% of
-the advised runs succeed, whatever selects the pilots that get advice. That holds when the
-truths' spread is wide against the pilot (a normal model, prior 24 pilot SEs wide: 84.7% kept
-of 85.0% promised, tests/test_assurance.py) and not when it is narrow, as bounded pass-rate
-effects are against a weak pilot: through the library, with effects ~ U(-0.1, 0.5), 70.7% of
-the difference's advised runs succeeded against 79.8% promised, 52-66% at one trial per eval,
-79.6-80.8% at ten trials on 10-20 evals (`benchmarks/advice_power.py --truth prior`); so the
-notes say the 80% is averaged with no value favoured, and errs high when modest ones are likelier.
+that its test succeeds, averaged over what the pilot says the effect and the spread could be.
+The prior is flat on log sigma and flat on the mean **over the values the figure can take**
+(`bounds`: a pass rate is in [0, 1], so a mean difference lies in [-mu_b, 1 - mu_b]), zero
+outside; without bounds it is flat everywhere, and the posterior is the pilot's own t
+distribution. The advice is the smallest n whose assurance is 80%. As n grows the assurance
+rises to the probability that the effect is on the side the pilot saw (fresh_ceiling: P(T_{m-1}
+< |t|) without bounds); when that is below 80% no size can be promised, and the advice says so
+instead of a number. In a normal model with sigma estimated, the frequentist power at the
+advised size (flat prior), averaged over pilots of 10-20 evals whose expected t is 2-4, is
+80-86% (more at smaller sizes, where the power curve is steep and the sign-flip test's floor of
+6 evals binds); at an expected t of 1 (a pilot that cannot tell the sign) it is 67-74%, and no
+rule that uses the pilot alone can promise 80% there, since the advice is given mostly when the
+pilot overstated the effect. What assurance does promise is Bayesian: averaged over truths drawn
+from its prior, 80% of the advised runs succeed, whatever selects the pilots that get advice.
+With the flat prior that holds when the truths' spread is wide against the pilot (a normal
+model, prior 24 pilot SEs wide: 84.7% kept of 85.0% promised, tests/test_assurance.py) and not
+when it is narrow, as bounded pass-rate effects are against a weak pilot: through the library,
+with effects ~ U(-0.1, 0.5), 70.7% of the difference's advised runs succeeded against 79.8%
+promised under the flat prior (`benchmarks/advice_power.py --truth prior`), since it weighs
+effects a pass rate cannot have (a difference above 1 - mu_b). Cutting the prior to the
+figure's range removes those, but changed little there (71.9% against 80.1%, same command):
+that range, about 1 wide, is still twice the truths' (0.51), and a weak pilot's likelihood
+seldom reaches past its edges. A prior as narrow as the truths (the effects a user finds
+plausible) keeps the promise in the normal model (tests/test_assurance.py: 78.2% against 80.6%,
+against 75.8% and 80.9% flat). The notes say the 80% is averaged over the values the data
+allow, and errs high when modest ones are likelier.
 benchmarks/advice_power.py measures all of it through the library.
 
 The paired figures (the skill-vs-baseline difference, the improvement ratio) are decided by
@@ -39,6 +47,9 @@ on the differences' lattice); for continuous differences it is the t test's.
 Given sigma, the run's t statistic is a noncentral t, so each assurance is an average of
 noncentral-t tail probabilities (scipy.special.nctdtr) over quantile nodes of the chi-square
 that carries sigma's uncertainty: closed form and deterministic, under a millisecond per size.
+With bounds, given sigma the mean's posterior is a normal truncated to them and sigma's is
+reweighted by the mass left inside (_truncated_assurance): the new run's success is averaged
+over quantile nodes of both, deterministic, a few milliseconds per advice.
 """
 
 from __future__ import annotations
@@ -56,14 +67,19 @@ TARGET = 0.8  # the power every piece of advice promises
 CONF = 0.95  # the tests' two-sided level (one-sided 2.5% in the direction the advice promises)
 MAX_SIZE = 100_000  # beyond this, the advice says "more than" instead of a number
 _NODES = 64  # quantile nodes of sigma's posterior: within 3e-4 of 4,096 nodes (t 1-3, 3-20 evals, n 6-1000)
+# The cut prior's nodes (_truncated_assurance): 16 quantiles of the mean's truncated normal per
+# sigma node and 16 of the new run's s' / sigma, within 0.001 of a 400,000-draw Monte Carlo of the
+# same model (tests/test_assurance.py; 16 x 64 nodes moved no figure by more than 0.0001).
+_MEAN_NODES = 16
+_NEW_SD_NODES = 16
 
 
 @functools.lru_cache(maxsize=1024)
-def _sigma_ratios(df: int) -> np.ndarray:
+def _sigma_ratios(df: int, nodes: int = _NODES) -> np.ndarray:
     """sigma / s at midpoint quantiles of its posterior: sqrt(df / chi2_df)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
-    u = (np.arange(_NODES) + 0.5) / _NODES
+    u = (np.arange(nodes) + 0.5) / nodes
     chi2 = 2 * special.gammaincinv(df / 2, u)
     return np.sqrt(df / chi2)
 
@@ -72,30 +88,136 @@ def _t_crit(df: int, conf: float = CONF) -> float:
     return float(dists.t_ppf((1 + conf) / 2, df))
 
 
-def fresh_assurance(t_pilot: float, m: int, n: int, conf: float = CONF) -> float:
+Bounds = tuple[float, float] | None  # where the true mean can lie, in the pilot's SE units (t's)
+
+
+def fresh_assurance(t_pilot: float, m: int, n: int, conf: float = CONF, bounds: Bounds = None) -> float:
     """Assurance of a new run on n fresh evals, from a pilot of m evals whose one-sample t
     statistic is t_pilot (mean / (s / sqrt(m)), s on m - 1 df): the probability that the new
     run's t test rejects at `conf` in the pilot's direction.
 
     Given sigma = c * s, the new mean minus the pilot's is N(0, sigma^2 (1/n + 1/m)), so the new
     t statistic times sqrt(1 + n/m)^-1 is noncentral t(n - 1) with noncentrality
-    (|t_pilot| / c) sqrt(n / (m + n)): its tail beyond t_crit / sqrt(1 + n/m), averaged over c."""
+    (|t_pilot| / c) sqrt(n / (m + n)): its tail beyond t_crit / sqrt(1 + n/m), averaged over c.
+    With `bounds` the flat prior on the mean is cut to them (_truncated_assurance)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
+    if bounds is not None:
+        return _truncated_assurance(t_pilot, m, n, 0.0, conf, bounds)
     c = _sigma_ratios(m - 1)
     nc = abs(t_pilot) / c * math.sqrt(n / (m + n))
     cut = _t_crit(n - 1, conf) / math.sqrt(1 + n / m)
     return float(np.mean(1 - special.nctdtr(n - 1, nc, cut)))
 
 
-def fresh_ceiling(t_pilot: float, m: int) -> float:
+def fresh_ceiling(t_pilot: float, m: int, bounds: Bounds = None) -> float:
     """The assurance as n grows without bound: the probability that the effect is on the side
-    the pilot saw, P(T_{m-1} < |t_pilot|)."""
+    the pilot saw, P(T_{m-1} < |t_pilot|) under the flat prior; with `bounds`, the same
+    probability under the prior cut to them (the posterior _truncated_assurance averages over)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
-    return float(special.stdtr(m - 1, abs(t_pilot))) if m >= 2 else 0.5
+    if m < 2:
+        return 0.5
+    if bounds is None:
+        return float(special.stdtr(m - 1, abs(t_pilot)))
+    t, lo, hi = _oriented(t_pilot, bounds)
+    c = _sigma_ratios(m - 1)
+    logz = _log_mass((lo - t) / c, (hi - t) / c)
+    w = _weights(logz)
+    side = np.exp(_log_mass((max(lo, 0.0) - t) / c, (hi - t) / c) - logz) if hi > 0 else np.zeros_like(c)
+    return float(np.sum(w * side))
+
+
+# ---------------------------------------------------------------------------------------------
+# The prior cut to where the mean can be
+
+
+def _oriented(t_pilot: float, bounds: tuple[float, float]) -> tuple[float, float, float]:
+    """(|t|, lo, hi) with the bounds mirrored when t < 0, so the pilot's side is positive."""
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if not lo < hi:
+        raise ValueError(f"bounds must have lo < hi, got {bounds}")
+    return (abs(t_pilot), lo, hi) if t_pilot >= 0 else (-t_pilot, -hi, -lo)
+
+
+def _log_mass(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
+    """log(Phi(b) - Phi(a)) for a < b, computed on the side where it is a lower tail (so it
+    stays accurate when both ends are far out in the same tail)."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    with np.errstate(invalid="ignore"):
+        flip = a + b > 0  # nan (both infinite) is False: nothing to mirror
+    a2, b2 = np.where(flip, -b, a), np.where(flip, -a, b)
+    la, lb = special.log_ndtr(a2), special.log_ndtr(b2)
+    with np.errstate(divide="ignore"):
+        return lb + np.log1p(-np.exp(la - lb))
+
+
+def _weights(logz: np.ndarray) -> np.ndarray:
+    """The sigma nodes' posterior weights under the cut prior: each node's share of the flat
+    posterior (equal) times the mass its conditional normal leaves inside the bounds."""
+    w = np.exp(logz - np.max(logz))
+    return w / np.sum(w)
+
+
+def _truncated_nodes(t: float, c: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Given sigma = c s the flat posterior of the mean, in SE units, is N(t, c^2); cut to
+    [lo, hi] it is that normal truncated there. Returns the sigma nodes' log masses inside the
+    bounds and, per node, _MEAN_NODES midpoint quantiles of the truncated normal (rows), from
+    log-scale tails (log_ndtr, ndtri_exp) so far-out bounds lose no precision."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    a, b = (lo - t) / c, (hi - t) / c
+    with np.errstate(invalid="ignore"):
+        flip = (a + b > 0)[:, None]
+    a2, b2 = np.where(flip, -b[:, None], a[:, None]), np.where(flip, -a[:, None], b[:, None])
+    la, lb = special.log_ndtr(a2), special.log_ndtr(b2)
+    u = (np.arange(_MEAN_NODES) + 0.5) / _MEAN_NODES
+    u = np.where(flip, 1 - u, u)
+    with np.errstate(divide="ignore"):
+        logz = (lb + np.log1p(-np.exp(la - lb)))[:, 0]
+        x = special.ndtri_exp(lb + np.log(u + (1 - u) * np.exp(la - lb)))
+    x = np.where(flip, -x, x)
+    return logz, t + c[:, None] * x
+
+
+def _truncated_assurance(t_pilot: float, m: int, n: int, step: float, conf: float,
+                         bounds: tuple[float, float]) -> float:
+    """signflip_assurance's criterion (with step 0, the t test's: the same event) under the
+    flat prior on the mean cut to `bounds` (in the pilot's SE units), flat on log sigma.
+
+    Given sigma the mean's posterior is a normal truncated to the bounds, and sigma's posterior
+    is the flat one reweighted by the mass that normal leaves inside them. The new run's mean
+    is N(mean, sigma^2 / n) and its sd s' = sigma sqrt(chi2_{n-1} / (n - 1)); the criterion
+    holds when its mean exceeds x(s') (signflip_assurance), so the assurance is
+    sum_i w_i mean_{j,k} Phi((mean_ij - x_ik) / (sigma_i / sqrt(n))) over the sigma nodes i
+    (weights w_i), the truncated normal's quantile nodes j and s' / sigma's nodes k."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    t, lo, hi = _oriented(t_pilot, bounds)
+    c = _sigma_ratios(m - 1)  # sigma / s
+    logz, mu = _truncated_nodes(t, c, lo, hi)
+    w = _weights(logz)
+    x = _criterion(n, c, step, conf, _NEW_SD_NODES)  # (sigma nodes, s' nodes), in units of s
+    mean = mu / math.sqrt(m)  # SE units to units of s
+    p = special.ndtr((mean[:, None, :] - x[:, :, None]) * (math.sqrt(n) / c)[:, None, None])
+    return float(np.sum(w * p.mean(axis=(1, 2))))
+
+
+def _criterion(n: int, sigma: np.ndarray, step: float, conf: float, nodes: int = _NODES) -> np.ndarray:
+    """The new run's mean above which the sign-flip criterion holds, x(s'), at each sigma node
+    (rows, in units of s) and each node of s' / sigma (columns): the larger root of the
+    quadratic in signflip_assurance."""
+    tc = _t_crit(n - 1, conf)
+    z = tc * math.sqrt(n / (n - 1 + tc * tc))  # t > tc, written as S / sqrt(Q) > z
+    s_new = sigma[:, None] / _sigma_ratios(n - 1, nodes)[None, :]  # s' in units of s
+    a = (n - 1) * s_new**2
+    g = abs(step)
+    lead = n * (n - z * z)
+    return np.asarray((n * g + np.sqrt(n * n * g * g - lead * (g * g - z * z * a))) / lead)
 
 
 def _smallest(f: Callable[[int], float], lo: int, hi: int, target: float) -> int | None:
@@ -121,22 +243,69 @@ def _smallest(f: Callable[[int], float], lo: int, hi: int, target: float) -> int
     return hi
 
 
+def _smallest_from(f: Callable[[int], float], guess: int, lo: int, hi: int, target: float) -> int | None:
+    """_smallest, starting from a guess near the answer: steps away from it that double until
+    they cross the target, then bisection (a few evaluations when the guess is close)."""
+    ok: int | None = None
+    g = min(max(guess, lo), hi)
+    step = max(1, g // 8)
+    if f(g) >= target:
+        ok = g
+        while True:
+            if ok == lo:
+                return lo
+            nxt = max(lo, ok - step)
+            if f(nxt) < target:
+                bad = nxt
+                break
+            ok, step = nxt, step * 2
+    else:
+        bad = g
+        while True:
+            if bad == hi:
+                return None
+            nxt = min(hi, bad + step)
+            if f(nxt) >= target:
+                ok = nxt
+                break
+            bad, step = nxt, step * 2
+    while ok - bad > 1:
+        mid = (ok + bad) // 2
+        if f(mid) >= target:
+            ok = mid
+        else:
+            bad = mid
+    return ok
+
+
 def evals_for_assurance(t_pilot: float, m: int, target: float = TARGET, conf: float = CONF,
-                        max_evals: int = MAX_SIZE, sign_flip_step: float | None = None) -> int | None:
+                        max_evals: int = MAX_SIZE, sign_flip_step: float | None = None,
+                        bounds: Bounds = None) -> int | None:
     """Smallest number of fresh evals whose run succeeds with probability `target` (assurance),
     from a pilot of m evals with t statistic t_pilot: decided by a t test (fresh_assurance), or
     with `sign_flip_step` (the differences' lattice over their sd) by the exact sign-flip test
-    (signflip_assurance). None when no size reaches it: the pilot is not sure enough of the
-    effect's side (fresh_ceiling < target), or it would take more than max_evals."""
-    if m < 2 or not math.isfinite(t_pilot) or fresh_ceiling(t_pilot, m) <= target:
+    (signflip_assurance); with `bounds`, under the prior cut to them. None when no size reaches
+    it: the pilot is not sure enough of the effect's side (fresh_ceiling < target), or it would
+    take more than max_evals."""
+    if m < 2 or not math.isfinite(t_pilot) or fresh_ceiling(t_pilot, m, bounds) <= target:
         return None
-    if sign_flip_step is None:
-        return _smallest(lambda n: fresh_assurance(t_pilot, m, n, conf), 2, max_evals, target)
     step = sign_flip_step
-    return _smallest(lambda n: signflip_assurance(t_pilot, m, n, step, conf), 2, max_evals, target)
+
+    def f(n: int, cut: Bounds = bounds) -> float:
+        if step is None:
+            return fresh_assurance(t_pilot, m, n, conf, cut)
+        return signflip_assurance(t_pilot, m, n, step, conf, cut)
+
+    if bounds is None:
+        return _smallest(f, 2, max_evals, target)
+    # The flat prior's size (cheap) is where the cut prior's search starts: they are near.
+    flat = (_smallest(lambda n: f(n, None), 2, max_evals, target)
+            if fresh_ceiling(t_pilot, m) > target else None)
+    return _smallest(f, 2, max_evals, target) if flat is None else _smallest_from(f, flat, 2, max_evals, target)
 
 
-def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float = CONF) -> float:
+def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float = CONF,
+                       bounds: Bounds = None) -> float:
     """Assurance of a new run on n fresh evals decided by the exact paired sign-flip test, from
     a pilot of m evals with t statistic t_pilot whose differences lie on a lattice of `step`
     (in units of the pilot's sd s: 1/3 over s at 3 trials per eval; 0 for continuous data).
@@ -154,21 +323,18 @@ def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float 
     the new mean is N(pilot mean, sigma^2 (1/n + 1/m)) with the effect integrated out), so the
     assurance is the normal tail beyond x(s'), averaged over the nodes of c and of s' / sigma:
     within 0.001 of a Monte Carlo of the same model (tests/test_assurance.py), 4,096 nodes per
-    size, a few milliseconds per advice."""
+    size, a few milliseconds per advice. With `bounds` the prior is cut to them
+    (_truncated_assurance)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
-    tc = _t_crit(n - 1, conf)
-    z = tc * math.sqrt(n / (n - 1 + tc * tc))  # t > tc, written as S / sqrt(Q) > z
-    sigma = _sigma_ratios(m - 1)[:, None]  # in units of s
-    s_new = sigma / _sigma_ratios(n - 1)[None, :]  # s' / sigma at the same nodes: sqrt(chi2_{n-1} / (n - 1))
-    a = (n - 1) * s_new**2
-    g = abs(step)
-    lead = n * (n - z * z)
-    x = (n * g + np.sqrt(n * n * g * g - lead * (g * g - z * z * a))) / lead
+    if bounds is not None:
+        return _truncated_assurance(t_pilot, m, n, step, conf, bounds)
+    sigma = _sigma_ratios(m - 1)  # in units of s
+    x = _criterion(n, sigma, step, conf)
     mean = abs(t_pilot) / math.sqrt(m)
-    return float(np.mean(special.ndtr((mean - x) / (sigma * math.sqrt(1 / n + 1 / m)))))
+    return float(np.mean(special.ndtr((mean - x) / (sigma[:, None] * math.sqrt(1 / n + 1 / m)))))
 
 
 def trials_assurance(gap: float, spread_var: float, noise_var: float, n_evals: int, k_now: float,

@@ -509,7 +509,8 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
 def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     """Sample sizes to detect the observed difference with 80% assurance: a planning figure, not a
     test. The evals are sized by assurance (analyze/assurance.py: the probability that the exact
-    sign-flip test detects it, averaged over the effects these data allow), never below what the sign-flip test needs
+    sign-flip test detects it, averaged over the effects these data allow, under a prior flat over
+    the differences pass rates allow, difference_range), never below what the sign-flip test needs
     (6 differing evals, more when ties are common). When the data cannot say which way the
     difference goes with more than 80% probability, no number of evals can promise 80%, and the
     reason says so instead."""
@@ -545,8 +546,9 @@ def power_stats(used: list[EvalCell], a: str, b: str) -> dict[str, Any]:
     if sd_plan == 0 or floor is None:
         out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
         return out
-    advice = _fresh_evals_advice(delta / (sd_plan / math.sqrt(len(used))), len(used),
-                                 _lattice_step(used, a, b) / sd_plan)
+    se = sd_plan / math.sqrt(len(used))
+    advice = _fresh_evals_advice(delta / se, len(used), _lattice_step(used, a, b) / sd_plan,
+                                 _scaled(difference_range(float(pb.mean())), se))
     out["sign_probability"] = _f(advice.sign_probability)
     if advice.evals is None:
         out["evals_needed_reason"] = (
@@ -582,6 +584,34 @@ def _lattice_step(used: list[EvalCell], a: str, b: str, thr: float = 1.0) -> flo
     return num / den
 
 
+# Where the true value of each advised figure can lie (the prior the advice averages over is flat
+# there, zero outside: analyze/assurance.py). A pass rate is in [0, 1], so:
+
+
+def difference_range(baseline_mean: float, ratio: float = 1.0) -> tuple[float, float]:
+    """Where the mean of a_e - ratio * b_e can lie, both arms' true mean pass rates being in
+    [0, 1]: [-ratio * mu_b, 1 - ratio * mu_b], with the baseline's mean mu_b taken as observed.
+    That plug-in is what keeps the range one interval in the figure's own units; its error (the
+    baseline mean's SE, 0.1 at 5 Beta(2,2) evals) moves the edges by less than the figure's own
+    SE (0.15-0.3 there), and it errs to either side alike. The observed mean always lies inside
+    (observed rates are in [0, 1] too)."""
+    return -ratio * baseline_mean, 1.0 - ratio * baseline_mean
+
+
+def gap_range(key: str, threshold: float) -> tuple[float, float]:
+    """Where a gated figure's true mean minus its threshold can lie: a pass rate in [0, 1];
+    token counts and durations at least 0."""
+    return (-threshold, 1.0 - threshold) if key == "min_pass_rate" else (-threshold, math.inf)
+
+
+def _scaled(bounds: tuple[float, float], se: float) -> tuple[float, float] | None:
+    """A range in the figure's units, in units of its SE (the pilot t statistic's); None when it
+    bounds nothing (the flat prior's closed forms)."""
+    if bounds[0] == -math.inf and bounds[1] == math.inf:
+        return None
+    return bounds[0] / se, bounds[1] / se
+
+
 @dataclass(frozen=True)
 class _EvalsAdvice:
     evals: int | None
@@ -590,19 +620,21 @@ class _EvalsAdvice:
     why: str  # when evals is None: why no size is promised
 
 
-def _fresh_evals_advice(t_pilot: float, m: int, sign_flip_step: float | None = None) -> _EvalsAdvice:
+def _fresh_evals_advice(t_pilot: float, m: int, sign_flip_step: float | None = None,
+                        bounds: tuple[float, float] | None = None) -> _EvalsAdvice:
     """Fresh evals whose test succeeds with 80% assurance, from a pilot of m evals with t
     statistic t_pilot; or why no size can be promised. With `sign_flip_step` (the lattice of
     the differences over their sd) the test sized is the exact sign-flip test that decides the
     paired figures, not a t test: on the lumpy differences of 1-3 trials per eval the t-test
-    sizing delivered 54-74% instead of 80% (benchmarks/advice_power.py)."""
+    sizing delivered 54-74% instead of 80% (benchmarks/advice_power.py). `bounds` (in units
+    of the pilot's SE) is where the true value can lie: the prior is flat there."""
     from skillassay.analyze import assurance
 
-    side = assurance.fresh_ceiling(t_pilot, m)
+    side = assurance.fresh_ceiling(t_pilot, m, bounds)
     if side <= assurance.TARGET:
         return _EvalsAdvice(None, side, True, f"(the data put it on this side with probability {side:.2f}; "
                                               f"80% assurance needs more than {assurance.TARGET:g})")
-    e = assurance.evals_for_assurance(t_pilot, m, sign_flip_step=sign_flip_step)
+    e = assurance.evals_for_assurance(t_pilot, m, sign_flip_step=sign_flip_step, bounds=bounds)
     return _EvalsAdvice(e, side, False, f"more than {assurance.MAX_SIZE:,} evals")
 
 
@@ -611,21 +643,22 @@ def _fresh_evals_advice(t_pilot: float, m: int, sign_flip_step: float | None = N
 
 
 # What the 80% of every size advice is (assurance, analyze/assurance.py): a chance averaged over
-# the true values the run allows, none favoured in advance (flat priors), not the power at the
+# the true values the run allows, every value the figure can take weighed alike in advance (a
+# prior flat over a pass rate's range, [0, 1]: difference_range, gap_range), not the power at the
 # estimate or at any one true value. benchmarks/advice_power.py measured both readings: at fixed
 # true values the advised sizes succeeded 21-100% of the time; with each experiment's truth
-# drawn from a prior (`--truth prior`: effect ~ U(-0.1, 0.5) or U(-0.5, 0.5), gate mean ~
-# U(0.25, 0.75)) the evals advice's re-runs succeeded 65-73% of the time against 78-80%
-# promised (the difference's: 52-71% at one trial per eval, 78.5-80.8% at ten trials on 10-20
-# evals), since the flat prior weighs large values that bounded pass rates and such priors make
-# rare. "80% of the time" and "80% power" read as the power at the estimate; the tail of the
-# note says which way it errs.
-NOTE_SURE = ("80% chance averaged over the values these data allow, none favoured in advance; "
-             "less when modest values are likelier")
+# drawn from a prior narrower than the figure's range (`--truth prior`: effect ~ U(-0.1, 0.5),
+# gate mean ~ U(0.25, 0.75)) the advised re-runs succeed less often than promised where the
+# pilot is weak, since the prior still weighs large values such priors make rare. "80% of the
+# time" and "80% power" read as the power at the estimate; the tail of the note says which way
+# it errs.
+NOTE_SURE = ("80% chance averaged over the values these data allow, every value the figure can take "
+             "weighed alike; less when modest values are likelier")
 
 
 def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: float,
-                series: MetricSeries | None, n_evals: int, se: float | None) -> dict[str, Any]:
+                series: MetricSeries | None, n_evals: int, se: float | None,
+                bounds: tuple[float, float] = (-math.inf, math.inf)) -> dict[str, Any]:
     """How many trials per eval (at the current number of evals) or how many evals (at the
     current trials per eval) would decide the gate with 80% assurance (analyze/assurance.py:
     the chance of deciding it averaged over the distances to the threshold and the spreads these
@@ -633,7 +666,8 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     near end of an interval around it asked for 10 times the evals needed). Between-eval spread
     is not reduced by more trials, so sometimes only more evals help; that is said only when it
     holds at the estimate, and not at one trial per eval, where the two kinds of spread cannot
-    be told apart."""
+    be told apart. `bounds` is where the true mean minus the threshold can lie (gap_range): the
+    evals advice's prior is flat there."""
     from skillassay.analyze import assurance
 
     gap = abs(est_mean - threshold)
@@ -643,7 +677,8 @@ def _gap_advice(est_mean: float, interval: stats.Interval | None, threshold: flo
     if se is None or n_evals < 2:
         return {"trials_to_decide": None, "evals_to_decide": None,
                 "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
-    advice = _fresh_evals_advice(gap / se if se > 0 else math.inf, n_evals)
+    advice = (_fresh_evals_advice(math.inf, n_evals) if se <= 0 else
+              _fresh_evals_advice((est_mean - threshold) / se, n_evals, None, _scaled(bounds, se)))
     if advice.within_noise:
         return {"trials_to_decide": None, "evals_to_decide": None,
                 "decide_note": "the estimate is within noise of the threshold: no sample size can be "
@@ -716,8 +751,9 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float) -
     floor = stats.evals_with_differing(int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9))) / z.size)
     if sd == 0 or floor is None:
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
-    advice = _fresh_evals_advice(mean / (sd / math.sqrt(z.size)), z.size,
-                                 _lattice_step(used, skill, baseline, thr) / sd)
+    se = sd / math.sqrt(z.size)
+    advice = _fresh_evals_advice(mean / se, z.size, _lattice_step(used, skill, baseline, thr) / sd,
+                                 _scaled(difference_range(float(b.mean()), thr), se))
     if advice.evals is None:
         return {**none, "decide_note": (
             "the estimate is within noise of the threshold: no sample size can be promised to decide it "
@@ -869,7 +905,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
                                             test_p, paired), 8) if decision == "FAIL" else None)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr) if key == "min_improvement_ratio"
-                         else _gap_advice(value, interval, thr, series, n_evals, se))
+                         else _gap_advice(value, interval, thr, series, n_evals, se, gap_range(key, thr)))
         gates[key] = entry
     return gates
 
