@@ -234,13 +234,19 @@ def _smallest(f: Callable[[int], float], lo: int, hi: int, target: float) -> int
         if nxt == hi:
             return None
         lo, step = nxt, step * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
+    return _bisect(f, lo, hi, target)
+
+
+def _bisect(f: Callable[[int], float], bad: int, ok: int, target: float) -> int:
+    """The smallest n in (bad, ok] with f(n) >= target, given f(bad) < target <= f(ok) and f
+    increasing."""
+    while ok - bad > 1:
+        mid = (ok + bad) // 2
         if f(mid) >= target:
-            hi = mid
+            ok = mid
         else:
-            lo = mid
-    return hi
+            bad = mid
+    return ok
 
 
 def _smallest_from(f: Callable[[int], float], guess: int, lo: int, hi: int, target: float) -> int | None:
@@ -269,13 +275,7 @@ def _smallest_from(f: Callable[[int], float], guess: int, lo: int, hi: int, targ
                 ok = nxt
                 break
             bad, step = nxt, step * 2
-    while ok - bad > 1:
-        mid = (ok + bad) // 2
-        if f(mid) >= target:
-            ok = mid
-        else:
-            bad = mid
-    return ok
+    return _bisect(f, bad, ok, target)
 
 
 def evals_for_assurance(t_pilot: float, m: int, target: float = TARGET, conf: float = CONF,
