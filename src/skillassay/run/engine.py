@@ -321,13 +321,13 @@ class TrialRunner:
 
     def __init__(self, p: Prepared, skills: dict[str, Skill | None],
                  compiled: dict[int, list[CompiledExpectation]], retry: RetryPolicy,
-                 grader: Grader | None = None, sink: FileSink = DIRECT) -> None:
+                 grader: Grader | None = None) -> None:
         self.p, self.skills, self.compiled, self.retry = p, skills, compiled, retry
         self.grader = grader or Grader()
         self.redactor = disk_redactor().text  # the answer graded is the answer on disk
         self.eval_dir = p.evals_path.parent
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
-        self.sink = sink
+        self.sink: FileSink = DIRECT  # run_locked's trial_file_sink while trials run
         # Evals whose grading reads the run folder (a check that opens files, the judge): their
         # files are on disk before grading, whatever the sink (store/writebehind.py).
         self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
@@ -420,7 +420,6 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,
                          p.grader)
-
     message = choice.reason + (f"; {again} trials that errored or timed out before run again" if again else "")
     if adaptive:
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"

@@ -211,15 +211,13 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     # no folders made for it: the sink makes them with the answer, and there is nothing to list
     # (when the planner saw no folder for the trial; else a killed attempt's may be there).
     workdir_used = bool(input_files) or executor.writes_workdir
-    fresh = True
     if workdir_used or not trial.fresh:
         try:
             os.mkdir(run_s)
         except FileNotFoundError:  # the first trial of its configuration folder
             os.makedirs(run_s, exist_ok=True)
-        except FileExistsError:  # a killed attempt's
-            fresh = False
-    workdir_used = workdir_used or not fresh
+        except FileExistsError:  # a killed attempt's: its outputs/ is emptied below
+            workdir_used = True
     if workdir_used:
         try:
             os.mkdir(out_s)

@@ -101,17 +101,20 @@ class WriteBehind:
         self._sync_lock = threading.Lock()  # a sync's frame and its reply, one thread at a time
         self._failed: str | None = None
 
+    def _error(self) -> WriteBehindError:
+        return WriteBehindError(f"writing the trial files failed: {self._failed}")
+
     def _send(self, frame: bytes) -> None:
         with self._lock:
             if self._failed is not None:
-                raise WriteBehindError(f"writing the trial files failed: {self._failed}")
+                raise self._error()
             try:
                 view = memoryview(frame)
                 while view:
                     view = view[os.write(self._fd, view):]
             except BrokenPipeError:
                 self._failed = self._reason()
-                raise WriteBehindError(f"writing the trial files failed: {self._failed}") from None
+                raise self._error() from None
 
     def _reason(self) -> str:
         assert self._proc.stdout is not None
@@ -132,7 +135,7 @@ class WriteBehind:
                 return
             with self._lock:
                 self._failed = first.decode("utf-8", "replace") + self._reason()
-        raise WriteBehindError(f"writing the trial files failed: {self._failed}")
+        raise self._error()
 
     def close(self) -> None:
         """Wait for every file sent, then for the child; raise if one could not be written."""
@@ -143,7 +146,7 @@ class WriteBehind:
             if self._proc.wait() != 0 and self._failed is None:
                 self._failed = self._reason()
         if self._failed is not None:
-            raise WriteBehindError(f"writing the trial files failed: {self._failed}")
+            raise self._error()
 
 
 @contextlib.contextmanager
@@ -152,7 +155,7 @@ def trial_file_sink(trials: int, enabled: bool = True) -> Iterator[FileSink]:
     On the way out every file sent is written (an exception in the run included: those trials
     are finished and graded) before the caller reads anything back."""
     choice = os.environ.get("SKILLASSAY_WRITE_BEHIND", "")  # "0": never; "1": whatever the size
-    if not enabled or choice == "0" or (trials < MIN_TRIALS and choice != "1") or trials == 0:
+    if not enabled or trials == 0 or choice == "0" or (choice != "1" and trials < MIN_TRIALS):
         yield DIRECT
         return
     sink = WriteBehind()
