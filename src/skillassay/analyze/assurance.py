@@ -142,18 +142,28 @@ def _oriented(t_pilot: float, bounds: tuple[float, float]) -> tuple[float, float
     return (abs(t_pilot), lo, hi) if t_pilot >= 0 else (-t_pilot, -hi, -lo)
 
 
-def _log_mass(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
-    """log(Phi(b) - Phi(a)) for a < b, computed on the side where it is a lower tail (so it
-    stays accurate when both ends are far out in the same tail)."""
+def _lower_tails(a: np.ndarray | float, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[a, b] mirrored into the lower tail where it lies mostly in the upper one (a + b > 0), so
+    log Phi stays accurate when both ends are far out there: (mirrored, log Phi(a'), log Phi(b'))."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     with np.errstate(invalid="ignore"):
         flip = a + b > 0  # nan (both infinite) is False: nothing to mirror
-    a2, b2 = np.where(flip, -b, a), np.where(flip, -a, b)
-    la, lb = special.log_ndtr(a2), special.log_ndtr(b2)
+    return flip, special.log_ndtr(np.where(flip, -b, a)), special.log_ndtr(np.where(flip, -a, b))
+
+
+def _log_diff(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """log(Phi(b) - Phi(a)) from log Phi(a) <= log Phi(b)."""
     with np.errstate(divide="ignore"):
-        return lb + np.log1p(-np.exp(la - lb))
+        return np.asarray(lb + np.log1p(-np.exp(la - lb)))
+
+
+def _log_mass(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
+    """log(Phi(b) - Phi(a)) for a < b, computed on the side where it is a lower tail (so it
+    stays accurate when both ends are far out in the same tail)."""
+    _, la, lb = _lower_tails(a, b)
+    return _log_diff(la, lb)
 
 
 def _weights(logz: np.ndarray) -> np.ndarray:
@@ -170,15 +180,11 @@ def _truncated_nodes(t: float, c: np.ndarray, lo: float, hi: float) -> tuple[np.
     log-scale tails (log_ndtr, ndtri_exp) so far-out bounds lose no precision."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
-    a, b = (lo - t) / c, (hi - t) / c
-    with np.errstate(invalid="ignore"):
-        flip = (a + b > 0)[:, None]
-    a2, b2 = np.where(flip, -b[:, None], a[:, None]), np.where(flip, -a[:, None], b[:, None])
-    la, lb = special.log_ndtr(a2), special.log_ndtr(b2)
+    flip, la, lb = _lower_tails(((lo - t) / c)[:, None], ((hi - t) / c)[:, None])
     u = (np.arange(_MEAN_NODES) + 0.5) / _MEAN_NODES
     u = np.where(flip, 1 - u, u)
+    logz = _log_diff(la, lb)[:, 0]
     with np.errstate(divide="ignore"):
-        logz = (lb + np.log1p(-np.exp(la - lb)))[:, 0]
         x = special.ndtri_exp(lb + np.log(u + (1 - u) * np.exp(la - lb)))
     x = np.where(flip, -x, x)
     return logz, t + c[:, None] * x
