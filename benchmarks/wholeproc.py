@@ -77,7 +77,7 @@ def with_bytecode_cache(env: dict[str, str], folder: Path) -> dict[str, str]:
 
 def skillassay_cmd(*args: str) -> list[str]:
     """The `skillassay` console script's own two lines, run by this interpreter."""
-    return [sys.executable, "-c", "import sys; from skillassay.cli.main import main; sys.exit(main())", *args]
+    return [sys.executable, "-c", "import sys; from skillassay.cli.main import script; sys.exit(script())", *args]
 
 
 def run_once(cmd: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:

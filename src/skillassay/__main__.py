@@ -1,3 +1,3 @@
-from skillassay.cli.main import main
+from skillassay.cli.main import script
 
-main()
+script()

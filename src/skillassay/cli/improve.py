@@ -2,7 +2,6 @@
 cli/main.py; kept in their own module so the main command file stays small. Each command parses
 options, calls one library function and renders the result."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any

@@ -1,8 +1,9 @@
 """The command line: each command parses options, calls one library function, renders the
 result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3 inconclusive."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in the command modules: typer reads every command's
+# signature at each start, and string annotations cost it a compile and an eval apiece
+# (~30 ms of `--help`, measured); helpers' annotations of TYPE_CHECKING names are quoted.
 import json
 import os
 import sys
@@ -75,7 +76,7 @@ def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An
 
 
 
-def _exit_with_gate(gate_result: GateResult, as_json: bool) -> None:
+def _exit_with_gate(gate_result: "GateResult", as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(gate_result.to_dict(), indent=2) + "\n")
     else:
@@ -91,7 +92,7 @@ def _print_next_steps(steps: list[str]) -> None:
 
 
 @app.command()
-@handles_input_errors
+@handles_input_errors(preload=("skillassay.cli.progress",))  # the engine, the statistics, the models
 def run(
     skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
     evals: Annotated[Path | None, typer.Option(help="Eval set (default SKILL_DIR/evals/evals.json).")] = None,
@@ -164,7 +165,7 @@ def run(
     _exit_with_gate(outcome.gate, as_json)
 
 
-def _print_ungraded(s: Summary) -> None:
+def _print_ungraded(s: "Summary") -> None:
     if ungraded := s.with_skill.ungraded_trials + s.baseline.ungraded_trials:
         err.print(f"{ungraded} trials ungraded (an expectation has no verdict): excluded from the pass rates, "
                   "not counted as failures; the reason is in their grading.json evidence", highlight=False)
@@ -210,7 +211,7 @@ def grade(
 
 
 @app.command()
-@handles_input_errors
+@handles_input_errors(preload=("skillassay.analyze.aggregate",))
 def aggregate(
     iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
     skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
@@ -297,7 +298,7 @@ def report(
               highlight=False)
 
 
-def _write_ci_outputs(bench: Any, gate_result: GateResult, junit: Path | None,
+def _write_ci_outputs(bench: Any, gate_result: "GateResult", junit: Path | None,
                       comparison: dict | None = None) -> None:
     """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set. Neither is
     built (nor their module, with its XML library, imported) when there is nowhere to put it."""
@@ -403,7 +404,20 @@ _register_triggers(app)
 
 
 def main() -> None:
-    """The console script and `python -m skillassay`: the app behind the crash handler."""
+    """The app behind the crash handler; ends with SystemExit, as a caller in-process expects."""
     from skillassay.cli.console import run_app
 
     run_app(app)
+
+
+def script() -> None:
+    """The console script and `python -m skillassay`: main, then the process ends without the
+    interpreter's teardown (console.exit_without_teardown says why)."""
+    from skillassay.cli.console import exit_without_teardown, pause_collector_for_startup
+
+    pause_collector_for_startup()
+    try:
+        main()
+    except SystemExit as exc:
+        exit_without_teardown(exc.code)
+    exit_without_teardown(0)

@@ -1,7 +1,6 @@
 """Trigger-eval commands: `triggers` and `optimize-description`. Registered on the main app by
 cli/main.py; each parses options, calls one library function and renders the result."""
 
-from __future__ import annotations
 
 import json
 import sys
