@@ -391,6 +391,28 @@ def fmt_cell(o: Outcome, conditional: bool) -> str:
     return text
 
 
+def advise_one(rule_set: dict[str, Callable[[Pilot, Summary, dict], Advice]], p: Pilot,
+               cell: dict[str, Outcome], power_of: Callable[[Summary, int], float],
+               truth_difference: float | None) -> None:
+    """Every rule's advice for one pilot, and the power each advised size has, into `cell`; with
+    a fixed truth (`truth_difference`), also the lower-bound rules' power where their bound held."""
+    s = summarise(p)
+    cache: dict = {}
+    for name, rule in rule_set.items():
+        n, pr = rule(p, s, cache)
+        o = cell[name]
+        o.pilots += 1
+        if n is None:
+            continue
+        o.given += 1
+        pw = power_of(s, n)
+        o.power.append(pw)
+        o.promise.append(pr)
+        o.sizes.append(n)
+        if truth_difference is not None and name.startswith("lower bound") and s.mean > 0 and pr <= truth_difference:
+            o.kept_if_above.append(pw)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pilots", type=int, default=600, help="pilots per cell")
@@ -416,42 +438,17 @@ def main(argv: list[str] | None = None) -> None:
         for m in args.evals:
             for e in args.effects:
                 cell = fixed[(k, m, e)] = {name: Outcome() for name in rule_set}
+                up, _ = tables[e]
                 for p in draw_pilots(rng, args.pilots, m, k, np.full(args.pilots, e)):
-                    s = summarise(p)
-                    cache: dict = {}
-                    for name, rule in rule_set.items():
-                        n, pr = rule(p, s, cache)
-                        o = cell[name]
-                        o.pilots += 1
-                        if n is None:
-                            continue
-                        o.given += 1
-                        up, _ = tables[e]
-                        # a fixed truth's success is the truth's sign (advice_power.py's), whatever the pilot saw
-                        pw = float(interp_power(up, np.array([e]), np.array([e]), np.array([n]))[0])
-                        o.power.append(pw)
-                        o.promise.append(pr)
-                        o.sizes.append(n)
-                        if name.startswith("lower bound") and s.mean > 0 and pr <= mean_difference(e):
-                            o.kept_if_above.append(pw)
+                    # a fixed truth's success is the truth's sign (advice_power.py's), whatever the pilot saw
+                    advise_one(rule_set, p, cell, lambda s, n, e=e, up=up: float(
+                        interp_power(up, np.array([e]), np.array([e]), np.array([n]))[0]), mean_difference(e))
             if ptab is not None:
                 cell = prior[(k, m)] = {name: Outcome() for name in rule_set}
                 effects = rng.uniform(*EFFECT_PRIOR, args.pilots)
                 for p, eff in zip(draw_pilots(rng, args.pilots, m, k, effects), effects, strict=True):
-                    s = summarise(p)
-                    cache = {}
-                    for name, rule in rule_set.items():
-                        n, pr = rule(p, s, cache)
-                        o = cell[name]
-                        o.pilots += 1
-                        if n is None:
-                            continue
-                        o.given += 1
-                        up, down = ptab
-                        pw = float(interp_power(up if s.mean > 0 else down, prior_effects, np.array([eff]), np.array([n]))[0])
-                        o.power.append(pw)
-                        o.promise.append(pr)
-                        o.sizes.append(n)
+                    advise_one(rule_set, p, cell, lambda s, n, eff=eff, tabs=ptab: float(interp_power(
+                        tabs[0] if s.mean > 0 else tabs[1], prior_effects, np.array([eff]), np.array([n]))[0]), None)
             print(f"K={k}, {m} evals: {time.process_time() - started:.0f} CPU-s", file=sys.stderr, flush=True)
     report(fixed, prior, rule_set, args, time.process_time() - started)
 
