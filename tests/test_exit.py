@@ -52,14 +52,17 @@ def test_atexit_handlers_run_once_and_status_is_kept(tmp_path: Path) -> None:
     assert log.read_text() == "ran\n"
 
 
-def test_a_thread_still_working_is_joined(tmp_path: Path) -> None:
-    done = tmp_path / "thread-done"
-    prelude = ("import threading, time\n"
+def test_a_thread_still_working_is_joined_before_the_atexit_handlers(tmp_path: Path) -> None:
+    """As the normal exit does: the thread finishes, then the handlers close what it used."""
+    done, seen = tmp_path / "thread-done", tmp_path / "atexit-saw"
+    prelude = ("import atexit, os, threading, time\n"
+               f"atexit.register(lambda: open({str(seen)!r}, 'w').write(str(os.path.exists({str(done)!r}))))\n"
                f"def work():\n    time.sleep(0.5)\n    open({str(done)!r}, 'w').close()\n"
                "threading.Thread(target=work).start()")
     proc = _python(_script(prelude, ["--help"]), tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert done.exists()
+    assert seen.read_text() == "True"
 
 
 def test_large_output_through_a_pipe_is_delivered_whole(tmp_path: Path) -> None:
@@ -73,21 +76,23 @@ def test_large_output_through_a_pipe_is_delivered_whole(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("code", "status", "printed"), [(None, 0, ""), (0, 0, ""), (3, 3, ""), (70, 70, ""),
                                                           ("stopped: no evals", 1, "stopped: no evals\n")])
-def test_exit_status_matches_sys_exit(code: object, status: int, printed: str,
+def test_exit_status_matches_sys_exit(code: str | int | None, status: int, printed: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_status(code) == status
     assert capsys.readouterr().err == printed
 
 
-def test_the_collector_is_paused_for_start_up_and_back_on_for_the_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("argv", "status"), [(["validate", "missing.json"], EXIT_BAD_INPUT), (["executors"], 0)])
+def test_the_collector_is_paused_for_start_up_and_back_on_for_the_command(tmp_path: Path, argv: list[str],
+                                                                          status: int) -> None:
     """The console script turns the collector off while it imports and on (start-up frozen)
     when a command begins: a command's work is never left without cyclic garbage collection."""
     seen = tmp_path / "gc.json"
     prelude = ("import atexit, gc, json\n"
                f"atexit.register(lambda: open({str(seen)!r}, 'w').write(json.dumps("
                "[gc.isenabled(), gc.get_freeze_count()])))")
-    proc = _python(_script(prelude, ["validate", str(tmp_path / "missing.json")]), tmp_path)
-    assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
+    proc = _python(_script(prelude, argv), tmp_path)
+    assert proc.returncode == status, proc.stderr
     enabled, frozen = json.loads(seen.read_text())
     assert enabled is True
     assert frozen > 10_000  # what start-up built: no later collection traverses it

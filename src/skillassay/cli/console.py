@@ -145,8 +145,7 @@ def run_app(app: Callable[[], Any]) -> None:
         sys.exit(EXIT_INTERNAL)
 
 
-
-def exit_status(code: object) -> int:
+def exit_status(code: str | int | None) -> int:
     """The process status `sys.exit(code)` would give: None is 0, an int is itself, anything
     else is printed to stderr and is 1 (as the interpreter does)."""
     if code is None:
@@ -158,7 +157,7 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def exit_without_teardown(code: object) -> NoReturn:
+def exit_without_teardown(code: str | int | None) -> NoReturn:
     """End the process as `sys.exit(code)` would, minus the interpreter's teardown.
 
     Why: tearing down the ~500 modules a `run` imports (numpy, pydantic's schemas, scipy,
@@ -167,16 +166,17 @@ def exit_without_teardown(code: object) -> NoReturn:
     a command-line process gains nothing from it. What exit still owes is done first: the
     standard streams are flushed and the atexit handlers run (weakref finalisers such as
     TemporaryDirectory's, the local model's close, Ray's shutdown). If a non-daemon thread is
-    still alive, its work may be unfinished, so the normal exit joins it instead."""
+    still alive, its work may be unfinished, so the normal exit is taken whole: it joins the
+    thread before the atexit handlers close what the thread may still use."""
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        sys.exit(code)
     status = exit_status(code)
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a closed or broken pipe: nothing left to deliver
             stream.flush()
     atexit._run_exitfuncs()  # the stdlib's own entry to run them now; none runs twice
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if others:
-        sys.exit(status)
     os._exit(status)
+
 
 # --judge-model of run, grade, compare-blind and analyze: one option, one help text.
 JudgeModelOpt = Annotated[str | None, typer.Option(

@@ -2,7 +2,7 @@
 cli/main.py; kept in their own module so the main command file stays small. Each command parses
 options, calls one library function and renders the result."""
 
-
+# No `from __future__ import annotations`: cli/main.py says why.
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -377,6 +377,7 @@ def _latest_if_workspace(folder: Path) -> Path:
 
 
 @app.command("executors")
+@handles_input_errors  # no input to check: it ends start-up, as every command's wrapper does
 def executors_cmd() -> None:
     """List installed executors and whether each can run here (keys, servers, binaries)."""
     from rich.table import Table

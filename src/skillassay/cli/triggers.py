@@ -1,7 +1,7 @@
 """Trigger-eval commands: `triggers` and `optimize-description`. Registered on the main app by
 cli/main.py; each parses options, calls one library function and renders the result."""
 
-
+# No `from __future__ import annotations`: cli/main.py says why.
 import json
 import sys
 from pathlib import Path
