@@ -21,7 +21,8 @@ what an assurance is the probability of). What makes it fast:
 
 Rules (each returns the advised n or None, and the promise it would state):
 
-* `assurance`: today's (power_stats: assurance.evals_for_assurance on the sign-flip criterion,
+* `assurance`: the library's advice before it was planned for a stated effect (power_stats then:
+  assurance.evals_for_assurance on the sign-flip criterion,
   prior flat on log sigma and on the mean cut to difference_range, never below
   evals_with_differing's floor, none when the sign probability is 0.8 or less); the library's
   own functions, called per pilot.
@@ -208,7 +209,8 @@ def summarise(p: Pilot) -> Summary:
     floor = stats.evals_with_differing(frac)
     ok = not math.isclose(mean, 0.0, abs_tol=1e-9) and sd > 0 and floor is not None
     se = sd / math.sqrt(p.m) if sd > 0 else math.nan
-    bounds = statistics_module._scaled(statistics_module.difference_range(float(np.mean(p.xb / p.k))), se) if ok else None
+    lo, hi = statistics_module.difference_range(float(np.mean(p.xb / p.k)))
+    bounds = (lo / se, hi / se) if ok else None
     return Summary(mean, sd, floor, mean / se if ok else math.nan, (1 / p.k) / sd if sd > 0 else 0.0, bounds, ok)
 
 
@@ -356,7 +358,7 @@ def rules(rng: np.random.Generator) -> dict[str, Callable[[Pilot, Summary, dict]
             return (n, pr) if n is not None and cache["side"] >= level else (None, math.nan)
         return f
 
-    out: dict[str, Callable[[Pilot, Summary, dict], Advice]] = {"assurance (today)": base}
+    out: dict[str, Callable[[Pilot, Summary, dict], Advice]] = {"assurance (former advice)": base}
     for lv in (0.9, 0.95, 0.99):
         out[f"assurance, sign >= {lv:g}"] = withheld(lv)
     for total in (1.0, 3.0):  # prior counts over the 2K + 1 lattice points, in all

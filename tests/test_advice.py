@@ -204,31 +204,32 @@ def test_ratio_advice_is_sized_on_the_test_that_decides_it() -> None:
     st = paired_stats(pairs, 3, {"min_improvement_ratio": 1.0})
     g = st["gates"]["min_improvement_ratio"]
     assert g["decision"] == "INCONCLUSIVE"
-    # At thr = 1 the deciding test is the difference's own: the same advice as power_stats'.
-    assert g["evals_to_decide"] == max(st["power"]["evals_needed"], len(pairs) + 1) <= 100, g  # was 903
+    # At thr = 1 the deciding test is the difference's own, sized as power_stats sizes it, with
+    # the pilot's sd read as an undecided pilot's (a little smaller: assurance.undecided_sigma_ratio).
+    assert 0.8 * st["power"]["evals_needed"] <= g["evals_to_decide"] <= st["power"]["evals_needed"] <= 100, g
     assert f"about {g['evals_to_decide']} evals" in g["decide_note"]
     at_15 = paired_stats(pairs, 3, {"min_improvement_ratio": 1.5})["gates"]["min_improvement_ratio"]
-    assert at_15["decision"] == "INCONCLUSIVE", at_15  # a threshold nearer the estimate needs more evals
-    assert at_15["evals_to_decide"] is None or at_15["evals_to_decide"] > g["evals_to_decide"], at_15
+    assert at_15["decision"] == "INCONCLUSIVE", at_15
+    assert f"about {at_15['evals_to_decide']} evals" in at_15["decide_note"], at_15
 
 
-def test_size_advice_says_what_its_80_percent_is_averaged_over() -> None:
-    """The 80% is assurance, averaged over the values the data allow (flat over a pass rate's range),
-    not the power at the observed difference: benchmarks/advice_power.py measured 21-100% at
-    fixed true values, and averaged over truths drawn from a prior 52-74% where the pilot is
-    weak. "Reliably (80% power)" and "80% of the time" promised the power reading."""
+def test_size_advice_says_what_its_80_percent_is() -> None:
+    """The 80% is power at a planned effect (min_detectable_effect), said with the effect: the
+    old notes promised an average over the values the data allow, which at a fixed true
+    difference delivered 62-74% for weak pilots (benchmarks/advice_power.py before this)."""
     from skillassay.analyze.gate import GateResult
     from skillassay.report.report import recommendations
 
     pairs = [(2, 1), (2, 1), (1, 1), (3, 1), (2, 2), (1, 0)]
     st = paired_stats(pairs, 3, {"min_improvement_ratio": 1.0})
-    note = st["gates"]["min_improvement_ratio"]["decide_note"]
-    assert "averaged over the values these data allow" in note and "of the time" not in note
+    g = st["gates"]["min_improvement_ratio"]
+    assert "80% power if the skill's true pass rate is at least 10 pts above or below 1 x the baseline's" in g["decide_note"]
+    assert g["promise"] in g["decide_note"] and "min_detectable_effect" in g["promise"]
     recs = recommendations(st, GateResult("NOT_GATED", 0, []), None)
     power = next(r for r in recs if r.startswith("Power:"))
-    assert f"about {st['power']['evals_needed']} evals would detect" in power
-    assert "averaged over the values these data allow" in power
-    assert "reliably" not in power and "80% power" not in power
+    assert f"about {st['power']['evals_needed']} evals would detect a true skill-vs-baseline difference of 10 pts" in power
+    assert "80% power if the true difference is at least 10 pts either way" in power
+    assert "averaged over" not in power and "of the time" not in power
 
 
 # --- item 7: the power at the advised size is the promised 80% -----------------------------------
@@ -288,14 +289,21 @@ class _LatticeSignFlip:
         return hits / draws
 
 
-@pytest.mark.parametrize(("k", "m", "effect"), [(3, 20, 0.15), (3, 5, 0.3), (1, 10, 0.3)])
+def _mean_difference(effect: float) -> float:
+    """E[clip(b + effect, 0, 1)] - E[b], b ~ Beta(2,2): the true mean difference of a cell."""
+    b = (np.arange(20_000) + 0.5) / 20_000
+    return float(np.sum(6 * b * (1 - b) / 20_000 * (np.clip(b + effect, 0, 1) - b)))
+
+
+@pytest.mark.parametrize(("k", "m", "effect"), [(1, 5, 0.15), (3, 5, 0.15), (3, 20, 0.15), (1, 10, 0.3)])
 def test_evals_advice_delivers_its_80_percent_through_the_sign_flip_test(k: int, m: int, effect: float) -> None:
-    """Pilots of m evals x k trials, baseline Beta(2,2), skill + effect: the power of the exact
-    sign-flip test (the test that decides) at the advised evals, averaged over 200 pilots.
-    The advice sized for the near end of a 60% interval gave 90.5% at K = 3, 20 evals, +0.15;
-    sized by the t test's assurance 79.4%, 73.3% and 73.6% in these three cells (the t test
-    has more power than the exact test on lumpy differences: 56% against 26% at 8 evals x 3
-    trials, +0.3); sized by the sign-flip test's own assurance 80.6%, 84.2% and 79.2%."""
+    """Pilots of m evals x k trials, baseline Beta(2,2), skill + effect, the advice planned for
+    the true mean difference: the power of the exact sign-flip test (the test that decides) at
+    the advised evals, averaged over 200 pilots, is 80% within 5 points. Sized for the observed
+    difference by assurance it was 73.0% at K = 1, 5 evals, +0.15 and 73.9% at K = 3, 5 evals,
+    +0.15 (the pilots that overstated the effect got the small sizes), and 85.8% at K = 1,
+    10 evals, +0.3; sized for the planned effect on the sample sd itself, 69.4% and 72.7% at
+    5 evals (the sd understates sigma more often than not)."""
     rng = np.random.default_rng([k, m, int(effect * 100)])
     probs = _difference_lattice(k, effect, rng)
     test = _LatticeSignFlip(k)
@@ -313,40 +321,53 @@ def test_evals_advice_delivers_its_80_percent_through_the_sign_flip_test(k: int,
                 for config, rates in ((SKILL, skill), (BASE, base)) for e in range(m) for i in range(k)]
         # power_stats is what build_statistics' "power" section is: called alone, without the
         # sign-flip tests the pilot's other figures need (300 full pilots took 2 minutes).
-        n = power_stats(group_records(recs, (SKILL, BASE)), SKILL, BASE)["evals_needed"]
+        n = power_stats(group_records(recs, (SKILL, BASE)), SKILL, BASE, _mean_difference(effect))["evals_needed"]
         if n is not None:
-            n = min(n, 400)  # beyond 400 evals the power is above 80% in every cell here
             if n not in powers:
                 powers[n] = test.power(n, probs, rng, 200)
             delivered.append(powers[n])
-    assert len(delivered) > 120
-    assert 0.775 <= float(np.mean(delivered)) <= 0.85, np.mean(delivered)
+    assert len(delivered) > 140
+    assert 0.75 <= float(np.mean(delivered)) <= 0.85, np.mean(delivered)
 
 
-def test_weak_pilot_is_sized_on_the_values_a_pass_rate_allows() -> None:
-    """One trial per eval, 5 evals, 3 of them won: the flat prior on the mean difference weighs
-    differences above 1 - 0.2 (the baseline's mean) that pass rates cannot have, and asked for
-    23 evals; cut to [-0.2, 0.8] the prior asks for more (over truths from U(-0.1, 0.5) the flat
-    prior's advice succeeded 52% of the time against 77% promised at K = 1 with 5 evals,
-    benchmarks/advice_power.py --truth prior). The ratio gate at 1.0 is sized the same way."""
-    from skillassay.analyze import assurance
+def test_advice_is_planned_for_the_effect_not_for_the_observed_one() -> None:
+    """Two pilots with the same spread of differences but observed differences of +0.2 and
+    +0.4 get the same size: sizing on the observed difference is what made the advice small
+    exactly when the pilot overstated the effect. A larger planned effect needs fewer evals."""
+    small = [(1, 0), (2, 2), (0, 1), (2, 1), (1, 1), (2, 1), (1, 0), (0, 0), (2, 1), (1, 2)]
+    large = [(a + 1, b) for a, b in small]  # every difference a third higher: the same spread
+    ds = [np.array([a - b for a, b in p], dtype=float) for p in (small, large)]
+    assert ds[0].mean() != ds[1].mean() and ds[0].std(ddof=1) == pytest.approx(ds[1].std(ddof=1))
+    first, second = (paired_stats(p, 3)["power"] for p in (small, large))
+    assert first["evals_needed"] == second["evals_needed"] > 10
+    assert first["detectable_difference"] == 0.1
+    recs = [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=cfg, run_number=i + 1, status="ok",
+                        passed=i < x) for e, pair in enumerate(large) for cfg, x in zip((SKILL, BASE), pair, strict=True)
+            for i in range(3)]
+    at_30 = power_stats(group_records(recs, (SKILL, BASE)), SKILL, BASE, 0.3)
+    assert at_30["detectable_difference"] == 0.3
+    assert at_30["evals_needed"] < second["evals_needed"] / 4
 
-    pairs = [(1, 0), (1, 0), (1, 0), (1, 1), (0, 0)]
-    st = paired_stats(pairs, 1, {"min_improvement_ratio": 1.0})
-    d = np.array([a - b for a, b in pairs], dtype=float)
-    se = float(d.std(ddof=1)) / math.sqrt(len(d))
-    flat = assurance.evals_for_assurance(float(d.mean()) / se, len(d), sign_flip_step=1 / float(d.std(ddof=1)))
-    cut = assurance.evals_for_assurance(float(d.mean()) / se, len(d), sign_flip_step=1 / float(d.std(ddof=1)),
-                                        bounds=(-0.2 / se, 0.8 / se))
-    assert flat is not None and cut is not None and cut > flat
-    assert st["power"]["evals_needed"] == cut
-    assert st["gates"]["min_improvement_ratio"]["evals_to_decide"] == cut
 
-
-def test_no_number_when_the_data_cannot_tell_the_sign() -> None:
-    """+3 pts observed with a spread of 40 pts over 10 evals: the effect may well be negative, so
-    no size can promise 80% (the assurance's ceiling is the probability of the sign)."""
+def test_a_pilot_that_cannot_tell_the_sign_still_gets_its_planned_size() -> None:
+    """+3 pts observed with a spread of 40 pts over 10 evals: the observed difference says
+    nothing about the size needed for a 10-point difference, so the size is given, and the
+    probability of the observed side is reported beside it."""
     power = paired_stats([(3, 1), (1, 3), (2, 2), (3, 2), (0, 1), (2, 1), (1, 2), (3, 2), (1, 1), (2, 2)], 3)["power"]
-    assert power["evals_needed"] is None
-    assert "within noise of 0" in power["evals_needed_reason"]
+    assert power["evals_needed"] is not None and power["evals_needed"] > 50
     assert power["sign_probability"] < 0.8
+
+
+def test_the_config_plans_the_advice(tmp_path: Path) -> None:
+    """min_detectable_effect in benchmark_config.json reaches the advice through aggregate."""
+    it = write_iteration(tmp_path, 1, {e: ("PPPPFFFFFF", "PFFFFFFFFF") if e % 2 else ("PPPPPPFFFF", "PPPFFFFFFF")
+                                       for e in range(1, 9)})
+    sizes = {}
+    for effect in (0.1, 0.25):
+        config = tmp_path / f"config-{effect}.json"
+        config.write_text(json.dumps({"thresholds": {"min_pass_rate": 0.45}, "min_detectable_effect": effect}))
+        st = aggregate_iteration(it, config_path=config).benchmark.statistics
+        assert st["power"]["detectable_difference"] == effect
+        assert f"{effect * 100:.3g} pts from 0.45" in st["gates"]["min_pass_rate"]["decide_note"]
+        sizes[effect] = (st["power"]["evals_needed"], st["gates"]["min_pass_rate"]["evals_to_decide"])
+    assert sizes[0.25][0] <= sizes[0.1][0] and sizes[0.25][1] < sizes[0.1][1]

@@ -20,7 +20,7 @@ def test_small_run_prints_and_saves_every_advice_kind(tmp_path: Path, capsys: py
         assert kind in out
     assert "every eval at 0.5" in out
     row = next(line for line in out.splitlines() if line.startswith("| difference | K=10, 5 evals, effect +0.3"))
-    given = row.split("|")[3].strip()
+    given = row.split("|")[4].strip()
     assert given.endswith("/6")
     advice_power.main(["--table", str(saved)])
     again = capsys.readouterr().out
@@ -38,26 +38,19 @@ def test_capped_advice_is_counted_and_rerun_at_the_cap() -> None:
     assert "max 5,000" in sizes
 
 
-def test_prior_mode_prints_the_promise_beside_the_success_rate(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """--truth prior: each experiment draws its own truth; the table keys cells by the prior and
-    puts the mean assurance promised beside the success rate, with a row pooling the cells."""
-    saved = tmp_path / "prior.jsonl"
-    advice_power.main(["--truth", "prior", "--experiments", "6", "--k", "10", "--evals", "5",
-                       "--kind", "paired", "--save", str(saved)])
+def test_cells_are_planned_for_their_truth_or_for_a_stated_effect(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Each cell plans its advice for its own true effect (the promise's boundary) unless
+    --planned says otherwise; the table says which."""
+    advice_power.main(["--experiments", "4", "--k", "10", "--evals", "5", "--kind", "paired", "--planned", "0.1"])
     out = capsys.readouterr().out
-    assert "assurance promised" in out and "effect +0.3" not in out
-    row = next(line for line in out.splitlines()
-               if line.startswith("| difference | K=10, 5 evals, effect ~ U(-0.1, 0.5) |"))
-    promised = row.split("|")[5].strip()
-    assert promised == "n/a" or 0 < float(promised.rstrip("%")) <= 100
-    assert any(line.startswith("| difference | all these cells |") for line in out.splitlines())
-    advice_power.main(["--table", str(saved)])
-    assert row in capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| difference | K=10, 5 evals, effect +0.3"))
+    assert row.split("|")[3].strip() == "0.1"
+    assert advice_power.Cell("paired", 3, 10, 0.3).plan() == pytest.approx(advice_power.mean_difference(0.3))
+    assert advice_power.Cell("gate", 3, 10, 0.2).plan() == 0.2
 
 
-def test_interior_pilots_are_two_ses_inside_the_prior() -> None:
-    assert advice_power.interior(0.3, 0.05, (0.0, 0.5)) and not advice_power.interior(0.45, 0.05, (0.0, 0.5))
+def test_the_true_mean_difference_is_below_the_effect_where_it_clips() -> None:
     # Clipping at 1 makes the true mean difference smaller than the effect (0.41 at +0.5).
     assert advice_power.mean_difference(0.0) == pytest.approx(0.0, abs=1e-9)
     assert 0.40 < advice_power.mean_difference(0.5) < 0.42

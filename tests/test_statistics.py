@@ -229,9 +229,9 @@ def test_gates_decisions_and_responsible_evals() -> None:
     assert pr["decision"] == "INCONCLUSIVE"
     assert pr["plain"] is False  # 25/30 = 0.833 < 0.9
     assert pr["evals_responsible"] == ["eval-3 (e3)", "eval-5 (e5)"]
-    # 0.833 against 0.9 with an SE of 0.13: the truth may be on either side, so no size is promised
-    assert pr["trials_to_decide"] is None and pr["evals_to_decide"] is None
-    assert "within noise of the threshold" in pr["decide_note"]
+    # 0.833 against 0.9 with an SE of 0.13: sized for a true pass rate 10 pts from 0.9, whichever side
+    assert pr["evals_to_decide"] > 6 and f"about {pr['evals_to_decide']} evals" in pr["decide_note"]
+    assert "at least 10 pts from 0.9" in pr["decide_note"]
     assert gates["max_avg_tokens"]["decision"] == "PASS"
     assert gates["max_avg_tokens"]["value"] == pytest.approx(7000 / 6)
     dur = gates["max_avg_duration_seconds"]

@@ -224,7 +224,8 @@ def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: st
             timestamp=timestamp or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             trials_requested=trials, thresholds=thresholds, arms=arms,
             executor_model=executor.get("model"),
-            notes=run_notes(read.skipped, read.warnings, read.configurations, arms))
+            notes=run_notes(read.skipped, read.warnings, read.configurations, arms),
+            min_detectable_effect=(config or BenchmarkConfig()).min_detectable_effect)
         bench._write_runs = lambda fh: write_spooled_runs(fh, read.spooled)
         write_benchmark(json_path, bench)
     bench._write_runs = partial(_spool_gone, json_path)

@@ -383,3 +383,135 @@ def trials_for_assurance(gap: float, spread_var: float, noise_var: float, n_eval
     if f(max_trials) < target:
         return None
     return _smallest(f, lo, max_trials, target)
+
+
+# ---------------------------------------------------------------------------------------------
+# Power at a planned effect: what the advice is sized by (statistics.power_stats, the gates)
+
+
+@functools.lru_cache(maxsize=1024)
+def median_sigma_ratio(df: int) -> float:
+    """sigma / s at which sigma is as likely above as below, given s on df degrees of freedom:
+    sqrt(df / chi2_df's median). The sample sd understates sigma more often than not (at 4 df,
+    P(s < sigma) = 0.59), so sizing on s itself delivered 69-75% power at 5 pilot evals; averaging
+    the power over sigma's posterior (flat on log sigma: Julious & Owen's expected power, Pharm.
+    Stat. 2006, 5:29) over-corrected, 85-87% at 5-10 pilot evals at 1-3 trials, since bounded,
+    lattice-valued differences have lighter tails than a normal's and their s varies less than a
+    chi-square says. The median-unbiased sigma gave 75-82% in those cells (200 pilots each,
+    through the exact sign-flip test; benchmarks/advice_power.py measures it)."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    return math.sqrt(df / (2 * float(special.gammaincinv(df / 2, 0.5))))
+
+
+_SELECTION_NODES = 512  # chi-square quantiles for undecided_sigma_ratio
+
+
+@functools.lru_cache(maxsize=4096)
+def undecided_sigma_ratio(effect: float, m: int, conf: float = CONF) -> float:
+    """sigma / s at which s is as likely below as above its observed value **among runs left
+    undecided** (a conditionally median-unbiased sigma), when the true value is `effect` (units
+    of s) from the threshold: gate advice is given only when the gate is undecided, and an
+    undecided pilot has its sd drawn from the upper part of its distribution (a wide interval is
+    what keeps it undecided), so the sd alone oversized the advice: 95% power instead of 80% at a
+    gap of 0.2, 10 evals x 3 trials (benchmarks/advice_power.py). The pilot's mean minus the
+    threshold is N(effect, sigma^2 / m) and independent of s = sigma sqrt(u), u ~ chi2_df / df; it
+    is undecided when that mean is within t_crit s / sqrt(m) of the threshold, with probability
+    Phi(t sqrt(u) - e) - Phi(-t sqrt(u) - e), e = effect sqrt(m) / (sigma / s). Solved by bisection
+    on quantile nodes of u. With no selection (every pilot advised) it is median_sigma_ratio."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    df = m - 1
+    root_u = 1 / _sigma_ratios(df, _SELECTION_NODES)  # sqrt(chi2 / df), increasing
+    tc = _t_crit(df, conf)
+
+    def below(c: float) -> float:
+        e = abs(effect) * math.sqrt(m) / c
+        p = special.ndtr(tc * root_u - e) - special.ndtr(-tc * root_u - e)
+        total = float(np.sum(p))
+        return float(np.sum(p[root_u <= 1 / c])) / total if total > 0 else 0.5
+
+    lo, hi = 0.05, 20.0  # below() falls from 1 to 0 as c grows
+    for _ in range(50):
+        mid = math.sqrt(lo * hi)
+        if below(mid) > 0.5:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
+
+
+def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: float = CONF,
+                           sigma_ratio: float | None = None) -> float:
+    """Power of the exact sign-flip test on n fresh evals when the true mean of the differences
+    is `effect` (in units of the pilot's sd s) and their sd the median-unbiased one a pilot of m
+    evals gives (median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
+    its own chi-square, the criterion signflip_assurance's (mean' > x(s'))."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    if n < 2 or m < 2:
+        return 0.0
+    sigma = np.array([sigma_ratio or median_sigma_ratio(m - 1)])  # in units of s
+    x = _criterion(n, sigma, step, conf)
+    return float(np.mean(special.ndtr((abs(effect) - x) * (math.sqrt(n) / sigma[:, None]))))
+
+
+def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_ratio: float | None = None) -> float:
+    """Power of a t interval on n fresh evals to clear a threshold `effect` away (in units of the
+    pilot's sd s), at the median-unbiased sigma from m pilot evals (planned_signflip_power's
+    model with the t test's criterion): a noncentral t tail."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    if n < 2 or m < 2:
+        return 0.0
+    nc = abs(effect) / (sigma_ratio or median_sigma_ratio(m - 1)) * math.sqrt(n)
+    return float(1 - special.nctdtr(n - 1, nc, _t_crit(n - 1, conf)))
+
+
+def evals_for_power(effect: float, m: int, step: float | None = None, target: float = TARGET,
+                    conf: float = CONF, max_evals: int = MAX_SIZE, undecided: bool = False) -> int | None:
+    """Smallest number of fresh evals with `target` power at the planned `effect` (in units of
+    the pilot's sd), decided by the sign-flip test on a lattice of `step` (units of the sd; 0 for
+    continuous data), or with step None by a t interval; None beyond max_evals. `undecided`: the
+    advice is given only to pilots whose test left it undecided (undecided_sigma_ratio)."""
+    if m < 2 or effect == 0 or not math.isfinite(effect):
+        return None
+    ratio = undecided_sigma_ratio(round(abs(effect), 12), m, conf) if undecided else median_sigma_ratio(m - 1)
+
+    def f(n: int) -> float:
+        if step is None:
+            return planned_t_power(effect, m, n, conf, ratio)
+        return planned_signflip_power(effect, m, n, step, conf, ratio)
+
+    return _smallest(f, 2, max_evals, target)
+
+
+def planned_trials_power(gap: float, spread_var: float, noise_var: float, n_evals: int, k_now: float,
+                         k_new: int, conf: float = CONF) -> float:
+    """Power of re-running the same n_evals evals at k_new trials per eval when their true mean is
+    `gap` from the threshold: trials_assurance's model (the spread between evals, omega^2, from
+    the pilot's variance of per-eval means V minus its trial-noise part, V on its chi-square)
+    with the mean fixed at the planned gap, so the new mean moves by the new trials' noise only,
+    tau^2 = noise_var k_now / (k_new E)."""
+    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+
+    if n_evals < 2 or noise_var <= 0 or gap == 0:
+        return 0.0
+    df = n_evals - 1
+    v = spread_var * _sigma_ratios(df) ** 2
+    new_var = np.maximum(0.0, v - noise_var) + noise_var * k_now / k_new
+    tau = math.sqrt(noise_var * k_now / k_new / n_evals)
+    cut = _t_crit(df, conf) * np.sqrt(new_var / n_evals) / tau
+    return float(np.mean(1 - special.nctdtr(df, abs(gap) / tau, cut)))
+
+
+def trials_for_power(gap: float, spread_var: float, noise_var: float, n_evals: int, k_now: float,
+                     target: float = TARGET, conf: float = CONF, max_trials: int = 10_000) -> int | None:
+    """Smallest trials per eval (more than k_now) with `target` power at the planned gap; None
+    when even max_trials would not (the spread between evals keeps the interval too wide)."""
+    def f(k: int) -> float:
+        return planned_trials_power(gap, spread_var, noise_var, n_evals, k_now, k, conf)
+
+    if f(max_trials) < target:
+        return None
+    return _smallest(f, math.floor(k_now) + 1, max_trials, target)

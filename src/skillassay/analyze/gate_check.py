@@ -11,7 +11,7 @@ from typing import Any
 from skillassay.analyze.benchmark import thresholds_met
 from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
-from skillassay.analyze.statistics import NOTE_SURE, build_statistics, group_records
+from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT, build_statistics, group_records
 from skillassay.errors import InputError
 from skillassay.executors import load_executor_class, unmeasurable_thresholds
 from skillassay.models import Benchmark, Thresholds
@@ -61,7 +61,7 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
                          f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
         elif g.get("trials_to_decide"):
             steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
-                         f"(about {g['trials_to_decide']} completed trials per eval per arm: {NOTE_SURE}).")
+                         f"(about {g['trials_to_decide']} completed trials per eval per arm: {g.get('promise') or '80% power'}).")
         else:
             steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
     return steps
@@ -84,11 +84,19 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
         skill = st.get("skill_configuration", "with_skill")
         baseline = st.get("baseline_configuration", "without_skill")
         st["gates"] = build_statistics(group_records(records, (skill, baseline)), skill, baseline,
-                                       st.get("trials_requested") or 0, known)["gates"]
+                                       st.get("trials_requested") or 0, known,
+                                       min_detectable_effect=planned_effect(st))["gates"]
     except InputError:
         st["gates"] = {}
     return bench.model_copy(update={"statistics": st,
                                     "thresholds_met": thresholds_met(bench.summary.model_dump(), thresholds)})
+
+
+def planned_effect(st: dict[str, Any]) -> float:
+    """The effect the benchmark's advice was planned for (its power section says), so gates
+    rebuilt for other thresholds are advised for the same one."""
+    value = (st.get("power") or {}).get("detectable_difference")
+    return float(value) if isinstance(value, int | float) and 0 < value <= 1 else MIN_DETECTABLE_EFFECT
 
 
 def not_measured(iteration_dir: Path, thresholds: Thresholds) -> tuple[str | None, list[str]]:

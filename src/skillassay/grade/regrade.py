@@ -71,15 +71,15 @@ def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | No
     return Path(recorded)
 
 
-def load_thresholds(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> Thresholds:
-    """The thresholds the run was gated with, found as `gate` and `report` find them (the config
+def load_config(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> BenchmarkConfig:
+    """The config the run was gated with (its thresholds and the effect its advice is planned for), found as `gate` and `report` find them (the config
     iteration.json recorded, the snapshot's, the skill's), so the re-written benchmark.json and
     `skillassay gate` never disagree; for an iteration that names none (skill-creator's), the
     config beside the eval set; none found -> no thresholds."""
     path = find_config(it_dir)
     if path is None and (beside := evals_path.parent / "benchmark_config.json").is_file():
         path = beside
-    return load_model(path, BenchmarkConfig).thresholds if path is not None else Thresholds()
+    return load_model(path, BenchmarkConfig) if path is not None else BenchmarkConfig()
 
 
 @dataclass(frozen=True)
@@ -164,12 +164,13 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
     records = [rec for ref in refs if (rec := read_trial(str(ref.run_dir), ref.eval.id, ref.eval.name or ref.eval.slug,
                                                          ref.configuration, ref.run_number)[0])]
     records = sort_records(records)
-    bench, gate_result = rebuild_benchmark(it_dir, records, record, load_thresholds(it_dir, path, record))
+    config = load_config(it_dir, path, record)
+    bench, gate_result = rebuild_benchmark(it_dir, records, record, config.thresholds, config.min_detectable_effect)
     return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
 
 
 def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str, Any],
-                      thresholds: Thresholds) -> tuple[Benchmark, GateResult]:
+                      thresholds: Thresholds, min_detectable_effect: float) -> tuple[Benchmark, GateResult]:
 
     configurations = record.get("configurations")
     if configurations:
@@ -185,7 +186,7 @@ def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str
         skill_path=record.get("skill_path"),
         iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
         trials_requested=trials, thresholds=thresholds, arms=arms,
-        executor_model=(record.get("executor") or {}).get("model"))
+        executor_model=(record.get("executor") or {}).get("model"), min_detectable_effect=min_detectable_effect)
     write_benchmark(it_dir / "benchmark.json", bench)
     executor, unmeasurable = not_measured(it_dir, thresholds)
     gate_result = evaluate(bench, thresholds, not_measured=unmeasurable, executor=executor)

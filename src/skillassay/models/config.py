@@ -51,6 +51,12 @@ class BenchmarkConfig(ClosedSpecModel):
     previous_benchmark: str | None = None
     thresholds: Thresholds = Field(default_factory=Thresholds)
     # ours
+    min_detectable_effect: float = Field(
+        0.1, gt=0, le=1, strict=True,
+        description="The smallest true effect the sample-size advice is planned for: 80% power to detect a "
+                    "skill-vs-baseline difference of this many pass-rate points (0.1 = 10 pts), or to decide a "
+                    "gate whose true value is this far from its threshold (pass-rate points; a fraction of "
+                    "the threshold for tokens and durations). It changes advice only, never a verdict.")
     executor: str | None = Field(None, description="Executor plugin name (default: local).")
     model: str | None = Field(None, description="Model name for the executor.")
     temperature: float | None = Field(None, ge=0, le=2)

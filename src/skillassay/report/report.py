@@ -28,7 +28,7 @@ from skillassay.analyze.compare import (
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
 from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
-from skillassay.analyze.statistics import NOTE_SURE
+from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT
 from skillassay.errors import InputError
 from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
@@ -320,7 +320,7 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
             g = gstats.get(t.key) or {}
             if g.get("trials_to_decide"):
                 recs.append(f"Threshold `{t.key}` is undecided: run with `--trials {g['trials_to_decide']}` (about "
-                            f"{g['trials_to_decide']} completed trials per eval per arm) to decide it ({NOTE_SURE}).")
+                            f"{g['trials_to_decide']} completed trials per eval per arm) to decide it ({g.get('promise') or '80% power'}).")
             elif g.get("decide_note"):
                 recs.append(f"Threshold `{t.key}` is undecided: {g['decide_note']}.")
             else:
@@ -343,11 +343,13 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
                     "reach p < 0.05.")
     power = st.get("power") or {}
     if power.get("evals_needed"):
-        # Assurance, not the power at the observed difference (statistics.NOTE_SURE); the
-        # trials per arm are plain power at the observed rates, so they say "if the rates hold".
-        recs.append(f"Power: about {power['evals_needed']} evals would detect the skill-vs-baseline difference "
-                    f"({NOTE_SURE})" + (f"; about {power['trials_per_arm']} trials per arm would show it on a "
-                                        "single eval if these pass rates held" if power.get("trials_per_arm") else "")
+        # Power at the planned difference, not at the observed one (statistics.power_stats says
+        # why); the trials per arm are plain power at the observed rates: "if the rates hold".
+        planned = power.get("detectable_difference") or MIN_DETECTABLE_EFFECT
+        recs.append(f"Power: about {power['evals_needed']} evals would detect a true skill-vs-baseline difference of "
+                    f"{planned * 100:.3g} pts or more ({power.get('promise') or '80% power'})"
+                    + (f"; about {power['trials_per_arm']} trials per arm would show the observed difference on a "
+                       "single eval if these pass rates held" if power.get("trials_per_arm") else "")
                     + ".")
     return list(dict.fromkeys(recs))
 
