@@ -1,4 +1,11 @@
-"""Sample sizes that keep their promise: assurance, not power at the observed effect.
+"""Sample sizes that keep their promise.
+
+**What the advice uses now** is the last section, power at a planned effect: the size with 80%
+power if the true value is `min_detectable_effect` from 0 or from the threshold, the pilot giving
+only the spread (median_sigma_ratio, undecided_sigma_ratio). Assurance, below, sized the advice
+before: it is kept for the sign probability the power section reports (fresh_ceiling) and for
+benchmarks/advice_rules_study.py, which measured why no rule sized on the pilot's own effect
+keeps an 80% promise at a fixed truth. What follows describes that assurance.
 
 Advice of the form "about N evals would detect it (80% of the time)" is sized from a pilot, the
 run just made. Plugging the pilot's effect into a power formula delivers less than promised:
@@ -444,8 +451,8 @@ def undecided_sigma_ratio(effect: float, m: int, conf: float = CONF) -> float:
 def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: float = CONF,
                            sigma_ratio: float | None = None) -> float:
     """Power of the exact sign-flip test on n fresh evals when the true mean of the differences
-    is `effect` (in units of the pilot's sd s) and their sd the median-unbiased one a pilot of m
-    evals gives (median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
+    is `effect` (in units of the pilot's sd s) and their sd sigma_ratio s (default the
+    median-unbiased one a pilot of m evals gives, median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
     its own chi-square, the criterion signflip_assurance's (mean' > x(s'))."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
@@ -458,8 +465,8 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
 
 def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_ratio: float | None = None) -> float:
     """Power of a t interval on n fresh evals to clear a threshold `effect` away (in units of the
-    pilot's sd s), at the median-unbiased sigma from m pilot evals (planned_signflip_power's
-    model with the t test's criterion): a noncentral t tail."""
+    pilot's sd s), at sigma = sigma_ratio s (default the median-unbiased one from m pilot evals):
+    planned_signflip_power's model with the t test's criterion, a noncentral t tail."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:

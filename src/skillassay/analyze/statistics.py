@@ -522,8 +522,8 @@ def power_stats(used: list[EvalCell], a: str, b: str,
     delivered 62-74% where the pilot cannot tell the sign well and 85-89% where it can
     (benchmarks/advice_power.py; Hoenig & Heisey 2001, Am. Stat. 55:19; Lenth 2001, Am. Stat.
     55:187: plan for an effect that matters). The pilot gives only the spread of the per-eval
-    differences, whose uncertainty the power is averaged over (assurance.planned_signflip_power),
-    for the test that decides, the exact sign-flip test, never below what it needs (6 differing
+    differences, read as the median-unbiased sigma (assurance.median_sigma_ratio), for the test
+    that decides, the exact sign-flip test, never below what it needs (6 differing
     evals, more when ties are common). At a true difference larger than `effect` the power is
     higher."""
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "observed_difference": None,
@@ -562,8 +562,10 @@ def power_stats(used: list[EvalCell], a: str, b: str,
     out["sign_probability"] = _f(_sign_probability(delta, sd_plan, len(used), difference_range(float(pb.mean()))))
     evals = _planned_evals(effect, sd_plan, len(used), _lattice_step(used, a, b))
     if evals is None:
+        from skillassay.analyze.assurance import MAX_SIZE
+
         out["evals_needed_reason"] = (f"detecting a difference of {_points(effect)} would take "
-                                      f"more than {MAX_ADVISED:,} evals")
+                                      f"more than {MAX_SIZE:,} evals")
         return out
     out["evals_needed"] = max(evals, floor)
     return out
@@ -574,9 +576,9 @@ def _points(effect: float) -> str:
 
 
 def _planning_sd(sd: float, noise: float | None) -> float:
-    """The spread to size fresh evals on: the sample sd, whose uncertainty the power is averaged
-    over; the trial noise only when every difference is the same (sd 0), where the sample says
-    nothing."""
+    """The spread to size fresh evals on: the sample sd (the sizing reads sigma from it,
+    assurance.median_sigma_ratio); the trial noise only when every difference is the same (sd 0),
+    where the sample says nothing."""
     return sd if sd > 0 else math.sqrt(noise or 0.0)
 
 
@@ -618,9 +620,6 @@ def _sign_probability(mean: float, sd: float, m: int, bounds: tuple[float, float
     return assurance.fresh_ceiling(mean / se, m, (bounds[0] / se, bounds[1] / se))
 
 
-MAX_ADVISED = 100_000  # beyond this, the advice says "more than" instead of a number
-
-
 def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecided: bool = False) -> int | None:
     """Fresh evals with 80% power at the planned `effect` (figure units), from a pilot of m evals
     with sd `sd`: the sign-flip test on a lattice of `step` (figure units), or a t interval with
@@ -628,8 +627,7 @@ def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecid
     then read as such (assurance.undecided_sigma_ratio)."""
     from skillassay.analyze import assurance
 
-    return assurance.evals_for_power(effect / sd, m, None if step is None else step / sd,
-                                     max_evals=MAX_ADVISED, undecided=undecided)
+    return assurance.evals_for_power(effect / sd, m, None if step is None else step / sd, undecided=undecided)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -637,8 +635,8 @@ def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecid
 
 
 def promise(condition: str) -> str:
-    """What the 80% of a size advice is: power at the planned effect, not at the estimate and
-    not averaged over anything but the spread's uncertainty (power_stats says why)."""
+    """What the 80% of a size advice is: power at the planned effect, not at the estimate
+    (power_stats says why)."""
     return (f"80% power if {condition}, at the spread these evals show; more if it is further, "
             "less if it is nearer (set min_detectable_effect in the config to plan for another size)")
 
@@ -696,11 +694,11 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
                 max(0.0, spread_hi - noise), s2, n_evals, gap, power=POWER) is None:
             trials = None
         # "More trials alone cannot decide it" only when that holds at the planned distance.
-        at_estimate = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
-        spread_uncertain = trials is None and at_estimate is not None
+        at_planned = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
+        spread_uncertain = trials is None and at_planned is not None
         if trials is not None and trials <= max(series.counts):
             trials = None  # already run: the distance is nearer than planned, not the noise
-    more = f"about {evals} evals" if evals else f"more than {MAX_ADVISED:,} evals"
+    more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     if trials is not None:
         note = (f"about {trials} completed trials per eval per arm, or {more} at "
                 f"the current trials per eval, would decide it ({note_sure})")
@@ -747,7 +745,9 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
     found = _planned_evals(effect, sd, z.size, _lattice_step(used, skill, baseline, thr), undecided=True)
     if found is None:
-        return {**none, "decide_note": f"deciding it would take more than {MAX_ADVISED:,} evals ({note_sure})"}
+        from skillassay.analyze.assurance import MAX_SIZE
+
+        return {**none, "decide_note": f"deciding it would take more than {MAX_SIZE:,} evals ({note_sure})"}
     evals = max(found, floor, z.size + 1)
     return {**none, "evals_to_decide": evals,
             "decide_note": f"about {evals} evals would decide it ({note_sure})"}

@@ -72,10 +72,11 @@ def resolve_evals_path(it_dir: Path, record: dict[str, Any], override: Path | No
 
 
 def load_config(it_dir: Path, evals_path: Path, record: dict[str, Any]) -> BenchmarkConfig:
-    """The config the run was gated with (its thresholds and the effect its advice is planned for), found as `gate` and `report` find them (the config
-    iteration.json recorded, the snapshot's, the skill's), so the re-written benchmark.json and
-    `skillassay gate` never disagree; for an iteration that names none (skill-creator's), the
-    config beside the eval set; none found -> no thresholds."""
+    """The config the run was gated with (its thresholds and the effect its advice is planned
+    for), found as `gate` and `report` find them (the config iteration.json recorded, the
+    snapshot's, the skill's), so the re-written benchmark.json and `skillassay gate` never
+    disagree; for an iteration that names none (skill-creator's), the config beside the eval set;
+    none found -> the defaults (no thresholds)."""
     path = find_config(it_dir)
     if path is None and (beside := evals_path.parent / "benchmark_config.json").is_file():
         path = beside
