@@ -18,7 +18,13 @@ from scipy import stats as sps
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.aggregate import aggregate_iteration
 from skillassay.analyze.compare import _candidate_trials, add_trials_to_call, trials_to_call
-from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records, power_stats
+from skillassay.analyze.statistics import (
+    build_statistics,
+    compare_iterations,
+    gate_stats,
+    group_records,
+    power_stats,
+)
 from skillassay.report.report import significance_sentence
 from skillassay.store.records import TrialRecord
 
@@ -132,14 +138,17 @@ def test_trials_to_call_for_20_evals_at_k10_asks_few_exact_tests(monkeypatch: py
 # --- item 7: advice that can keep its promise ----------------------------------------------------
 
 
-def paired_stats(pairs: list[tuple[int, int]], k: int, thresholds: dict | None = None) -> dict:
-    """build_statistics for evals given as (with_skill passes, baseline passes) of k trials."""
+def paired_stats(pairs: list[tuple[int, int]], k: int, thresholds: dict | None = None,
+                 effect: float = 0.1) -> dict:
+    """build_statistics for evals given as (with_skill passes, baseline passes) of k trials,
+    its advice planned for `effect`."""
     recs = []
     for e, (a, b) in enumerate(pairs):
         for config, c in ((SKILL, a), (BASE, b)):
             recs += [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=config, run_number=i + 1,
                                  status="ok", passed=i < c) for i in range(k)]
-    return build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, k, thresholds or {})
+    return build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, k, thresholds or {},
+                            min_detectable_effect=effect)
 
 
 def test_never_fewer_evals_than_the_sign_flip_test_can_use() -> None:
@@ -205,8 +214,10 @@ def test_ratio_advice_is_sized_on_the_test_that_decides_it() -> None:
     g = st["gates"]["min_improvement_ratio"]
     assert g["decision"] == "INCONCLUSIVE"
     # At thr = 1 the deciding test is the difference's own, sized as power_stats sizes it, with
-    # the pilot's sd read as an undecided pilot's (a little smaller: assurance.undecided_sigma_ratio).
-    assert 0.8 * st["power"]["evals_needed"] <= g["evals_to_decide"] <= st["power"]["evals_needed"] <= 100, g
+    # the pilot's sd read as an undecided pilot's (a little smaller: assurance.undecided_sigma_ratio),
+    # and the interval's noise floor as a second bar, which at a baseline of 1/3 binds below
+    # it (the log-scale floor is wide at small rates): more, but not the delta method's 334+.
+    assert 0.8 * st["power"]["evals_needed"] <= g["evals_to_decide"] <= 2 * st["power"]["evals_needed"] <= 200, g
     assert f"about {g['evals_to_decide']} evals" in g["decide_note"]
     at_15 = paired_stats(pairs, 3, {"min_improvement_ratio": 1.5})["gates"]["min_improvement_ratio"]
     assert at_15["decision"] == "INCONCLUSIVE", at_15
@@ -223,7 +234,7 @@ def test_size_advice_says_what_its_80_percent_is() -> None:
     pairs = [(2, 1), (2, 1), (1, 1), (3, 1), (2, 2), (1, 0)]
     st = paired_stats(pairs, 3, {"min_improvement_ratio": 1.0})
     g = st["gates"]["min_improvement_ratio"]
-    assert "80% power if the skill's true pass rate is at least 10 pts above or below 1 x the baseline's" in g["decide_note"]
+    assert "80% power if the skill's true pass rate is at least 10 pts above 1 x the baseline's" in g["decide_note"]
     assert g["promise"] in g["decide_note"] and "min_detectable_effect" in g["promise"]
     recs = recommendations(st, GateResult("NOT_GATED", 0, []), None)
     power = next(r for r in recs if r.startswith("Power:"))
@@ -371,3 +382,97 @@ def test_the_config_plans_the_advice(tmp_path: Path) -> None:
         assert f"{effect * 100:.3g} pts from 0.45" in st["gates"]["min_pass_rate"]["decide_note"]
         sizes[effect] = (st["power"]["evals_needed"], st["gates"]["min_pass_rate"]["evals_to_decide"])
     assert sizes[0.25][0] <= sizes[0.1][0] and sizes[0.25][1] < sizes[0.1][1]
+
+
+def _ratio_passes(test: _LatticeSignFlip, pa: np.ndarray, pb: np.ndarray, k: int) -> bool:
+    """The ratio gate's PASS at 1.0 for passes pa, pb (k trials per eval), written out: the
+    paired sign-flip test rejects with a positive mean, and the noise-floor part of its interval
+    (numerics.ratio_by_test_inversion: r exp(-t se_log), floors with one pseudo-success and one
+    pseudo-failure per arm) clears 1. Checked against the library's decision in the test."""
+    p, s = test.p(np.bincount(pa - pb + k, minlength=2 * k + 1))
+    if not (p < 0.05 and s > 0):
+        return False
+    n = len(pa)
+    ma, mb = pa.mean() / k, pb.mean() / k
+    fa = stats.binomial_floor_se(pa / k, np.full(n, k), pseudo=1.0)
+    fb = stats.binomial_floor_se(pb / k, np.full(n, k), pseudo=1.0)
+    return bool(ma / mb * math.exp(-sps.t.ppf(0.975, n - 1) * math.hypot(fa / ma, fb / mb)) > 1.0)
+
+
+@pytest.mark.parametrize(("k", "m", "effect"), [(3, 5, 0.3)])
+def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, m: int, effect: float) -> None:
+    """The ratio gate decides only when the sign-flip test rejects and its whole interval clears
+    the threshold, noise floor included: its advice must be sized for both. Sized for the test
+    alone, undecided pilots' advice passed the gate in 72.5% of re-runs at K = 3, 5 evals, +0.3
+    (benchmarks/advice_power.py, 287 pilots; 72.4% here); the chance of a PASS at each advised
+    size (300 re-runs, the decision written out and checked against the library's), averaged
+    over the advised pilots, is 80% within 5 points."""
+    rng = np.random.default_rng([k, m, 7])
+    test = _LatticeSignFlip(k)
+
+    def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
+        base = rng.beta(2, 2, n)
+        return rng.binomial(k, np.clip(base + effect, 0, 1)), rng.binomial(k, base)
+
+    def gate(pa: np.ndarray, pb: np.ndarray) -> dict:
+        st = paired_stats(list(zip(pa.tolist(), pb.tolist(), strict=True)), k, {"min_improvement_ratio": 1.0},
+                          _mean_difference(effect))
+        return st["gates"]["min_improvement_ratio"]
+
+    checked = 0
+    while checked < 12:  # the written-out decision is the library's
+        pa, pb = draw(int(rng.integers(12, 30)))
+        if pb.sum() == 0:
+            continue
+        assert _ratio_passes(test, pa, pb, k) == (gate(pa, pb)["decision"] == "PASS")
+        checked += 1
+    powers: dict[int, float] = {}
+    delivered = []
+    for _ in range(150):
+        pa, pb = draw(m)
+        if pb.sum() == 0:
+            continue
+        g = gate(pa, pb)
+        if g["decision"] != "INCONCLUSIVE" or g["evals_to_decide"] is None:
+            continue
+        n = g["evals_to_decide"]
+        if n not in powers:
+            runs = [draw(n) for _ in range(300)]
+            powers[n] = float(np.mean([_ratio_passes(test, a, b, k) for a, b in runs if b.sum() > 0]))
+        delivered.append(powers[n])
+    assert len(delivered) > 80
+    assert 0.75 <= float(np.mean(delivered)) <= 0.85, (np.mean(delivered), len(delivered))
+
+
+def test_pass_rate_advice_clears_the_binomial_floor() -> None:
+    """The pass rate's interval never has an SE below the binomial floor (numerics.
+    binomial_floor_se), so where trial noise is all the spread there is (every eval at 0.5, 10
+    trials) the advice must be sized for that floor too. Sized on the pilot's sd alone, pilots
+    of 5 evals were advised 6-10 evals that passed `min_pass_rate 0.3` in 70.0% of re-runs
+    (benchmarks/advice_power.py, 217 pilots); here the library's own PASS rate at each advised
+    size (100 re-runs), averaged over the advised pilots, is at least 75%."""
+    k, m, thr = 10, 5, 0.3
+    rng = np.random.default_rng(11)
+
+    def gate(n: int) -> dict:
+        recs = [TrialRecord(eval_id=e, eval_name=f"e{e}", configuration=SKILL, run_number=i + 1, status="ok",
+                            passed=bool(rng.random() < 0.5)) for e in range(n) for i in range(k)]
+        # gate_stats is build_statistics' gate section, called alone (the rest of a full
+        # build_statistics is 20-300 times its cost here).
+        return gate_stats({"min_pass_rate": thr}, group_records(recs, (SKILL, BASE)), SKILL, BASE, [], {},
+                          effect=0.5 - thr)["min_pass_rate"]
+
+    powers: dict[int, float] = {}
+    delivered = []
+    for _ in range(50):
+        g = gate(m)
+        if g["decision"] != "INCONCLUSIVE" or g["evals_to_decide"] is None:
+            continue
+        n = g["evals_to_decide"]
+        if n not in powers:  # the interval's beta-binomial part makes each call ~70 ms: 100 each
+            powers[n] = float(np.mean([gate(n)["decision"] == "PASS" for _ in range(100)]))
+        delivered.append(powers[n])
+    assert len(delivered) > 30
+    # Up to 90%: at 7-10 evals one eval more moves the power by 5-9 points (7: 83%, 9: 92% here),
+    # and pilots whose sd came out above the floor get the larger sizes.
+    assert 0.75 <= float(np.mean(delivered)) <= 0.90, (np.mean(delivered), powers)

@@ -449,46 +449,62 @@ def undecided_sigma_ratio(effect: float, m: int, conf: float = CONF) -> float:
 
 
 def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: float = CONF,
-                           sigma_ratio: float | None = None) -> float:
+                           sigma_ratio: float | None = None, cut: float = 0.0) -> float:
     """Power of the exact sign-flip test on n fresh evals when the true mean of the differences
     is `effect` (in units of the pilot's sd s) and their sd sigma_ratio s (default the
     median-unbiased one a pilot of m evals gives, median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
-    its own chi-square, the criterion signflip_assurance's (mean' > x(s'))."""
+    its own chi-square, the criterion signflip_assurance's (mean' > x(s')). `cut`: a second bar
+    the mean must also clear (the ratio gate's noise floor, numerics.ratio_floor_cut)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
     sigma = np.array([sigma_ratio or median_sigma_ratio(m - 1)])  # in units of s
-    x = _criterion(n, sigma, step, conf)
+    x = np.maximum(_criterion(n, sigma, step, conf), cut)
     return float(np.mean(special.ndtr((abs(effect) - x) * (math.sqrt(n) / sigma[:, None]))))
 
 
-def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_ratio: float | None = None) -> float:
+def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_ratio: float | None = None,
+                    cut: float = 0.0) -> float:
     """Power of a t interval on n fresh evals to clear a threshold `effect` away (in units of the
     pilot's sd s), at sigma = sigma_ratio s (default the median-unbiased one from m pilot evals):
-    planned_signflip_power's model with the t test's criterion, a noncentral t tail."""
+    planned_signflip_power's model with the t test's criterion, a noncentral t tail. `cut`: a
+    bar the new mean must clear whatever its sd (an interval whose SE has a floor: t times the
+    floor), then integrated over quantile nodes of the new sd."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
-    nc = abs(effect) / (sigma_ratio or median_sigma_ratio(m - 1)) * math.sqrt(n)
-    return float(1 - special.nctdtr(n - 1, nc, _t_crit(n - 1, conf)))
+    sigma = sigma_ratio or median_sigma_ratio(m - 1)
+    if cut <= 0:
+        return float(1 - special.nctdtr(n - 1, abs(effect) / sigma * math.sqrt(n), _t_crit(n - 1, conf)))
+    s_new = sigma / _sigma_ratios(n - 1)  # nodes of the new run's sd, in units of s
+    x = np.maximum(_t_crit(n - 1, conf) * s_new / math.sqrt(n), cut)
+    return float(np.mean(special.ndtr((abs(effect) - x) * math.sqrt(n) / sigma)))
 
 
 def evals_for_power(effect: float, m: int, step: float | None = None, target: float = TARGET,
-                    conf: float = CONF, max_evals: int = MAX_SIZE, undecided: bool = False) -> int | None:
+                    conf: float = CONF, max_evals: int = MAX_SIZE, undecided: bool = False,
+                    cut: Callable[[int], float] | None = None, known_sd: bool = False) -> int | None:
     """Smallest number of fresh evals with `target` power at the planned `effect` (in units of
     the pilot's sd), decided by the sign-flip test on a lattice of `step` (units of the sd; 0 for
     continuous data), or with step None by a t interval; None beyond max_evals. `undecided`: the
-    advice is given only to pilots whose test left it undecided (undecided_sigma_ratio)."""
+    advice is given only to pilots whose test left it undecided (undecided_sigma_ratio). `cut`:
+    at n evals, a second bar the new run's mean must clear (units of the sd). `known_sd`:
+    the sd is not read from the pilot but known at the planned effect (0/1 outcomes), so it is
+    taken as it is."""
     if m < 2 or effect == 0 or not math.isfinite(effect):
         return None
-    ratio = undecided_sigma_ratio(round(abs(effect), 12), m, conf) if undecided else median_sigma_ratio(m - 1)
+    if known_sd:
+        ratio = 1.0
+    else:
+        ratio = undecided_sigma_ratio(round(abs(effect), 12), m, conf) if undecided else median_sigma_ratio(m - 1)
 
     def f(n: int) -> float:
+        bar = 0.0 if cut is None else cut(n)
         if step is None:
-            return planned_t_power(effect, m, n, conf, ratio)
-        return planned_signflip_power(effect, m, n, step, conf, ratio)
+            return planned_t_power(effect, m, n, conf, ratio, bar)
+        return planned_signflip_power(effect, m, n, step, conf, ratio, bar)
 
     return _smallest(f, 2, max_evals, target)
 

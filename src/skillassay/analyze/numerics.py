@@ -769,6 +769,23 @@ def ratio_by_test_inversion(
     return RatioEstimate(r, (min(lo, floor_lo), max(hi, floor_hi)), method, int(x.size), None, se)
 
 
+def ratio_floor_cut(ma: float, mb: float, thr: float, n: int, k_a: float, k_b: float,
+                    conf: float = 0.95) -> float:
+    """How far from 0 the mean of a_e - thr * b_e must be, on n fresh evals of k_a and k_b
+    trials whose true mean pass rates are ma and mb, for the noise-floor part of
+    ratio_by_test_inversion's interval to clear thr: its lower bound r exp(-t se_log) > thr when
+    ma > thr mb, its upper bound r exp(t se_log) < thr when below (se_log from the floors at the
+    true rates). The ratio gate decides only when its whole interval clears, so the size advice
+    must clear this as well as the test: sized for the test alone, it delivered 67-73% at 3
+    trials per eval (benchmarks/advice_power.py)."""
+    if n < 2 or ma <= 0 or mb <= 0:
+        return math.inf
+    fa = binomial_floor_se(np.full(n, ma), np.full(n, k_a), pseudo=1.0)
+    fb = binomial_floor_se(np.full(n, mb), np.full(n, k_b), pseudo=1.0)
+    c = float(dists.t_ppf((1 + conf) / 2, n - 1)) * math.hypot(fa / ma, fb / mb)
+    return thr * mb * (math.exp(c) - 1 if ma > thr * mb else 1 - math.exp(-c))
+
+
 @dataclass(frozen=True)
 class GeometricRatio:
     """Geometric-mean ratio A/B of per-eval values, from a t interval on log ratios."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
@@ -620,14 +621,17 @@ def _sign_probability(mean: float, sd: float, m: int, bounds: tuple[float, float
     return assurance.fresh_ceiling(mean / se, m, (bounds[0] / se, bounds[1] / se))
 
 
-def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecided: bool = False) -> int | None:
+def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecided: bool = False,
+                   cut: Callable[[int], float] | None = None, known_sd: bool = False) -> int | None:
     """Fresh evals with 80% power at the planned `effect` (figure units), from a pilot of m evals
     with sd `sd`: the sign-flip test on a lattice of `step` (figure units), or a t interval with
     step None; `undecided` when only undecided pilots get this advice (a gate's), whose sd is
-    then read as such (assurance.undecided_sigma_ratio)."""
+    then read as such (assurance.undecided_sigma_ratio); `cut`: a second bar the mean must clear
+    at n evals (figure units); `known_sd` when sd is known, not read from the pilot."""
     from skillassay.analyze import assurance
 
-    return assurance.evals_for_power(effect / sd, m, None if step is None else step / sd, undecided=undecided)
+    return assurance.evals_for_power(effect / sd, m, None if step is None else step / sd, undecided=undecided,
+                                     cut=None if cut is None else (lambda n: cut(n) / sd), known_sd=known_sd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,13 +657,19 @@ def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
 
 
 def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, n_evals: int,
-                se: float | None, planned: tuple[float, str]) -> dict[str, Any]:
+                se: float | None, planned: tuple[float, str], pass_rate: bool = False) -> dict[str, Any]:
     """How many trials per eval (at the current number of evals) or how many evals (at the
     current trials per eval) would decide the gate with 80% power if the true value is the
     planned distance from the threshold (`planned`: gap_planned; power_stats says why a planned
     distance and not the estimate's). Between-eval spread is not reduced by more trials, so
     sometimes only more evals help; that is said only when it holds at the planned distance, and
-    not at one trial per eval, where the two kinds of spread cannot be told apart."""
+    not at one trial per eval, where the two kinds of spread cannot be told apart.
+
+    `pass_rate`: the figure is a pass rate. At one trial per eval its per-eval values are 0 or 1: their sd
+    at a true rate p is sqrt(p (1 - p)) whatever the evals, so it is taken at the planned truth
+    (the side nearer 0.5) instead of read from the pilot, whose sd over 5-20 values of 0 and 1
+    varies far less than a chi-square says (read as one, the advice delivered 83-87% at K = 1,
+    benchmarks/advice_power.py)."""
     from skillassay.analyze import assurance
 
     gap, condition = planned
@@ -671,7 +681,25 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
         return {**none, "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
     if se <= 0 or gap <= 0:
         return {**none, "decide_note": "the evals do not vary: their spread cannot be estimated"}
-    found = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True)
+    cut: Callable[[int], float] | None = None
+    p_plan = 0.5
+    if pass_rate:
+        # The interval's SE never falls below the binomial floor at the planned truth (the side
+        # nearer 0.5, where it is widest), so the advice must clear that as well: without it,
+        # evals that all share one rate at 10 trials were advised sizes that decided 70-78%.
+        p_plan = max((p for p in (threshold + gap, threshold - gap) if 0 <= p <= 1),
+                     key=lambda p: p * (1 - p), default=0.5)
+        k_now = float(np.mean(series.counts)) if series is not None else 1.0
+
+        def floor_bar(n: int) -> float:
+            return float(dists.t_ppf(0.975, n - 1)) * stats.binomial_floor_se(np.full(n, p_plan), np.full(n, k_now))
+
+        cut = floor_bar
+    if pass_rate and series is not None and all(c == 1 for c in series.counts):
+        sd = math.sqrt(p_plan * (1 - p_plan))
+        found = _planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut) if sd > 0 else None
+    else:
+        found = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut)
     evals = None if found is None else max(found, n_evals + 1)
     trials = None
     spread_uncertain = False
@@ -720,17 +748,19 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                   effect: float) -> dict[str, Any]:
     """Evals that would decide the ratio gate with 80% power if the skill's true pass rate is
     `effect` above or below thr times the baseline's: it decides when the paired sign-flip test
-    of z_e = a_e - thr * b_e rejects (ratio_decision), so the advice is that test's, sized as
-    power_stats sizes the difference's (never below 6 differing evals). _gap_advice on the delta
+    of z_e = a_e - thr * b_e rejects (ratio_decision) and its interval clears thr, so the advice
+    is that test's, sized as power_stats sizes the difference's (never below 6 differing evals),
+    with the interval's noise floor as a second bar (numerics.ratio_floor_cut), on both sides. _gap_advice on the delta
     method's SE stacked a variance bound on a safeguard effect and advised 10 to 500 times what
     a paired t test needs (0.6 vs 0.4 at K = 3, 6 evals: 334 to 16,671 evals)."""
     a = np.array(rates_of(used, skill))
     b = np.array(rates_of(used, baseline))
     z = a - thr * b
-    note_sure = promise(f"the skill's true pass rate is at least {_points(effect)} above or below "
-                        f"{thr:g} x the baseline's")
-    none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure}
     mean = float(z.mean()) if z.size else 0.0
+    side = 1.0 if mean >= 0 else -1.0  # the side the estimate is on: where the floor is planned
+    note_sure = promise(f"the skill's true pass rate is at least {_points(effect)} "
+                        f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
+    none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure}
     if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):
         return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
     noise = _trial_noise(used, skill, baseline)
@@ -743,7 +773,15 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     floor = stats.evals_with_differing(int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9))) / z.size)
     if sd == 0 or floor is None:
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
-    found = _planned_evals(effect, sd, z.size, _lattice_step(used, skill, baseline, thr), undecided=True)
+    mb = float(b.mean())
+    k_a, k_b = (float(np.mean([c.arms[cfg].completed for c in used])) for cfg in (skill, baseline))
+    step = _lattice_step(used, skill, baseline, thr)
+    # The floor is asymmetric (on the log scale it is wider at smaller rates), so it is planned
+    # on the side the estimate is on: planned for the wider side whichever it was, the advice
+    # delivered 87-90% where the truth lay on the other (tests/test_advice.py).
+    ma = min(1.0, max(0.0, thr * mb + side * effect))
+    found = _planned_evals(effect, sd, z.size, step, undecided=True,
+                           cut=lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
@@ -895,7 +933,8 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
                                             test_p, paired), 8) if decision == "FAIL" else None)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr, effect) if key == "min_improvement_ratio"
-                         else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect)))
+                         else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect),
+                                          pass_rate=key == "min_pass_rate"))
         gates[key] = entry
     return gates
 
