@@ -399,14 +399,16 @@ def _ratio_passes(test: _LatticeSignFlip, pa: np.ndarray, pb: np.ndarray, k: int
     return bool(ma / mb * math.exp(-sps.t.ppf(0.975, n - 1) * math.hypot(fa / ma, fb / mb)) > 1.0)
 
 
-@pytest.mark.parametrize(("k", "m", "effect"), [(3, 5, 0.3)])
+@pytest.mark.parametrize(("k", "m", "effect"), [(3, 5, 0.3), (10, 5, 0.3)])
 def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, m: int, effect: float) -> None:
     """The ratio gate decides only when the sign-flip test rejects and its whole interval clears
     the threshold, noise floor included: its advice must be sized for both. Sized for the test
     alone, undecided pilots' advice passed the gate in 72.5% of re-runs at K = 3, 5 evals, +0.3
-    (benchmarks/advice_power.py, 287 pilots; 72.4% here); the chance of a PASS at each advised
-    size (300 re-runs, the decision written out and checked against the library's), averaged
-    over the advised pilots, is 80% within 5 points."""
+    (benchmarks/advice_power.py, 287 pilots; 72.4% here). At K = 10 the 5-eval pilots, which the
+    sign-flip test can never decide, had their sd read as undecided pilots' all the same, and
+    the advice passed 72.2% of re-runs. The chance of a PASS at each advised size (300 re-runs,
+    the decision written out and checked against the library's), averaged over the advised
+    pilots, is 80% within 5 points (up to 90% at K = 10, below)."""
     rng = np.random.default_rng([k, m, 7])
     test = _LatticeSignFlip(k)
 
@@ -441,7 +443,9 @@ def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, 
             powers[n] = float(np.mean([_ratio_passes(test, a, b, k) for a, b in runs if b.sum() > 0]))
         delivered.append(powers[n])
     assert len(delivered) > 80
-    assert 0.75 <= float(np.mean(delivered)) <= 0.85, (np.mean(delivered), len(delivered))
+    # At K = 10 the advised sizes are 6-9 evals, where one eval moves the exact test's power by
+    # 20 points or more (46%, 74%, 93% at 6, 7, 8 evals): the rounding up lands above 80%.
+    assert 0.75 <= float(np.mean(delivered)) <= (0.85 if k < 10 else 0.90), (np.mean(delivered), len(delivered))
 
 
 def test_pass_rate_advice_clears_the_binomial_floor() -> None:

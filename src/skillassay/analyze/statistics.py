@@ -665,11 +665,12 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     sometimes only more evals help; that is said only when it holds at the planned distance, and
     not at one trial per eval, where the two kinds of spread cannot be told apart.
 
-    `pass_rate`: the figure is a pass rate. At one trial per eval its per-eval values are 0 or 1: their sd
-    at a true rate p is sqrt(p (1 - p)) whatever the evals, so it is taken at the planned truth
-    (the side nearer 0.5) instead of read from the pilot, whose sd over 5-20 values of 0 and 1
-    varies far less than a chi-square says (read as one, the advice delivered 83-87% at K = 1,
-    benchmarks/advice_power.py)."""
+    `pass_rate`: the figure is a pass rate, whose interval has the binomial floor under its SE
+    (a second bar the advice must clear). At one trial per eval its per-eval values are 0 or 1:
+    their sd at a true rate p is sqrt(p (1 - p)) whatever the evals, so it is taken at the
+    planned truth (the side nearer 0.5) instead of read from the pilot, whose sd over 5-20
+    values of 0 and 1 varies far less than a chi-square says (read as one, the advice delivered
+    83-88% at K = 1, benchmarks/advice_power.py)."""
     from skillassay.analyze import assurance
 
     gap, condition = planned
@@ -747,12 +748,13 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                   effect: float) -> dict[str, Any]:
     """Evals that would decide the ratio gate with 80% power if the skill's true pass rate is
-    `effect` above or below thr times the baseline's: it decides when the paired sign-flip test
-    of z_e = a_e - thr * b_e rejects (ratio_decision) and its interval clears thr, so the advice
-    is that test's, sized as power_stats sizes the difference's (never below 6 differing evals),
-    with the interval's noise floor as a second bar (numerics.ratio_floor_cut), on both sides. _gap_advice on the delta
-    method's SE stacked a variance bound on a safeguard effect and advised 10 to 500 times what
-    a paired t test needs (0.6 vs 0.4 at K = 3, 6 evals: 334 to 16,671 evals)."""
+    `effect` above (or, when the estimate is below, below) thr times the baseline's: it decides
+    when the paired sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision) and its
+    interval clears thr, so the advice is that test's, sized as power_stats sizes the
+    difference's (never below 6 differing evals), with the interval's noise floor as a second
+    bar (numerics.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
+    bound on a safeguard effect and advised 10 to 500 times what a paired t test needs (0.6 vs
+    0.4 at K = 3, 6 evals: 334 to 16,671 evals)."""
     a = np.array(rates_of(used, skill))
     b = np.array(rates_of(used, baseline))
     z = a - thr * b
@@ -770,7 +772,8 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
         sb = _trial_noise(used, baseline, baseline) or 0.0
         noise = (sa + thr**2 * sb) / 2
     sd = _planning_sd(float(z.std(ddof=1)), noise)
-    floor = stats.evals_with_differing(int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9))) / z.size)
+    nonzero = int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9)))
+    floor = stats.evals_with_differing(nonzero / z.size)
     if sd == 0 or floor is None:
         return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
     mb = float(b.mean())
@@ -779,9 +782,14 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     # The floor is asymmetric (on the log scale it is wider at smaller rates), so it is planned
     # on the side the estimate is on: planned for the wider side whichever it was, the advice
     # delivered 87-90% where the truth lay on the other (tests/test_advice.py).
-    ma = min(1.0, max(0.0, thr * mb + side * effect))
-    found = _planned_evals(effect, sd, z.size, step, undecided=True,
-                           cut=lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b))
+    # A planned rate of 0 or less (below a small baseline) has no floor part to clear: the
+    # skill never passing, the test alone decides.
+    ma = min(1.0, thr * mb + side * effect)
+    # Read the sd as an undecided pilot's only if this pilot could have been decided: with fewer
+    # than 6 non-zero z_e the sign-flip test cannot reject (p >= 0.0625), so being undecided
+    # selected nothing, and reading it as such shrank the advice (72-74% at 5 evals x 10 trials).
+    found = _planned_evals(effect, sd, z.size, step, undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
+                           cut=None if ma <= 0 else (lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
