@@ -70,6 +70,7 @@ from collections.abc import Callable
 import numpy as np
 
 from skillassay.analyze import distributions as dists
+from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.analyze.ufuncs import ufuncs
 
 TARGET = 0.8  # the power every piece of advice promises
@@ -411,7 +412,6 @@ def median_sigma_ratio(df: int) -> float:
     return math.sqrt(df / (2 * float(special.gammaincinv(df / 2, 0.5))))
 
 
-_MIN_AGREEING = 6  # evals that must differ in one direction before the sign-flip test can reject (5%)
 _SELECTION_NODES = 512  # chi-square quantiles for undecided_sigma_ratio
 
 
@@ -471,7 +471,7 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
     x = np.maximum(_criterion(n, sigma, step, conf), cut)
     normal = float(np.mean(special.ndtr((abs(effect) - x) * (math.sqrt(n) / sigma[:, None]))))
     q = float(special.ndtr((abs(effect) - abs(step) / 2) / sigma[0]))
-    return min(normal, float(dists.binom_sf(_MIN_AGREEING - 1, n, q)))
+    return min(normal, float(dists.binom_sf(MIN_NONZERO_FOR_SIGNIFICANCE - 1, n, q)))
 
 
 def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_ratio: float | None = None,
