@@ -33,8 +33,11 @@ def test_capped_advice_is_counted_and_rerun_at_the_cap() -> None:
     assert t.add(5000, 200) == 200 and t.add(12, 200) == 12
     t.result(True)
     t.result(False)
-    given, kept, sizes, capped = t.cells()
+    given, promised, kept, sizes, capped = t.cells()
     assert given == "2/3" and capped == "1" and kept.startswith("50.0% [")
+    assert promised == "80.0%"  # no stated power: the target
+    t.add(9, 200, 0.93)
+    assert t.cells()[1] == "84.3%"  # the mean of what each advice stated
     assert "max 5,000" in sizes
 
 

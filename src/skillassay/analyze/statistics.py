@@ -527,9 +527,10 @@ def power_stats(used: list[EvalCell], a: str, b: str,
     that decides, the exact sign-flip test, never below what it needs (6 differing
     evals, more when ties are common). At a true difference larger than `effect` the power is
     higher."""
+    condition = f"the true difference is at least {_points(effect)} either way"
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "observed_difference": None,
                            "detectable_difference": effect, "sign_probability": None,
-                           "promise": promise(f"the true difference is at least {_points(effect)} either way"),
+                           "planned_power": None, "promise": promise(condition),
                            "trials_per_arm": None, "trials_per_arm_reason": None,
                            "evals_needed": None, "evals_needed_reason": None}
     if not used:
@@ -561,7 +562,7 @@ def power_stats(used: list[EvalCell], a: str, b: str,
         out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
         return out
     out["sign_probability"] = _f(_sign_probability(delta, sd_plan, len(used), difference_range(float(pb.mean()))))
-    evals = _planned_evals(effect, sd_plan, len(used), _lattice_step(used, a, b))
+    evals, power_at = _planned_evals(effect, sd_plan, len(used), _lattice_step(used, a, b))
     if evals is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
@@ -569,6 +570,8 @@ def power_stats(used: list[EvalCell], a: str, b: str,
                                       f"more than {MAX_SIZE:,} evals")
         return out
     out["evals_needed"] = max(evals, floor)
+    out["planned_power"] = _f(power_at(evals), 4)  # at the sizing's own size: _planned_evals says why
+    out["promise"] = promise(condition, out["planned_power"])
     return out
 
 
@@ -622,27 +625,40 @@ def _sign_probability(mean: float, sd: float, m: int, bounds: tuple[float, float
 
 
 def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecided: bool = False,
-                   cut: Callable[[int], float] | None = None, known_sd: bool = False) -> int | None:
+                   cut: Callable[[int], float] | None = None,
+                   known_sd: bool = False) -> tuple[int | None, Callable[[int], float]]:
     """Fresh evals with 80% power at the planned `effect` (figure units), from a pilot of m evals
     with sd `sd`: the sign-flip test on a lattice of `step` (figure units), or a t interval with
     step None; `undecided` when only undecided pilots get this advice (a gate's), whose sd is
     then read as such (assurance.undecided_sigma_ratio); `cut`: a second bar the mean must clear
-    at n evals (figure units); `known_sd` when sd is known, not read from the pilot."""
+    at n evals (figure units); `known_sd` when sd is known, not read from the pilot. Also the
+    planned power at any size, for the note to state. It is stated at the size found here, not
+    at the size the callers' floors may raise it to (6 differing evals, one more than the
+    pilot): the floors bind for pilots whose sd came out small, where the plan's power at the
+    raised size is near 100% and the truth's is not (stated there, K = 3, 5 evals, +0.15
+    promised 82.2% on average and delivered 75.1%). A floor only adds power, so the figure
+    stated is a lower bound on what the plan gives."""
     from skillassay.analyze import assurance
 
-    return assurance.evals_for_power(effect / sd, m, None if step is None else step / sd, undecided=undecided,
-                                     cut=None if cut is None else (lambda n: cut(n) / sd), known_sd=known_sd)
+    args = (effect / sd, m, None if step is None else step / sd)
+    kw: dict[str, Any] = {"undecided": undecided, "known_sd": known_sd,
+                          "cut": None if cut is None else (lambda n: cut(n) / sd)}
+    return (assurance.evals_for_power(*args, **kw),
+            lambda n: assurance.planned_power(args[0], m, n, args[2], **kw))
 
 
 # ---------------------------------------------------------------------------------------------
 # gates
 
 
-def promise(condition: str) -> str:
-    """What the 80% of a size advice is: power at the planned effect, not at the estimate
-    (power_stats says why)."""
-    return (f"80% power if {condition}, at the spread these evals show; more if it is further, "
-            "less if it is nearer (set min_detectable_effect in the config to plan for another size)")
+def promise(condition: str, power: float = POWER) -> str:
+    """What the power of a size advice is: at the planned effect, not at the estimate
+    (power_stats says why), and at the size given, which can be well above 80% where one eval
+    more moves it by 10-20 points (assurance.planned_power). Rounded down, so it never states
+    more than was planned."""
+    return (f"{math.floor(power * 100 + 1e-9)}% power if {condition}, at the spread these evals show; "
+            "more if it is further, less if it is nearer "
+            "(set min_detectable_effect in the config to plan for another size)")
 
 
 def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
@@ -698,11 +714,15 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
         cut = floor_bar
     if pass_rate and series is not None and all(c == 1 for c in series.counts):
         sd = math.sqrt(p_plan * (1 - p_plan))
-        found = _planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut) if sd > 0 else None
+        found, power_at = _planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut)
     else:
-        found = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut)
+        found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut)
     evals = None if found is None else max(found, n_evals + 1)
+    evals_power = None if found is None else _f(power_at(found), 4)
+    if evals_power is not None:
+        note_sure = promise(condition, evals_power)
     trials = None
+    trials_power: float | None = None
     spread_uncertain = False
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
@@ -727,9 +747,12 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
         spread_uncertain = trials is None and at_planned is not None
         if trials is not None and trials <= max(series.counts):
             trials = None  # already run: the distance is nearer than planned, not the noise
+        if trials is not None:
+            trials_power = _f(assurance.planned_trials_power(gap, spread, noise, n_evals, k_now, trials), 4)
     more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     if trials is not None:
-        note = (f"about {trials} completed trials per eval per arm, or {more} at "
+        note = (f"about {trials} completed trials per eval per arm "
+                f"({math.floor((trials_power or 0) * 100 + 1e-9)}% power), or {more} at "
                 f"the current trials per eval, would decide it ({note_sure})")
     elif series is None:
         note = f"{more} would decide it ({note_sure})"
@@ -742,7 +765,8 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     else:
         note = (f"more trials per eval alone cannot decide it (the spread between evals "
                 f"dominates); {more} would ({note_sure})")
-    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "promise": note_sure}
+    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "promise": note_sure,
+            "planned_power": evals_power, "trials_planned_power": trials_power}
 
 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
@@ -760,8 +784,9 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     z = a - thr * b
     mean = float(z.mean()) if z.size else 0.0
     side = 1.0 if mean >= 0 else -1.0  # the side the estimate is on: where the floor is planned
-    note_sure = promise(f"the skill's true pass rate is at least {_points(effect)} "
-                        f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
+    condition = (f"the skill's true pass rate is at least {_points(effect)} "
+                 f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
+    note_sure = promise(condition)
     none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure}
     if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):
         return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
@@ -788,14 +813,17 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     # Read the sd as an undecided pilot's only if this pilot could have been decided: with fewer
     # than 6 non-zero z_e the sign-flip test cannot reject (p >= 0.0625), so being undecided
     # selected nothing, and reading it as such shrank the advice (72-74% at 5 evals x 10 trials).
-    found = _planned_evals(effect, sd, z.size, step, undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
-                           cut=None if ma <= 0 else (lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
+    found, power_at = _planned_evals(effect, sd, z.size, step,
+                                     undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
+                                     cut=None if ma <= 0 else (lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
         return {**none, "decide_note": f"deciding it would take more than {MAX_SIZE:,} evals ({note_sure})"}
     evals = max(found, floor, z.size + 1)
-    return {**none, "evals_to_decide": evals,
+    power = round(power_at(found), 4)
+    note_sure = promise(condition, power)
+    return {**none, "evals_to_decide": evals, "planned_power": power, "promise": note_sure,
             "decide_note": f"about {evals} evals would decide it ({note_sure})"}
 
 
@@ -931,6 +959,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             "plain": stats.plain_comparison(value, thr, direction),
             "evals_responsible": responsible, "reason": reason,
             "trials_to_decide": None, "evals_to_decide": None, "decide_note": None, "promise": None,
+            "planned_power": None,
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
