@@ -656,9 +656,14 @@ def promise(condition: str, power: float = POWER) -> str:
     (power_stats says why), and at the size given, which can be well above 80% where one eval
     more moves it by 10-20 points (assurance.planned_power). Rounded down, so it never states
     more than was planned."""
-    return (f"{math.floor(power * 100 + 1e-9)}% power if {condition}, at the spread these evals show; "
+    return (f"{_percent_down(power)} power if {condition}, at the spread these evals show; "
             "more if it is further, less if it is nearer "
             "(set min_detectable_effect in the config to plan for another size)")
+
+
+def _percent_down(power: float) -> str:
+    """A planned power as a whole percent, rounded down (1e-9 keeps 0.8 from printing 79%)."""
+    return f"{math.floor(power * 100 + 1e-9)}%"
 
 
 def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
@@ -714,7 +719,8 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
         cut = floor_bar
     if pass_rate and series is not None and all(c == 1 for c in series.counts):
         sd = math.sqrt(p_plan * (1 - p_plan))
-        found, power_at = _planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut)
+        found, power_at = (_planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut) if sd > 0
+                           else (None, lambda n: 0.0))
     else:
         found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut)
     evals = None if found is None else max(found, n_evals + 1)
@@ -752,7 +758,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     if trials is not None:
         note = (f"about {trials} completed trials per eval per arm "
-                f"({math.floor((trials_power or 0) * 100 + 1e-9)}% power), or {more} at "
+                f"({_percent_down(trials_power or 0.0)} power), or {more} at "
                 f"the current trials per eval, would decide it ({note_sure})")
     elif series is None:
         note = f"{more} would decide it ({note_sure})"
