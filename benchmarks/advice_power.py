@@ -14,7 +14,7 @@ verdict the advice promised is reached:
 * pass-rate gate by evals: `min_pass_rate`'s `evals_to_decide`, threshold = population mean
   (0.5) - gap; success is PASS on fresh evals.
 * pass-rate gate by trials: its `trials_to_decide`; success is PASS on the same evals (same
-  true rates) at the advised trials per eval. With Beta(2,2) evals the spread between evals
+  true rates) at the advised trials per eval, TRIAL_RERUNS re-runs per advised pilot. With Beta(2,2) evals the spread between evals
   (sd 0.22) seldom lets trials alone decide it, so cells with every eval at 0.5 test this one.
 
 The trials-to-call advice for a possible regression (compare) promises no power ("would be
@@ -47,8 +47,10 @@ exact sign-flip test's power at that size and truth, tabulated by advice_rules_s
 (2,000 runs per size, exact p-values on the per-eval lattice, checked against the library's in
 tests/test_advice_rules_study.py). Averaged over the advised pilots, uncapped, it is the power
 the advice reached with the re-runs' noise taken out (a Rao-Blackwellised form of the same
-figure); the table prints it beside the re-runs'. The gates' re-runs have no such table (their
-decision is the library's interval), so only their re-run figure is printed.
+figure); the table prints it beside the re-runs'. The ratio gate at 1.0 passes only when that
+same test rejects and its interval clears 1 too, so the same figure is an upper bound on its
+power ("<= "). The pass-rate gate's re-runs have no such table (their decision is the
+library's interval), so only their re-run figure is printed.
 
     python benchmarks/advice_power.py --quick       # one setting per advice kind, ~1 min
     python benchmarks/advice_power.py               # the README table (300 per cell)
@@ -81,6 +83,11 @@ from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
 MAX_EVALS, MAX_TRIALS = 2000, 200  # re-runs beyond these are run at them (a lower bound)
+# Each trials advice is re-run this many times on its evals: it goes to 5-15% of the pilots, so
+# one re-run each would leave its rows 10-15 points wide. Given the pilot the re-runs are
+# independent (same evals, same rates), so with every eval at one rate their Wilson interval is
+# the simulation's; with evals that differ it is narrower than the spread between pilots.
+TRIAL_RERUNS = 10
 EFFECTS = (0.15, 0.3)  # with_skill - baseline, per eval (clipped): small, large
 GAPS = (0.1, 0.2)  # population mean pass rate (0.5) minus the min_pass_rate threshold
 TARGET = 0.8
@@ -124,6 +131,7 @@ class Tally:
     sizes: list[int] = field(default_factory=list)
     capped: int = 0
     hits: int = 0
+    runs: int = 0  # re-runs judged (more than the advised pilots where each is re-run several times)
     promised: list[float] = field(default_factory=list)  # the planned power each advice stated
 
     def add(self, size: int | None, cap: int, promised: float | None = None) -> int | None:
@@ -144,15 +152,17 @@ class Tally:
 
     def result(self, hit: bool) -> None:
         self.hits += bool(hit)
+        self.runs += 1
 
     def cells(self) -> list[str]:
         n = len(self.sizes)
         given = f"{n}/{self.pilots}"
         if not n:
             return [given, "n/a", "n/a", "n/a", "0"]
-        lo, hi = stats.wilson_interval(self.hits, n) or (math.nan, math.nan)
+        runs = self.runs or n  # files saved before re-runs were counted: one per pilot
+        lo, hi = stats.wilson_interval(self.hits, runs) or (math.nan, math.nan)
         q1, med, q3 = (int(round(float(x))) for x in np.percentile(self.sizes, [25, 50, 75]))
-        return [given, f"{self.promise() * 100:.1f}%", f"{self.hits / n * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
+        return [given, f"{self.promise() * 100:.1f}%", f"{self.hits / runs * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
                 f"{q1} / {med} / {q3}, max {max(self.sizes):,}", str(self.capped)]
 
 
@@ -212,12 +222,13 @@ def gate_experiment(rng: np.random.Generator, c: Cell, by_evals: Tally, by_trial
     g = statistics(trials(rng, {SKILL: rates}, c.k), c.k, th, c.plan())["gates"]["min_pass_rate"]
     if g["decision"] != "INCONCLUSIVE":
         return  # decided already: no advice
-    if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS, g["planned_power"])) is not None:
+    if (e := by_evals.add(g["evals_to_decide"], MAX_EVALS, g.get("planned_power"))) is not None:
         again = statistics(trials(rng, {SKILL: draw(e)}, c.k), c.k, th, c.plan())
         by_evals.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
-    if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS, g["trials_planned_power"])) is not None:
-        again = statistics(trials(rng, {SKILL: rates}, k), k, th, c.plan())
-        by_trials.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
+    if (k := by_trials.add(g["trials_to_decide"], MAX_TRIALS, g.get("trials_planned_power"))) is not None:
+        for _ in range(TRIAL_RERUNS):
+            again = statistics(trials(rng, {SKILL: rates}, k), k, th, c.plan())
+            by_trials.result(again["gates"]["min_pass_rate"]["decision"] == "PASS")
 
 
 def run_cell(args: tuple[Cell, int, int]) -> tuple[Cell, Tally, Tally, float]:
@@ -285,8 +296,10 @@ def rows(results: list[tuple[Cell, Tally, Tally, float]]) -> list[list[str]]:
     table_rows = []
     for name, c, t in out:
         given, promised, reached, *rest = t.cells()
-        exact = (f"{exact_power(c, t.sizes) * 100:.1f}%" if name == "difference" and t.sizes
-                 else "n/a")
+        # At threshold 1 the ratio gate passes only when the difference's exact test rejects (and
+        # its interval clears 1 as well): that test's power is an upper bound on the gate's.
+        exact = ("n/a" if c.kind != "paired" or not t.sizes
+                 else f"{'' if name == 'difference' else '<= '}{exact_power(c, t.sizes) * 100:.1f}%")
         table_rows.append([name, setting_of(c), f"{c.plan():.3g}", given, promised, reached, exact, *rest])
     return table_rows
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from iteration_factory import write_iteration
@@ -41,14 +42,17 @@ def test_clear_failure_names_threshold_figure_interval_evals_and_next_step(tmp_p
 
 
 def test_inconclusive_recommends_trials(tmp_path: Path) -> None:
-    evals = {i: ("PPF", "FFF") for i in range(1, 9)}
-    evals[1] = ("PPP", "FFF")
-    # 0.708 against 0.55 (0.65 and 0.7 are within the trial noise of 0.708 on 24 trials: no size
-    # can be promised for those)
-    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.55})
+    # 20 evals at 5/10 against 0.44: every eval alike and the interval within the trial noise, so
+    # more trials decide it, and the step states the trials' own planned power. (Below 10 evals
+    # no trials advice is promised for a pass rate: statistics.MIN_EVALS_FOR_TRIALS_ADVICE.)
+    evals = {i: ("PPPPPFFFFF", "FFFFFFFFFF") for i in range(1, 21)}
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.44})
     code, out = gate(str(it))
     assert code == 3
     assert "add trials" in out and "--trials" in out
+    g = json.loads((it / "benchmark.json").read_text())["statistics"]["gates"]["min_pass_rate"]
+    stated = f"{math.floor(g['trials_planned_power'] * 100 + 1e-9)}% power if"
+    assert stated in " ".join(out.split()), (stated, out)
 
 
 def test_json_prints_only_json(tmp_path: Path) -> None:

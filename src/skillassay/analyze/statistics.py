@@ -625,13 +625,14 @@ def _sign_probability(mean: float, sd: float, m: int, bounds: tuple[float, float
 
 
 def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecided: bool = False,
-                   cut: Callable[[int], float] | None = None,
-                   known_sd: bool = False) -> tuple[int | None, Callable[[int], float]]:
+                   cut: Callable[[int], float] | None = None, known_sd: bool = False,
+                   hull: bool = False) -> tuple[int | None, Callable[[int], float]]:
     """Fresh evals with 80% power at the planned `effect` (figure units), from a pilot of m evals
     with sd `sd`: the sign-flip test on a lattice of `step` (figure units), or a t interval with
     step None; `undecided` when only undecided pilots get this advice (a gate's), whose sd is
     then read as such (assurance.undecided_sigma_ratio); `cut`: a second bar the mean must clear
-    at n evals (figure units); `known_sd` when sd is known, not read from the pilot. Also the
+    at n evals (figure units); `known_sd` when sd is known, not read from the pilot; `hull` for
+    a pass rate's interval, whose beta-binomial part widens it (assurance.hull_t_crit). Also the
     planned power at any size, for the note to state. It is stated at the size found here, not
     at the size the callers' floors may raise it to (6 differing evals, one more than the
     pilot): the floors bind for pilots whose sd came out small, where the plan's power at the
@@ -641,7 +642,7 @@ def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecid
     from skillassay.analyze import assurance
 
     args = (effect / sd, m, None if step is None else step / sd)
-    kw: dict[str, Any] = {"undecided": undecided, "known_sd": known_sd,
+    kw: dict[str, Any] = {"undecided": undecided, "known_sd": known_sd, "hull": hull,
                           "cut": None if cut is None else (lambda n: cut(n) / sd)}
     return (assurance.evals_for_power(*args, **kw),
             lambda n: assurance.planned_power(args[0], m, n, args[2], **kw))
@@ -677,6 +678,61 @@ def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
     return gap, f"the true mean is at least {effect:.0%} of the threshold ({gap:.4g} {unit}) from {threshold:g}"
 
 
+MIN_EVALS_FOR_TRIALS_ADVICE = 10  # fewer, and a pass rate's trials advice is not promised (_gap_advice)
+
+
+def _trials_advice(series: MetricSeries, gap: float, n_evals: int, p_plan: float, pass_rate: bool, hull: bool,
+                   cut_trials: Callable[[int], float] | None) -> tuple[int | None, float | None, str]:
+    """(trials per eval, their planned power, why none: "" | "spread uncertain" | "few evals") for
+    _gap_advice: more trials on the same evals, promised only where the plan can be kept."""
+    from skillassay.analyze import assurance
+
+    noise = series.noise_of_means()
+    k_now = float(np.mean(series.counts))
+    spread = float(np.var(series.means, ddof=1))
+    # A pass rate's trial noise is known at the planned truth, as at one trial per eval: an
+    # eval at rate p has per-trial variance p (1 - p), at most p_plan (1 - p_plan) there. Read
+    # from the pilot instead, it came from the few pilots whose evals tie (all 1/3 or 2/3 at
+    # 3 trials, the ones trials can decide), whose within-eval variance is 1/3 against 1/4,
+    # and the advice passed 96% of re-runs where it promised 81% (every eval at 0.5).
+    plan_noise = p_plan * (1 - p_plan) / k_now if pass_rate else noise
+    trials = assurance.trials_for_power(gap, spread, plan_noise, n_evals, k_now, cut=cut_trials, hull=hull,
+                                        undecided=True)
+    omega2, s2 = series.components()
+    # Trials are promised only if the between-eval spread, at its 95% upper bound, would not
+    # keep the interval too wide whatever the trials: the pilot tells that spread from trial
+    # noise poorly (at 3 trials its variance of means often comes out below the noise). On
+    # Beta(2,2) evals (benchmarks/advice_power.py, K = 3, 5-10 evals) trials promised
+    # without it decided 0-57% of the time, and with the spread's 80% bound 13 of 33 (with
+    # every eval at the same rate, where trials are the right advice, 75-100%): so trials
+    # are seldom promised, and the note says why.
+    # The bound is taken on the variance of means floored at the trial noise, which it is at
+    # least in expectation: on the lattice of K + 1 values per eval it reads 0 (every eval at
+    # 1/3) far more often than its chi-square allows, and a bound of 0 let through Beta(2,2)
+    # evals that tied by chance: at 3 trials x 10 evals they were promised 83% and passed 43%
+    # of re-runs (benchmarks/advice_power.py).
+    spread_hi = stats.planning_variance(max(spread, plan_noise), n_evals - 1, level=0.95)
+    if trials is not None and stats.trials_per_eval_to_decide(
+            max(0.0, spread_hi - plan_noise), s2, n_evals, gap, power=POWER) is None:
+        trials = None
+    # "More trials alone cannot decide it" only when that holds at the planned distance.
+    at_planned = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
+    why_not = "spread uncertain" if trials is None and at_planned is not None else ""
+    if trials is not None and trials <= max(series.counts):
+        trials = None  # already run: the distance is nearer than planned, not the noise
+    if trials is not None and hull and n_evals < MIN_EVALS_FOR_TRIALS_ADVICE:
+        # Below 10 evals the interval's beta-binomial part decides at many trials, and its
+        # width there is not one the model above tracks (assurance.hull_t_crit's normal
+        # form was 9 points off either way at 5 evals: 81% planned where re-runs passed 90%,
+        # 33% where they passed 24%); at 10-20 evals the advice kept within 3 points
+        # (benchmarks/advice_power.py, every eval at 0.5). More evals are the advice there.
+        trials, why_not = None, "few evals"
+    if trials is None:
+        return None, None, why_not
+    return trials, _f(assurance.planned_trials_power(gap, spread, plan_noise, n_evals, k_now, trials,
+                                                     cut=cut_trials, hull=hull, undecided=True), 4), why_not
+
+
 def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, n_evals: int,
                 se: float | None, planned: tuple[float, str], pass_rate: bool = False) -> dict[str, Any]:
     """How many trials per eval (at the current number of evals) or how many evals (at the
@@ -696,7 +752,8 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
 
     gap, condition = planned
     note_sure = promise(condition)
-    none: dict[str, Any] = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure}
+    none: dict[str, Any] = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure,
+                            "planned_power": None, "trials_planned_power": None, "trials_promise": None}
     if math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
         return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
     if se is None or n_evals < 2:
@@ -704,7 +761,11 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     if se <= 0 or gap <= 0:
         return {**none, "decide_note": "the evals do not vary: their spread cannot be estimated"}
     cut: Callable[[int], float] | None = None
+    cut_trials: Callable[[int], float] | None = None
     p_plan = 0.5
+    # A pass rate's interval holds a beta-binomial interval when evals have 2+ trials, which at
+    # few evals is the wider one (assurance.hull_t_crit): the advice is sized on it too.
+    hull = pass_rate and series is not None and any(c > 1 for c in series.counts)
     if pass_rate:
         # The interval's SE never falls below the binomial floor at the planned truth (the side
         # nearer 0.5, where it is widest), so the advice must clear that as well: without it,
@@ -716,45 +777,28 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
         def floor_bar(n: int) -> float:
             return float(dists.t_ppf(0.975, n - 1)) * stats.binomial_floor_se(np.full(n, p_plan), np.full(n, k_now))
 
-        cut = floor_bar
+        def floor_bar_trials(k: int) -> float:
+            return (float(dists.t_ppf(0.975, n_evals - 1))
+                    * stats.binomial_floor_se(np.full(n_evals, p_plan), np.full(n_evals, k)))
+
+        cut, cut_trials = floor_bar, floor_bar_trials
     if pass_rate and series is not None and all(c == 1 for c in series.counts):
         sd = math.sqrt(p_plan * (1 - p_plan))
         found, power_at = (_planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut) if sd > 0
                            else (None, lambda n: 0.0))
     else:
-        found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut)
+        found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut,
+                                         hull=hull)
     evals = None if found is None else max(found, n_evals + 1)
     evals_power = None if found is None else _f(power_at(found), 4)
     if evals_power is not None:
         note_sure = promise(condition, evals_power)
-    trials = None
+    trials: int | None = None
     trials_power: float | None = None
-    spread_uncertain = False
+    why_not = ""
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
-        noise = series.noise_of_means()
-        k_now = float(np.mean(series.counts))
-        spread = float(np.var(series.means, ddof=1))
-        trials = assurance.trials_for_power(gap, spread, noise, n_evals, k_now)
-        omega2, s2 = series.components()
-        # Trials are promised only if the between-eval spread, at its 95% upper bound, would not
-        # keep the interval too wide whatever the trials: the pilot tells that spread from trial
-        # noise poorly (at 3 trials its variance of means often comes out below the noise). On
-        # Beta(2,2) evals (benchmarks/advice_power.py, K = 3, 5-10 evals) trials promised
-        # without it decided 0-57% of the time, and with the spread's 80% bound 13 of 33 (with
-        # every eval at the same rate, where trials are the right advice, 75-100%): so trials
-        # are seldom promised, and the note says why.
-        spread_hi = stats.planning_variance(spread, n_evals - 1, level=0.95)
-        if trials is not None and stats.trials_per_eval_to_decide(
-                max(0.0, spread_hi - noise), s2, n_evals, gap, power=POWER) is None:
-            trials = None
-        # "More trials alone cannot decide it" only when that holds at the planned distance.
-        at_planned = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
-        spread_uncertain = trials is None and at_planned is not None
-        if trials is not None and trials <= max(series.counts):
-            trials = None  # already run: the distance is nearer than planned, not the noise
-        if trials is not None:
-            trials_power = _f(assurance.planned_trials_power(gap, spread, noise, n_evals, k_now, trials), 4)
+        trials, trials_power, why_not = _trials_advice(series, gap, n_evals, p_plan, pass_rate, hull, cut_trials)
     more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     if trials is not None:
         note = (f"about {trials} completed trials per eval per arm "
@@ -765,14 +809,19 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     elif not trial_noise_known:
         note = (f"{more} would decide it ({note_sure}); at one trial per eval the spread between evals "
                 "and the trial noise cannot be told apart, so whether more trials alone would is unknown")
-    elif spread_uncertain:
+    elif why_not == "few evals":
+        note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
+                f"how far they narrow the interval cannot be planned (fewer than {MIN_EVALS_FOR_TRIALS_ADVICE})")
+    elif why_not == "spread uncertain":
         note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
                 "the spread between evals is too uncertain to promise it")
     else:
         note = (f"more trials per eval alone cannot decide it (the spread between evals "
                 f"dominates); {more} would ({note_sure})")
     return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "promise": note_sure,
-            "planned_power": evals_power, "trials_planned_power": trials_power}
+            "planned_power": evals_power, "trials_planned_power": trials_power,
+            # The trials' own promise: the evals' (`promise`) states the power at the evals advised.
+            "trials_promise": None if trials_power is None else promise(condition, trials_power)}
 
 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
@@ -793,7 +842,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     condition = (f"the skill's true pass rate is at least {_points(effect)} "
                  f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
     note_sure = promise(condition)
-    none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure}
+    none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure, "planned_power": None}
     if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):
         return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
     noise = _trial_noise(used, skill, baseline)
