@@ -41,18 +41,21 @@ def test_clear_failure_names_threshold_figure_interval_evals_and_next_step(tmp_p
     assert "next: min_pass_rate failed" in out and "improve the skill on eval-2 (e2)" in out
 
 
-def test_inconclusive_recommends_trials(tmp_path: Path) -> None:
+def test_inconclusive_pass_rate_states_trials_only_if_the_evals_are_alike(tmp_path: Path) -> None:
     # 20 evals at 5/10 against 0.44: every eval alike and the interval within the trial noise, so
-    # more trials decide it, and the step states the trials' own planned power. (Below 10 evals
-    # no trials advice is promised for a pass rate: statistics.MIN_EVALS_FOR_TRIALS_ADVICE.)
+    # more trials would decide it if the evals do share one rate, which no pilot can show: the
+    # step gives the evals that would decide it, and the trials only with that condition and
+    # their own planned power. (Below 10 evals not even that: MIN_EVALS_FOR_TRIALS_ADVICE.)
     evals = {i: ("PPPPPFFFFF", "FFFFFFFFFF") for i in range(1, 21)}
     it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.44})
     code, out = gate(str(it))
     assert code == 3
-    assert "add trials" in out and "--trials" in out
     g = json.loads((it / "benchmark.json").read_text())["statistics"]["gates"]["min_pass_rate"]
-    stated = f"{math.floor(g['trials_planned_power'] * 100 + 1e-9)}% power if"
-    assert stated in " ".join(out.split()), (stated, out)
+    assert g["trials_to_decide"] is None and g["trials_if_alike"] > 10, g
+    flat = " ".join(out.split())
+    assert "--trials" not in flat and "if the evals share one pass rate" in flat, out
+    assert f"about {g['trials_if_alike']} completed trials per eval per arm would" in flat, out
+    assert f"({math.floor(g['trials_planned_power'] * 100 + 1e-9)}% power then)" in flat, out
 
 
 def test_json_prints_only_json(tmp_path: Path) -> None:
