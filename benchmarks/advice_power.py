@@ -40,7 +40,9 @@ quartiles and maximum.
 (assurance.planned_power): at least 80%, and more where one eval more moves the power by 10-20
 points (at K = 10, +0.3 the exact test has 46%, 74%, 93% at 6, 7, 8 evals, so no size has 80%).
 "power promised" is that figure averaged over the advised pilots; the promise is kept when the
-power reached is within 5 points of it.
+power reached is within 5 points of it, which the column "within 5 points of the promise" says
+row by row (kept()): "yes", or "within its interval" when the figure is outside but its 95%
+interval reaches the band, so that the simulation cannot tell it from a kept promise.
 
 **The exact test's power at the advised sizes.** One re-run per pilot scatters a cell's figure
 by about 2.3 points at 300 pilots (a Bernoulli draw per pilot), more than the advice's own
