@@ -102,11 +102,11 @@ def hull_t_crit(df: int, conf: float = CONF) -> float:
     """The critical value, on the t scale, of a pass rate's interval when its beta-binomial part
     is the wider one (numerics.beta_binomial_mean_interval compares the profile likelihood-ratio
     statistic with t_crit^2). Where that profile is as flat as a normal's with unknown variance,
-    whose likelihood-ratio statistic is n log(1 + t^2 / (n - 1)) (Cox & Hinkley, Theoretical
-    Statistics, 1974, 5.4), the interval is the t interval with this critical value instead of
+    whose likelihood-ratio statistic is n log(1 + t^2 / (n - 1)) (the one-sample t test as a
+    likelihood-ratio test; e.g. Cox & Hinkley, Theoretical Statistics, 1974), the interval is the t interval with this critical value instead of
     t_crit: 38% wider at 5 evals, 8% at 10, 3% at 20. The trials advice, sized on t_crit alone
     (and without the noise floor), promised 80% and reached 56% with 5 evals at 10 trials, every
-    eval at 0.5 (benchmarks/advice_power.py), where this part of the interval decides. Measured (300
+    eval at 0.5 (advice_power.py's pilots and re-runs), where this part of the interval decides. Measured (300
     draws each, every eval at 0.5, the gate's whole interval against this model): 5 evals x 80
     trials 54% vs 56%, 10 x 30 81% vs 79%; on Beta(2,2) evals the model is the more cautious
     (5 x 10: 12% vs 7%)."""
