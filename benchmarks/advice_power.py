@@ -158,15 +158,20 @@ class Tally:
         self.hits += bool(hit)
         self.runs += 1
 
+    def reached(self) -> tuple[float, float, float]:
+        """(power reached, its 95% Wilson interval) over the re-runs judged."""
+        runs = self.runs or len(self.sizes)  # files saved before re-runs were counted: one per pilot
+        lo, hi = stats.wilson_interval(self.hits, runs) or (math.nan, math.nan)
+        return self.hits / runs, lo, hi
+
     def cells(self) -> list[str]:
         n = len(self.sizes)
         given = f"{n}/{self.pilots}"
         if not n:
             return [given, "n/a", "n/a", "n/a", "0"]
-        runs = self.runs or n  # files saved before re-runs were counted: one per pilot
-        lo, hi = stats.wilson_interval(self.hits, runs) or (math.nan, math.nan)
+        value, lo, hi = self.reached()
         q1, med, q3 = (int(round(float(x))) for x in np.percentile(self.sizes, [25, 50, 75]))
-        return [given, f"{self.promise() * 100:.1f}%", f"{self.hits / runs * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
+        return [given, f"{self.promise() * 100:.1f}%", f"{value * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]",
                 f"{q1} / {med} / {q3}, max {max(self.sizes):,}", str(self.capped)]
 
 
@@ -324,12 +329,7 @@ def kept(t: Tally, exact: float | None) -> str:
     if not t.sizes:
         return "n/a"
     promised = t.promise()
-    runs = t.runs or len(t.sizes)
-    if exact is not None:
-        value, lo, hi = exact, exact, exact
-    else:
-        value = t.hits / runs
-        lo, hi = stats.wilson_interval(t.hits, runs) or (value, value)
+    value, lo, hi = (exact, exact, exact) if exact is not None else t.reached()
     if abs(value - promised) <= BAND:
         return "yes"
     if hi >= promised - BAND and lo <= promised + BAND:

@@ -26,7 +26,6 @@ code that made them: start a fresh one when the code changes.
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import os
 import pickle
@@ -48,7 +47,7 @@ SKILL, BASE = "with_skill", "without_skill"
 CONFIGS = (SKILL, BASE)
 TOKEN_MEAN = 1000.0  # per-eval mean tokens are TOKEN_MEAN * lognormal(0, 0.5), trials scatter 30%
 TOKEN_POP_MEAN = TOKEN_MEAN * math.exp(0.5**2 / 2)
-MAX_RERUN_EVALS, MAX_RERUN_TRIALS = 300, 200  # advice beyond these is re-run at them
+MAX_RERUN_EVALS = 300  # advice beyond this is re-run at it
 POPULATIONS = ("beta22", "mix")
 POP_LABEL = {"beta22": "Beta(2,2)", "mix": "Beta(2,2) + exact 0s/1s", "fixed": "fixed"}
 
@@ -216,19 +215,19 @@ def aa_experiment(rng: np.random.Generator, s: Setting, tally: AATally, seed: in
 
 EFFECT = 0.25  # skill = baseline + 0.25 (clipped) for the power of the evals advice
 GATE_GAP = 0.1  # min_pass_rate 0.4 against a population at 0.5 (0.15: 0.5 against a fixed 0.65)
+DROP = 0.5  # a third of evals regress by this much (clipped at 0) for the FDR
 
 
-@functools.lru_cache(maxsize=8)
 def true_difference(population: str) -> float:
     """The true mean skill - baseline difference EFFECT gives in a population (the clipping at 1
     makes it less than EFFECT): each advice is planned for it, as a user who set
     min_detectable_effect to the effect that is there would, so that the power promised is the
-    one to reach (midpoint rule on Beta(2,2), 20,000 points; in the mix a quarter of the evals
-    sit at 0, which gain EFFECT, and a quarter at 1, which gain nothing)."""
-    b = (np.arange(20_000) + 0.5) / 20_000
-    beta = float(np.sum(6 * b * (1 - b) / 20_000 * (np.clip(b + EFFECT, 0, 1) - b)))
+    one to reach. On Beta(2,2) it is advice_power.mean_difference's; in the mix a quarter of the
+    evals sit at 0, which gain EFFECT, and a quarter at 1, which gain nothing."""
+    from advice_power import mean_difference  # noqa: PLC0415 (a sibling script; only the power part needs it)
+
+    beta = mean_difference(EFFECT)
     return beta if population != "mix" else 0.5 * beta + 0.25 * EFFECT
-DROP = 0.5  # a third of evals regress by this much (clipped at 0) for the FDR
 
 
 @dataclass

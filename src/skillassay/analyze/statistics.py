@@ -775,14 +775,12 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
                      key=lambda p: p * (1 - p), default=0.5)
         k_now = float(np.mean(series.counts)) if series is not None else 1.0
 
-        def floor_bar(n: int) -> float:
-            return float(dists.t_ppf(0.975, n - 1)) * stats.binomial_floor_se(np.full(n, p_plan), np.full(n, k_now))
+        def floor_bar(n: int, k: float) -> float:
+            """t times the floor SE of n evals at k trials each, at the planned truth."""
+            return float(dists.t_ppf(0.975, n - 1)) * stats.binomial_floor_se(np.full(n, p_plan), np.full(n, k))
 
-        def floor_bar_trials(k: int) -> float:
-            return (float(dists.t_ppf(0.975, n_evals - 1))
-                    * stats.binomial_floor_se(np.full(n_evals, p_plan), np.full(n_evals, k)))
-
-        cut, cut_trials = floor_bar, floor_bar_trials
+        # More evals at the current trials, or more trials on the current evals.
+        cut, cut_trials = (lambda n: floor_bar(n, k_now)), (lambda k: floor_bar(n_evals, k))
     if pass_rate and series is not None and all(c == 1 for c in series.counts):
         sd = math.sqrt(p_plan * (1 - p_plan))
         found, power_at = (_planned_evals(gap, sd, n_evals, None, known_sd=True, cut=cut) if sd > 0
