@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
-from skillassay.grade.evidence import Sources, too_short
+from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
@@ -471,6 +471,9 @@ def unsupported_reason(v: JudgedVerdict, sources: Sources) -> str | None:
     if too_short(quote):
         return f"the judge's quote {quote!r} is too short to show anything"
     if sources.find(quote) is None:
+        if len(parts := quote_parts(quote)) > 1 and min(map(len, parts)) < MIN_QUOTE_CHARS:
+            return (f"the judge's quote {quote!r} stitches pieces shorter than {MIN_QUOTE_CHARS} "
+                    "characters: a quote must be a span of the output")
         if sources.quotes_task(quote):
             return f"the judge quoted the task ({quote!r}), not the output"
         return f"the judge's quote {quote!r} does not occur in the answer, output files or transcript"
