@@ -27,6 +27,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from skillassay.assertions.base import RunView
 from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
+from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
@@ -156,12 +157,15 @@ def templates() -> Environment:
 
 
 def render_prompts(inputs: JudgeInputs, expectations: list[str], caps: Caps) -> tuple[str, str]:
+    """The graded material goes inside a fence it cannot forge (grade/fence.py)."""
     env = templates()
+    fence = fence_for([inputs.prompt, inputs.answer, inputs.transcript, inputs.user_notes,
+                       *(f"{f.name}\n{f.text or ''}" for f in inputs.files)])
     system = env.get_template("judge_system.j2").render(max_claims=caps.claims, feedback=caps.feedback,
-                                                        has_notes=bool(inputs.user_notes.strip()))
+                                                        has_notes=bool(inputs.user_notes.strip()), fence=fence)
     user = env.get_template("judge_user.j2").render(
         prompt=inputs.prompt, answer=inputs.answer, files=inputs.files, transcript=inputs.transcript,
-        user_notes=inputs.user_notes, expectations=expectations)
+        user_notes=inputs.user_notes, expectations=expectations, fence=fence)
     return system, user
 
 
