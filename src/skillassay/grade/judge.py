@@ -31,6 +31,7 @@ from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
+from skillassay.store.redact import disk_redactor
 
 TRANSCRIPT_FILE = "transcript.md"
 BOOKKEEPING_FILES = {ANSWER_FILE, "metrics.json", USER_NOTES_FILE}
@@ -106,7 +107,7 @@ def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
     """Every output file except our bookkeeping: text inlined (capped), binary described."""
     if not outputs.is_dir():
         return []
-    out, budget = [], caps.files_total
+    out, budget, mask = [], caps.files_total, disk_redactor().text
     for path in sorted(p for p in outputs.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(outputs).as_posix()
         if rel in BOOKKEEPING_FILES:
@@ -117,7 +118,7 @@ def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
             out.append(OutputFile(rel, size, None, f"binary{suffix_note(path)}, sha256 {digest}"))
             continue
-        shown = cap(text, min(caps.file_each, budget))
+        shown = cap(mask(text), min(caps.file_each, budget))  # the agent's own file: never masked on disk
         budget -= len(shown)
         out.append(OutputFile(rel, size, shown, "" if len(shown) >= size else "excerpt"))
     return out
@@ -146,7 +147,7 @@ def gather(view: RunView, caps: Caps) -> JudgeInputs:
         answer=cap(view.final_text, caps.answer),
         files=output_files(view.outputs_dir, caps),
         transcript=cap(read_optional(view.run_dir / TRANSCRIPT_FILE), caps.transcript),
-        user_notes=cap(read_optional(view.outputs_dir / USER_NOTES_FILE), caps.notes),
+        user_notes=cap(disk_redactor().text(read_optional(view.outputs_dir / USER_NOTES_FILE)), caps.notes),
     )
 
 

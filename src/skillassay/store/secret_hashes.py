@@ -5,26 +5,25 @@ At run time the redactor knows the values (the environment, `-o env`); an agent 
 write one into outputs/, which is its own work and kept as it is, and which the static page
 embeds. Storing the values would defeat the point, so iteration.json keeps, for every form of
 every value (as spelled, JSON-escaped, base64, hex: store/secret_forms.py), its length and a
-salted SHA-256, plus the same for its last ANCHOR bytes with a 28-bit checksum of them (sum
-and position-weighted sum of the bytes). Masking slides a window of the anchor's length over
-the text with numpy (cumulative sums: a few ms a megabyte), hashes only the windows whose
-checksum matches, and masks the form that ends there when its own hash matches.
+salted SHA-256, plus the same for its last ANCHOR bytes with a 24-bit checksum of them (the
+sum of a fixed pseudo-random weight per byte). Masking slides a window of the anchor's length over
+the text with numpy (one cumulative sum of the weights, a lookup table of the checksums: tens
+of ms a megabyte), hashes only the windows whose checksum matches, and masks the form that
+ends there when its own hash matches.
 
 What the record reveals: nothing that a salted hash of the value does not (a value weak
-enough to guess is found by guessing either way), plus 28 bits of checksum over 16 bytes.
+enough to guess is found by guessing either way), plus a 24-bit checksum of 16 bytes.
 A value split across a line break cannot be found from hashes: it is masked only while the
 value itself is known (at run time, or with the variable set)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # numpy is imported where masking runs: every command imports this module
-    import numpy as np
+from dataclasses import dataclass, field
+from typing import Any  # numpy is imported where masking runs: every command imports this module
 
 SCHEME = "salted-sha256-anchor-v1"
 ANCHOR = 16  # bytes: the window slid over text; shorter forms are their own anchor
@@ -35,11 +34,17 @@ def _digest(salt: bytes, data: bytes) -> str:
     return hashlib.sha256(salt + data).hexdigest()
 
 
+# Each byte value's fixed pseudo-random weight (20 bits, derived from SHA-256 so it never
+# changes): a window's checksum is the sum of its bytes' weights, spread over 24 bits, so a
+# window of ordinary text rarely matches a remembered one by chance (about 2 in a million).
+_WEIGHTS = tuple(int.from_bytes(hashlib.sha256(b"skillassay-anchor-weight" + bytes([b])).digest()[:3], "big") & 0xFFFFF
+                 for b in range(256))
+_TABLE_BITS = 20  # the candidate lookup table: 2**20 booleans per anchor width
+
+
 def checksum(data: bytes) -> int:
-    """Sum of the bytes and sum of byte x position, packed: what the numpy window computes."""
-    total = sum(data)
-    weighted = sum(b * i for i, b in enumerate(data))
-    return (total << 16) | weighted
+    """The sum of the bytes' weights: what the numpy window computes."""
+    return sum(_WEIGHTS[b] for b in data)
 
 
 @dataclass(frozen=True)
@@ -72,23 +77,35 @@ class HashedSecrets:
     """The remembered forms of one or more iterations, ready to mask with."""
 
     salted: tuple[tuple[bytes, tuple[Remembered, ...]], ...]  # (salt, forms) per record
+    # width -> (anchor checksum -> [(salt, form)]): built once, read per write
+    _by_width: dict[int, dict[int, list[tuple[bytes, Remembered]]]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+    _tables: dict[int, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for salt, forms in self.salted:
+            for f in forms:
+                self._by_width.setdefault(f.anchor_len, {}).setdefault(f.anchor_sum, []).append((salt, f))
+
+    def _table(self, width: int) -> Any:
+        """The lookup table of this width's checksums (low bits), made on first use."""
+        if width not in self._tables:
+            import numpy as np
+
+            table = np.zeros(1 << _TABLE_BITS, dtype=bool)
+            table[[key & ((1 << _TABLE_BITS) - 1) for key in self._by_width[width]]] = True
+            self._tables[width] = table
+        return self._tables[width]
 
     def spans(self, data: bytes) -> list[tuple[int, int]]:
-        import numpy as np
-
         found: list[tuple[int, int]] = []
-        view = np.frombuffer(data, dtype=np.uint8)
-        for salt, forms in self.salted:
-            by_len: dict[int, dict[int, list[Remembered]]] = {}
-            for f in forms:
-                by_len.setdefault(f.anchor_len, {}).setdefault(f.anchor_sum, []).append(f)
-            for width, sums in by_len.items():
-                for at in _windows(view, width, np.fromiter(sums, dtype=np.int64)):
-                    for f in sums[_window_sum(data[at:at + width])]:
-                        end, start = at + width, at + width - f.length
-                        if (start >= 0 and _digest(salt, data[at:end]) == f.anchor_sha
-                                and _digest(salt, data[start:end]) == f.sha):
-                            found.append((start, end))
+        for width, sums in self._by_width.items():
+            for at in _candidates(data, width, self._table(width)):
+                for salt, f in sums.get(checksum(data[at:at + width]), ()):
+                    end, start = at + width, at + width - f.length
+                    if (start >= 0 and _digest(salt, data[at:end]) == f.anchor_sha
+                            and _digest(salt, data[start:end]) == f.sha):
+                        found.append((start, end))
         return _merged(found)
 
     def bytes(self, data: bytes, mask: bytes) -> bytes:
@@ -108,28 +125,35 @@ class HashedSecrets:
         return text if masked is data else masked.decode("utf-8", errors="replace")
 
 
-def _window_sum(window: bytes) -> int:
-    return checksum(window)
-
-
-def _windows(view: np.ndarray, width: int, wanted: np.ndarray) -> list[int]:
-    """Start offsets of the `width`-byte windows whose checksum is in `wanted`."""
+def _candidates(data: bytes, width: int, table: Any) -> list[int]:
+    """Start offsets of the `width`-byte windows whose checksum's low bits are marked in
+    `table` (a few in a million windows by chance); their full checksum and hashes are checked
+    by the caller. One chunk at a time, so a large write costs bounded memory."""
     import numpy as np
 
+    n = len(data)
+    if n < width:
+        return []
+    weights = _weights_array()
+    view = np.frombuffer(data, dtype=np.uint8)
+    low = (1 << _TABLE_BITS) - 1
     hits: list[int] = []
-    n = len(view)
-    for base in range(0, max(n - width + 1, 0), _CHUNK):
-        part = view[base:base + _CHUNK + width - 1].astype(np.int64)
-        if len(part) < width:
-            break
-        pos = np.arange(len(part), dtype=np.int64)
-        c = np.concatenate(([0], np.cumsum(part)))
-        w = np.concatenate(([0], np.cumsum(part * pos)))
-        sums = c[width:] - c[:-width]
-        weighted = (w[width:] - w[:-width]) - pos[:len(sums)] * sums
-        keys = (sums << 16) | weighted
-        hits += (base + np.nonzero(np.isin(keys, wanted))[0]).tolist()
+    for base in range(0, n - width + 1, _CHUNK):
+        part = weights[view[base:base + _CHUNK + width - 1]]
+        c = np.empty(len(part) + 1, dtype=np.uint32)  # wraps: only the low 20 bits are read
+        c[0] = 0
+        np.cumsum(part, dtype=np.uint32, out=c[1:])
+        window = c[width:] - c[:-width]
+        window &= low
+        hits += (base + np.flatnonzero(table[window])).tolist()
     return hits
+
+
+@functools.cache
+def _weights_array() -> Any:
+    import numpy as np
+
+    return np.array(_WEIGHTS, dtype=np.uint32)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
