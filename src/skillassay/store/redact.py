@@ -94,8 +94,9 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
 
 
 def make_redactor(env: Mapping[str, str] | None = None) -> Callable[[str], str]:
-    """A redactor with the secret values looked up once (hot path: every file of every trial)."""
-    return _compiled(frozenset(secret_values(env)), _hashed()).text
+    """A redactor with the secret values looked up once (hot path: every file of every trial):
+    those of `env` (default: ours), the `-o env` values and the iterations' remembered ones."""
+    return _compiled(frozenset(secret_values(env)).union(_registered), _hashed()).text
 
 
 # Well-known key shapes, masked even when they did not come from our environment. Each is led
