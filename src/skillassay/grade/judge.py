@@ -301,7 +301,9 @@ class LocalJudge:
 
     bounded = True
 
-    def __init__(self, temperature: float = 0.0, max_tokens: int = 400, n_ctx: int = 2048,
+    # 512: the bounded schema's longest reply for one expectation is ~370 tokens plus the
+    # whitespace the model adds; at 400 a reply of "1.1.1..." strings was cut short.
+    def __init__(self, temperature: float = 0.0, max_tokens: int = 512, n_ctx: int = 2048,
                  caps: Caps = LOCAL_CAPS) -> None:
         self.temperature, self.max_tokens, self.n_ctx, self.caps = temperature, max_tokens, n_ctx, caps
         self._calls = 0
