@@ -228,7 +228,6 @@ def aggregate(
     from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.cli.console import count_bar
 
-    remember_iterations(iteration_dir)
     with count_bar(err, "evals read") as on_eval:
         result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
                                      config_path=config, output=output, on_eval=on_eval)

@@ -1,7 +1,9 @@
 """Load the secrets an iteration's run remembered (iteration.json `redacted_secrets`, salted
 hashes: store/secret_hashes.py) into the redactor, for the commands that read an iteration
-later (`grade`, `aggregate`, `compare`, `report`, `view`): what they write or show masks those
-values even when the variables that held them are no longer set."""
+later (`grade`, `compare`, `report`, `view`): what they write or show masks those values even
+when the variables that held them are no longer set. Not `aggregate`: it reads only files the
+run already masked for the same values, and benchmark.json can be hundreds of MB (the hashed
+search costs about as much again as the literal one)."""
 
 from __future__ import annotations
 
