@@ -149,12 +149,12 @@ class DiskRedactor:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        return tuple(f for g in self.groups for f in g.forms())
+        return tuple(f for g in self.groups for f in g.forms)
 
     def text(self, text: str) -> str:
         for group in self.groups:
             if group.probe in text:
-                for form in group.forms():
+                for form in group.forms:
                     text = text.replace(form, MASK)
         for split in self.splits:
             if split.head in text or split.tail in text:
@@ -169,7 +169,7 @@ class DiskRedactor:
     def bytes(self, data: bytes) -> bytes:
         for group in self.groups:
             if group.probe.encode() in data:
-                for form in group.forms():
+                for form in group.forms:
                     data = data.replace(form.encode(), _MASK_BYTES)
         for split in self.splits:
             if split.head.encode() in data or split.tail.encode() in data:

@@ -40,36 +40,42 @@ def base64_core(data: bytes, offset: int) -> str:
 
 @dataclass(frozen=True)
 class FormGroup:
-    """A form searched for (`probe`) and the longer forms containing it, masked first."""
+    """Forms masked (longest first) when `probe`, a part of every one of them, occurs: one
+    scan of the text for the common case, where it does not."""
 
     probe: str
-    longer: tuple[str, ...] = ()
+    forms: tuple[str, ...]
 
-    def forms(self) -> tuple[str, ...]:
-        return (*sorted(self.longer, key=len, reverse=True), self.probe)
+
+def _group(forms: Iterable[str], min_len: int) -> list[FormGroup]:
+    """One group when the forms share a part of at least `min_len` characters (a base64 core
+    in both alphabets shares its run without + / - _), else one group per form."""
+    ordered = tuple(sorted(set(forms), key=len, reverse=True))
+    shortest = ordered[-1]
+    shared = max(re.split(r"[+/_-]", shortest), key=len)
+    if len(ordered) > 1 and len(shared) >= min_len and all(shared in f for f in ordered):
+        return [FormGroup(shared, ordered)]
+    return [FormGroup(f, (f,)) for f in ordered]
 
 
 def form_groups(value: str, min_len: int) -> list[FormGroup]:
     """Every form of `value` to mask, grouped by the literal each is found through."""
     raw = value.encode("utf-8")
-    groups = [FormGroup(s) for s in json_spellings(value)]
+    groups = [FormGroup(s, (s,)) for s in json_spellings(value)]
     full = base64.b64encode(raw).decode("ascii")
     fulls = {full, full.rstrip("=")}
-    for translate in (False, True):
-        cores = [base64_core(raw, offset) for offset in range(3)]
-        if translate:
-            cores = [c.translate(_STD_TO_URL) for c in cores]
-            whole = {f.translate(_STD_TO_URL) for f in fulls}
-        else:
-            whole = fulls
-        groups.append(FormGroup(cores[0], tuple(w for w in whole if w != cores[0])))
-        groups += [FormGroup(c) for c in cores[1:]]
-    groups += [FormGroup(raw.hex()), FormGroup(raw.hex().upper())]
-    seen: set[str] = set()
+    for offset in range(3):
+        core = base64_core(raw, offset)
+        forms = {core, core.translate(_STD_TO_URL)}
+        if offset == 0:  # the value alone: its whole encoding, padded or not, in both alphabets
+            forms |= fulls | {f.translate(_STD_TO_URL) for f in fulls}
+        groups += _group((f for f in forms if len(f) >= min_len), min_len) if len(core) >= min_len else []
+    groups += [FormGroup(h, (h,)) for h in (raw.hex(), raw.hex().upper())]
+    seen: set[tuple[str, ...]] = set()
     unique = []
     for g in groups:
-        if len(g.probe) >= min_len and g.probe not in seen:
-            seen.add(g.probe)
+        if len(g.probe) >= min_len and g.forms not in seen:
+            seen.add(g.forms)
             unique.append(g)
     return unique
 
@@ -93,13 +99,15 @@ def split_form(value: str) -> SplitForm:
 
 
 def all_forms(values: Iterable[str], min_len: int) -> tuple[list[FormGroup], list[SplitForm]]:
-    groups: dict[str, FormGroup] = {}
+    """The groups, those with the longest forms first (a form is never masked inside a longer
+    one before that one is), and the split forms, of all values."""
+    groups: dict[tuple[str, ...], FormGroup] = {}
     splits = []
     for value in values:
         for g in form_groups(value, min_len):
-            groups.setdefault(g.probe, g)
+            groups.setdefault(g.forms, g)
         splits.append(split_form(value))
-    return sorted(groups.values(), key=lambda g: len(g.probe), reverse=True), splits
+    return sorted(groups.values(), key=lambda g: len(g.forms[0]), reverse=True), splits
 
 
 __all__ = ["FormGroup", "SplitForm", "all_forms", "base64_core", "form_groups", "json_spellings", "split_form"]

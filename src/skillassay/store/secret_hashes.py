@@ -64,7 +64,7 @@ def remember(values: Iterable[str], salt: bytes) -> list[Remembered]:
     out = {}
     for value in values:
         for group in form_groups(value, 1):
-            for form in group.forms():
+            for form in group.forms:
                 data = form.encode("utf-8")
                 anchor = data[-ANCHOR:]
                 out[data] = Remembered(len(data), len(anchor), checksum(anchor), _digest(salt, anchor),
