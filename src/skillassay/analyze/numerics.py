@@ -82,7 +82,7 @@ def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
 
 def _wilson_bounds(c: int, n: int, alpha: float) -> tuple[float, float]:
     """statsmodels' proportion_confint(c, n, alpha, method="wilson"), step for step on the same
-    numpy types, so the bounds are bit-identical (tests/test_stats.py compares them): importing
+    numpy types, so the bounds are bit-identical (tests/analyze/test_numerics.py compares them): importing
     statsmodels for these six lines costs 0.4-0.9 s (it pulls in pandas), which `aggregate`
     paid on every call to beat skill-creator's script."""
     count, nobs = np.asarray(c), np.asarray(n)
@@ -339,7 +339,7 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 # scipy.optimize costs 0.23-0.35 CPU-s on this machine (it pulls in scipy.linalg, scipy.sparse
 # and scipy.special's whole namespace), a tenth of what `skillassay aggregate` may spend on
 # 20,000 runs to stay within skill-creator's script (issue 17), for a golden-section search
-# and a bisection that are ten lines each. tests/test_calibration_intervals.py checks them
+# and a bisection that are ten lines each. tests/analyze/test_interval_coverage.py checks them
 # against scipy.optimize's minimize_scalar(method="bounded") and brentq on many count vectors.
 
 def _golden_min(f: Callable[[float], float], lo: float, hi: float, xatol: float) -> tuple[float, float]:
@@ -539,7 +539,7 @@ def sign_flip_p_value(
             return 1.0, "exact sign-flip"
         return (0.5 if (nz[0] > 0) == (alternative == "greater") else 1.0), "exact sign-flip"
     # distributions.sign_flip_test is scipy.stats.permutation_test's "samples" test, step for
-    # step (identical p-values, tests/test_distributions.py), without importing scipy.stats.
+    # step (identical p-values, tests/analyze/test_distributions.py), without importing scipy.stats.
     if nz.size <= exact_max_nonzero:
         return dists.sign_flip_test(nz, alternative=alternative)[0], "exact sign-flip"
     p, _ = dists.sign_flip_test(nz, n_resamples=n_resamples, batch=2_000,  # bounded memory
