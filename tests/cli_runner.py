@@ -37,6 +37,9 @@ class Invocation:
     def __iter__(self) -> Iterator[object]:
         return iter((self.exit_code, self.output))
 
+    def __getitem__(self, index: int) -> object:
+        return (self.exit_code, self.output)[index]
+
 
 def cli(args: Sequence[str | Path], env: dict[str, str] | None = None, input: str | None = None) -> Invocation:
     """Run `skillassay ARGS...` in this process, as a user would from a shell."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +78,7 @@ def scan_trials_to_call(before: tuple[int, int], after: tuple[int, int], others:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=30), st.data(),
        st.sampled_from([0.05, 0.1, 0.2]))
+@pytest.mark.sim
 def test_bh_call_threshold_is_the_largest_called_p(others: list[float | None], data: st.DataObject,
                                                    q: float) -> None:
     index = data.draw(st.integers(0, len(others) - 1))
@@ -94,6 +94,7 @@ def test_bh_call_threshold_is_the_largest_called_p(others: list[float | None], d
 
 
 @pytest.mark.parametrize(("n", "m"), [(3, 0), (3, 6), (4, 9), (5, 3)])
+@pytest.mark.sim
 def test_fast_trials_to_call_agrees_with_the_full_scan(n: int, m: int) -> None:
     for cb in range(n + 1):
         for ca in range(n + 1):
@@ -110,6 +111,7 @@ def k10_records(rates: np.ndarray, rng: np.random.Generator) -> list[TrialRecord
             for e, p in enumerate(rates, start=1) for k in range(10)]
 
 
+@pytest.mark.sim
 def test_trials_to_call_for_20_evals_at_k10_asks_few_exact_tests(monkeypatch: pytest.MonkeyPatch) -> None:
     """Scanning took 344 Boschloo tests (~7 s idle, ~30 s loaded) for this comparison."""
     rng = np.random.default_rng(3)
@@ -121,11 +123,8 @@ def test_trials_to_call_for_20_evals_at_k10_asks_few_exact_tests(monkeypatch: py
     real = sps.boschloo_exact
     monkeypatch.setattr(sps, "boschloo_exact", lambda *a, **kw: calls.append(a) or real(*a, **kw))
     stats._boschloo.cache_clear()
-    start = time.perf_counter()
     add_trials_to_call(result, 0.1)
-    elapsed = time.perf_counter() - start
-    assert len(calls) <= 3 * possible
-    assert elapsed < 5  # ~0.5 s on an idle core; the bound leaves room for a loaded machine
+    assert len(calls) <= 3 * possible  # what made it slow, counted rather than timed
     ps = {"possible regression": [r["p_regression"] for r in result["per_eval"]],
           "possible improvement": [r["p_improvement"] for r in result["per_eval"]]}
     for i, r in enumerate(result["per_eval"]):
@@ -312,6 +311,7 @@ def _mean_difference(effect: float) -> float:
 
 @pytest.mark.parametrize(("k", "m", "effect"), [(1, 5, 0.15), (3, 5, 0.15), (3, 20, 0.15), (1, 10, 0.3),
                                                (10, 10, 0.3)])
+@pytest.mark.sim
 def test_evals_advice_delivers_its_80_percent_through_the_sign_flip_test(k: int, m: int, effect: float) -> None:
     """Pilots of m evals x k trials, baseline Beta(2,2), skill + effect, the advice planned for
     the true mean difference: the power of the exact sign-flip test (the test that decides) at
@@ -418,6 +418,7 @@ def _ratio_passes(test: _LatticeSignFlip, pa: np.ndarray, pb: np.ndarray, k: int
 
 
 @pytest.mark.parametrize(("k", "m", "effect"), [(3, 5, 0.3), (10, 5, 0.3)])
+@pytest.mark.sim
 def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, m: int, effect: float) -> None:
     """The ratio gate decides only when the sign-flip test rejects and its whole interval clears
     the threshold, noise floor included: its advice must be sized for both. Sized for the test
@@ -466,6 +467,7 @@ def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, 
     assert 0.75 <= float(np.mean(delivered)) <= (0.85 if k < 10 else 0.90), (np.mean(delivered), len(delivered))
 
 
+@pytest.mark.sim
 def test_pass_rate_advice_clears_the_binomial_floor() -> None:
     """The pass rate's interval never has an SE below the binomial floor (numerics.
     binomial_floor_se), so where trial noise is all the spread there is (every eval at 0.5, 10
@@ -500,6 +502,7 @@ def test_pass_rate_advice_clears_the_binomial_floor() -> None:
     assert 0.75 <= float(np.mean(delivered)) <= 0.90, (np.mean(delivered), powers)
 
 
+@pytest.mark.sim
 def test_pass_rate_trials_advice_keeps_the_power_it_states() -> None:
     """`trials_to_decide` for `min_pass_rate`, with every eval at 0.5 (where more trials are the
     right advice): the power it states is what re-runs of the same evals at the advised trials
@@ -543,6 +546,7 @@ def test_pass_rate_trials_advice_keeps_the_power_it_states() -> None:
     assert abs(float(np.mean(reached)) - float(np.mean(promised))) <= 0.05 + 0.065, (promised, passes)
 
 
+@pytest.mark.sim
 def test_pass_rate_advice_states_the_power_at_the_size_it_gives() -> None:
     """When the plan says the pilot's own size would do, the advice is one eval more, and the
     note states the plan's power there, not at the smaller size the plan found: stated there,

@@ -352,6 +352,7 @@ def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize("layout", ["documented", "legacy-runs-folder", "flat-outputs"])
+@pytest.mark.slow
 def test_viewer_renders_a_skill_creator_workspace(tmp_path: Path, layout: str) -> None:
     """Aggregated, gated and shown in the viewer without re-running anything, in each layout."""
     from skillassay.viewer.build import build_index, run_payload

@@ -90,16 +90,6 @@ def test_trials_for_assurance_is_minimal_and_refuses_when_the_spread_dominates()
     assert assurance.trials_for_assurance(0.1, 0.05 + 0.02, 0.02, 10, 3) is None
 
 
-def test_sizing_is_fast() -> None:
-    """The statistics are computed on every aggregate: each size must cost milliseconds."""
-    assurance.evals_for_assurance(2.0, 10)  # scipy.special's first import
-    start = time.perf_counter()
-    for t in (1.1, 1.5, 2.0, 3.0, 6.0):
-        assurance.evals_for_assurance(t, 12)
-        assurance.trials_for_assurance(0.08, 0.03, 0.025, 20, 3)
-    assert time.perf_counter() - start < 0.5
-
-
 def bayes_signflip(t_pilot: float, m: int, n: int, step: float, draws: int = 400_000, seed: int = 2) -> float:
     """signflip_assurance's model by brute force: the posterior draws of bayes_fresh, a new run's
     mean and sd, and the sign-flip criterion (S - step) / sqrt(Q) > z on its sum S and
@@ -173,6 +163,7 @@ def _prior_averaged(lo: float, hi: float, m: int = 10, sigma: float = 0.4, pilot
     return float(np.mean(hits)), float(np.mean(promised))
 
 
+@pytest.mark.sim
 def test_assurance_keeps_its_promise_averaged_over_a_wide_prior() -> None:
     """Assurance promises E[success | pilot] = its value when truths come from its flat prior,
     so averaged over the runs it advises (whatever selects them) the success rate is the mean
@@ -215,6 +206,7 @@ def bayes_truncated(t_pilot: float, m: int, n: int, step: float, bounds: tuple[f
 @pytest.mark.parametrize(("t_pilot", "m", "n", "step", "bounds"),
                          [(2.0, 5, 20, 1.0, (-1.5, 2.5)), (1.5, 10, 40, 0.8, (-2.0, 3.0)),
                           (-2.0, 5, 30, 0.5, (-3.0, 1.0)), (1.2, 6, 200, 0.0, (-2.0, 2.5))])
+@pytest.mark.sim
 def test_assurance_under_a_cut_prior_is_its_posterior_probability_of_success(
         t_pilot: float, m: int, n: int, step: float, bounds: tuple[float, float]) -> None:
     """A pass rate lies in [0, 1], so the advice's prior is flat only over the values it allows:
@@ -257,6 +249,7 @@ def test_cut_prior_advice_costs_milliseconds() -> None:
     assert (time.process_time() - started) / 20 < 0.03
 
 
+@pytest.mark.sim
 def test_cut_prior_keeps_its_promise_averaged_over_a_narrow_prior() -> None:
     """The flat prior falls short on truths from U(-0.1, 0.5) (74.0% against 80.8%, the test
     above); cut to where those truths can lie, the prior is the generating one, and the promise
@@ -265,6 +258,7 @@ def test_cut_prior_keeps_its_promise_averaged_over_a_narrow_prior() -> None:
     assert got == pytest.approx(promised, abs=0.04), (got, promised)
 
 
+@pytest.mark.sim
 def test_planned_power_at_few_evals_is_the_exact_tests() -> None:
     """At 6-8 evals the exact sign-flip test rejects only when nearly every difference has the
     effect's sign (at 6, all of them: the smallest p is 2 / 64), which the test's normal form

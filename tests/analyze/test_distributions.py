@@ -92,6 +92,7 @@ def test_exact_sign_flip_is_scipys_exact_permutation_test(alternative: str) -> N
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.sim
 def test_sampled_sign_flip_is_scipys_monte_carlo_permutation_test(alternative: str) -> None:
     rng = np.random.default_rng(6)
     for n, resamples, batch in [(15, 3000, 1000), (20, 2500, 2000), (33, 5000, 2000), (50, 4001, 2000),

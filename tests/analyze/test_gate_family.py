@@ -11,6 +11,8 @@ from skillassay.analyze.gate import evaluate, holm_fail_levels
 from skillassay.analyze.statistics import build_statistics, group_records
 from skillassay.models import Thresholds
 
+pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise
+
 
 def _passes(k: int, hits: list[int]) -> dict:
     out = {}

@@ -18,6 +18,8 @@ from skillassay.analyze.gate import evaluate
 from skillassay.analyze.statistics import build_statistics, group_records
 from skillassay.models import Thresholds
 
+pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise
+
 
 def _gates(passes: dict, k: int, thresholds: dict) -> dict:
     recs = records(passes)

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from cli_runner import cli
 
 from skillassay.analyze.numerics import wilson_interval
@@ -72,6 +73,7 @@ def run_split(tmp_path: Path) -> Path:
     return ws / "iteration-1"
 
 
+@pytest.mark.slow
 def test_with_skill_arm_is_split_by_whether_the_skill_was_loaded(tmp_path: Path) -> None:
     iteration = run_split(tmp_path)
     metrics = {f"{p.parents[3].name}/{p.parents[1].name}": json.loads(p.read_text())

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def _python(code: str) -> str:
     """A fresh interpreter: what is imported depends on what was imported before."""
@@ -14,6 +16,7 @@ def _python(code: str) -> str:
                           text=True).stdout
 
 
+@pytest.mark.slow
 def test_the_ufuncs_load_without_the_package_and_are_the_ones_it_exports() -> None:
     out = _python("""
         import sys

@@ -12,6 +12,8 @@ import repo_paths
 sys.path.insert(0, str(repo_paths.REPO / "benchmarks"))
 import advice_power  # noqa: E402
 
+pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise
+
 
 def test_small_run_prints_and_saves_every_advice_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     saved = tmp_path / "cells.jsonl"

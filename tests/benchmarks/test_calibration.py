@@ -13,6 +13,8 @@ import repo_paths
 sys.path.insert(0, str(repo_paths.REPO / "benchmarks"))
 import calibration  # noqa: E402
 
+pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise
+
 
 def test_small_run_prints_every_table(capsys: pytest.CaptureFixture[str]) -> None:
     calibration.main(["--experiments", "4", "--k", "3", "--evals", "10", "--population", "mix"])

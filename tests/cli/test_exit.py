@@ -84,6 +84,7 @@ def test_exit_status_matches_sys_exit(code: str | int | None, status: int, print
 
 
 @pytest.mark.parametrize(("argv", "status"), [(["validate", "missing.json"], EXIT_BAD_INPUT), (["executors"], 0)])
+@pytest.mark.slow
 def test_the_collector_is_paused_for_start_up_and_back_on_for_the_command(tmp_path: Path, argv: list[str],
                                                                           status: int) -> None:
     """The console script turns the collector off while it imports and on (start-up frozen)

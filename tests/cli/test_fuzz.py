@@ -448,6 +448,7 @@ class Scratch:
             self.restore()
 
 
+@pytest.mark.slow
 def test_damaged_files_never_crash_a_reader(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Any damage to any file: the reader returns, or raises InputError naming that file."""
     scratch = Scratch(sample, tmp_path_factory.mktemp("scratch") / "ws")

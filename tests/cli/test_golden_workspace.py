@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import repo_paths
 from cli_runner import cli
 
@@ -66,6 +67,7 @@ def test_aggregate_of_an_old_workspace_reads_the_same_runs_and_figures(tmp_path:
             assert new["summary"][arm][key] == old["summary"][arm][key], (arm, key)
 
 
+@pytest.mark.slow
 def test_gate_and_report_still_read_an_old_workspace(tmp_path: Path) -> None:
     it = _iteration(tmp_path)
     gate = cli(["gate", str(it), "--json"])

@@ -54,6 +54,7 @@ def test_run_evaluates_the_gate_once(example_skill: Path, tmp_path: Path, monkey
     assert "FAIL" in report and "min_pass_rate" in report
 
 
+@pytest.mark.slow
 def test_report_command_still_evaluates_its_own_gate(example_skill: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """`skillassay report` has no verdict handed to it: it evaluates the gate from the files,

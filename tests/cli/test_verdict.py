@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from cli_runner import cli
 
 
@@ -236,6 +237,7 @@ def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None
     assert view is not None and view["status"] == "INVALID" and "all with_skill trials errored" in view["headline"]
 
 
+@pytest.mark.slow
 def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
     from iteration_factory import write_iteration
 

@@ -132,6 +132,7 @@ def iterations(example_skill: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.slow
 def test_labels_are_mapped_back_whatever_order_was_shown(api, iterations, seed: int) -> None:
     fake = api(lambda user, schema: prefers_the_port(user))
     a, b = iterations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cli_runner import cli
 from iteration_factory import write_iteration
 from test_compare import drop_facts, run_echo
@@ -40,6 +41,7 @@ def test_run_writes_report_with_every_section_and_plain_sentences(example_skill:
         assert "![charts/pass_rate.png](charts/pass_rate.png)" in text
 
 
+@pytest.mark.slow
 def test_called_regression_and_improvement_rows(tmp_path: Path) -> None:
     same = {i: ("PPP", "FFF") for i in range(5, 9)}
     write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), 4: ("FFF", "FFF"), **same})
@@ -88,6 +90,7 @@ def test_report_on_missing_folder_is_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a folder" in result.output
 
 
+@pytest.mark.slow
 def test_run_links_the_charts_a_background_child_then_draws(example_skill: Path, tmp_path: Path) -> None:
     """`run` does not wait for matplotlib: report.md names the PNGs before they exist, and the
     detached child writes exactly those (the names come from the same data the child draws)."""

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 RENDER = ("import time; from skillassay.analyze.benchmark_md import environment; "
           "t = time.perf_counter(); environment().get_template('benchmark.md.j2'); "
           "environment().get_template('report.md.j2'); print(time.perf_counter() - t)")
@@ -20,6 +22,7 @@ def render_in_a_new_process(cache_home: Path) -> float:
     return float(out.stdout.split()[-1])
 
 
+@pytest.mark.slow
 def test_the_second_process_loads_the_compiled_templates(tmp_path: Path) -> None:
     folder = tmp_path / "skillassay" / "jinja2"
     render_in_a_new_process(tmp_path)

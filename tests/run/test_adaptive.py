@@ -313,6 +313,7 @@ def test_adaptive_config_block(example_skill: Path, tmp_path: Path) -> None:
 # The error-rate guarantee, on a small simulation through the library
 
 
+@pytest.mark.sim
 def test_aa_false_calls_stay_within_the_fixed_designs_bound() -> None:
     """A/A (the skill changes nothing), thresholds at the truth, through the benchmark's own
     simulation (the engine's round loop, build_benchmark, the gate): false PASS or FAIL of the
@@ -386,6 +387,7 @@ def test_naive_per_eval_stopping_biases_the_aa_difference() -> None:
     assert biased.mean() > 3 * biased.std(ddof=1) / np.sqrt(biased.size)
 
 
+@pytest.mark.sim
 def test_interim_boundary_keeps_aa_calls_where_naive_looks_inflate_them() -> None:
     """Under optional stopping, on the ratio gate's own statistic (A/A, 10 evals, 8 looks):
     calling at the first look whose |Z| clears the fixed design's bound (the naive rule)

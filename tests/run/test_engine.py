@@ -119,6 +119,7 @@ def test_changed_settings_start_next_iteration(example_skill: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("write_behind", ["0", "1"])
+@pytest.mark.slow
 def test_kill_mid_run_then_resume_grades_every_trial_once(example_skill: Path, tmp_path: Path, write_behind: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A real process killed with SIGKILL mid-run loses no finished trial and leaves no
@@ -322,6 +323,7 @@ def test_unknown_executor_is_bad_input(example_skill: Path, tmp_path: Path) -> N
     assert code == 2 and "unknown executor" in out
 
 
+@pytest.mark.slow
 def test_secrets_never_reach_the_workspace(example_skill: Path, tmp_path: Path, monkeypatch) -> None:
     """A real subprocess agent prints a secret from its environment (as a careless agent
     might); answer, transcripts, metrics and benchmark files carry [REDACTED] instead."""

@@ -177,6 +177,7 @@ def test_failures_after_a_success_are_measurements_not_a_dead_provider(example_s
 
 @pytest.mark.agent_cli
 @pytest.mark.skipif(shutil.which("claude") is None, reason="claude CLI not on PATH")
+@pytest.mark.slow
 def test_overloaded_api_stops_the_run_after_5_trials_and_retries_only_the_first(example_skill: Path, tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The real Claude Code CLI against an API answering 529 to everything. The first trial

@@ -188,6 +188,7 @@ def test_resume_replaces_an_incomplete_snapshot(tmp_path: Path) -> None:
     assert record["snapshot_sha256"] == hash_tree(snap)
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_copying_the_snapshot_is_made_whole_on_resume(tmp_path: Path) -> None:
     """The real thing: SIGKILL `run` as soon as the snapshot copy has started on a big skill."""
     skill = make_skill(tmp_path / "skills", "greeter")

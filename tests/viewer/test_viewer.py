@@ -311,6 +311,7 @@ def test_corrupt_feedback_file_is_not_overwritten(viewer_server: ViewerServer, w
 # --- command line ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_view_static_command(workspace, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "review.html"
     assert run_cli("view", str(workspace["it2"]), "--previous", str(workspace["it1"]), "--static", str(out)) == 0
