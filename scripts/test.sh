@@ -39,4 +39,4 @@ fi
 ruff check src tests benchmarks scripts
 lint-imports  # the pipeline's layering and no import cycles (contracts in pyproject.toml)
 mypy
-python3 -m pytest --all -n auto -p no:cacheprovider -q "$@"
+python3 -m pytest --all -p no:cacheprovider -q "$@"  # -n auto: pyproject addopts

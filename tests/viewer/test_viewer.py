@@ -323,6 +323,7 @@ def test_view_rejects_missing_folder(tmp_path: Path) -> None:
     assert run_cli("view", str(tmp_path / "nope"), "--static", str(tmp_path / "x.html")) == 2
 
 
+@pytest.mark.slow
 def test_static_page_respects_its_size_budget(workspace: dict[str, Path]) -> None:
     html = static_html(workspace["it2"], budget=5_000)
     boot = json.loads(html.split('id="boot">', 1)[1].split("</script>", 1)[0])
