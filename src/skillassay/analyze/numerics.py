@@ -928,32 +928,6 @@ def paired_sd(omega2: float, s2_a: float, s2_b: float, k: int) -> float:
     return math.sqrt(max(0.0, omega2) + (s2_a + s2_b) / k)
 
 
-def evals_needed(
-    delta: float, sd_d: float, alpha: float = 0.05, power: float = 0.8
-) -> int | None:
-    """Evals needed for a paired suite comparison to detect a mean difference delta.
-
-    Uses statsmodels' one-sample t power (right for small E, where the normal formula
-    under-counts); falls back to 2 when the effect is so large the solver cannot go lower.
-    None when delta is 0 or sd_d is 0 or not finite (nothing to size against).
-    """
-    from statsmodels.stats.power import TTestPower
-
-    if delta == 0 or not np.isfinite(sd_d) or sd_d <= 0 or not np.isfinite(delta):
-        return None
-    es = abs(delta) / sd_d
-    za, zb = dists.norm_ppf(1 - alpha / 2), dists.norm_ppf(power)
-    normal = (za + zb) ** 2 / es**2
-    if normal < 1.5:
-        return 2
-    n = TTestPower().solve_power(effect_size=es, alpha=alpha, power=power,
-                                 alternative="two-sided")
-    n = float(np.asarray(n).ravel()[0])
-    if not np.isfinite(n):
-        n = normal
-    return max(2, math.ceil(n - 1e-9))
-
-
 # ---------------------------------------------------------------------------------------------
 # Thresholds
 
