@@ -331,10 +331,6 @@ def test_trials_per_arm_formula() -> None:
     assert stats.trials_per_arm(0.9, 0.8) > stats.trials_per_arm(0.9, 0.5)
 
 
-def test_paired_sd() -> None:
-    assert stats.paired_sd(0.01, 0.2, 0.2, 4) == pytest.approx(math.sqrt(0.01 + 0.1))
-
-
 def test_evals_to_decide_is_minimal() -> None:
     sd, gap = 0.3, 0.1
     e = stats.evals_to_decide(sd, gap)

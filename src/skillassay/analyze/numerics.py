@@ -919,15 +919,6 @@ def trials_per_arm(
     return max(1, math.ceil(num**2 / (p1 - p2) ** 2 - 1e-9))
 
 
-def paired_sd(omega2: float, s2_a: float, s2_b: float, k: int) -> float:
-    """sd of a per-eval difference at K trials/arm: sqrt(omega^2 + (s_A^2 + s_B^2) / K).
-
-    Separates the between-eval spread of the true effect (omega^2, not reduced by more trials)
-    from the trial noise (reduced by K), which is what tells you whether to add trials or evals.
-    """
-    return math.sqrt(max(0.0, omega2) + (s2_a + s2_b) / k)
-
-
 # ---------------------------------------------------------------------------------------------
 # Thresholds
 
