@@ -49,7 +49,7 @@ by about 2.3 points at 300 pilots (a Bernoulli draw per pilot), more than the ad
 error. For the difference the re-run's chance of success is known without drawing it: the
 exact sign-flip test's power at that size and truth, tabulated by advice_rules_study.power_table
 (2,000 runs per size, exact p-values on the per-eval lattice, checked against the library's in
-tests/test_advice_rules_study.py). Averaged over the advised pilots, uncapped, it is the power
+tests/benchmarks/test_advice_rules_study.py). Averaged over the advised pilots, uncapped, it is the power
 the advice reached with the re-runs' noise taken out (a Rao-Blackwellised form of the same
 figure); the table prints it beside the re-runs'. The ratio gate at 1.0 passes only when that
 same test rejects and its interval clears 1 too, so the same figure is an upper bound on its

@@ -1,7 +1,7 @@
 """Fuzz every file skillassay reads: damage one file of a real workspace in one hostile way,
 read it, and count every crash as a finding.
 
---level readers (default): the suite's property test (tests/test_fuzz.py: its workspace, its
+--level readers (default): the suite's property test (tests/cli/test_fuzz.py: its workspace, its
 damage strategies, its readers called as library functions), for many more cases; a finding is
 any exception other than InputError.
 --level cli: a workspace made by `run` with the echo executor, the CLI commands that read the
@@ -92,7 +92,7 @@ TARGETS: dict[str, tuple[str, list[list[str]]]] = {
 
 
 def _suite() -> Any:
-    """tests/test_fuzz.py, whose cases and helpers both levels share, so the long run and the
+    """tests/cli/test_fuzz.py, whose cases and helpers both levels share, so the long run and the
     suite cannot drift apart."""
     import sys
 
@@ -253,7 +253,7 @@ def describe(case: Case) -> str:
 
 
 def readers_level(cases: int, seed_value: int, root: Path) -> tuple[int, list[tuple[str, str, str, str]]]:
-    """(cases run, findings as (kind, file, reader, traceback)) over tests/test_fuzz.py's readers."""
+    """(cases run, findings as (kind, file, reader, traceback)) over tests/cli/test_fuzz.py's readers."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     tf = _suite()

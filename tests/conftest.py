@@ -17,6 +17,44 @@ if TYPE_CHECKING:  # imported in the fixtures: the viewer pulls in matplotlib, w
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "acme-vpn"
 
+# The tiers a plain `pytest` leaves out: each needs a heavy real part (a model, a cluster, a
+# browser, an agent CLI, a sandbox) or simulates for a while. Markers are listed in pyproject.toml.
+SLOW_TIERS = ("model", "ray", "browser", "agent_cli", "sim", "sandbox", "slow")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--all", action="store_true", dest="all_tiers",
+                     help="run every tier (model, ray, browser, agent_cli, sim, sandbox, slow), not only the fast one")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the slow tiers unless --all or an explicit -m says otherwise: a plain `pytest`
+    is the fast tier a developer runs after every change."""
+    if config.getoption("all_tiers") or config.getoption("markexpr"):
+        return
+    kept, slow = [], []
+    for item in items:
+        (slow if any(item.get_closest_marker(t) for t in SLOW_TIERS) else kept).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = kept
+        config.stash[_DESELECTED] = len(slow)
+
+
+_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("all_tiers") or config.getoption("markexpr"):
+        return None
+    return f"fast tier: the {', '.join(SLOW_TIERS)} tiers are left out; `pytest --all` runs them too"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    n = config.stash.get(_DESELECTED, 0)
+    if n:
+        terminalreporter.write_line(f"fast tier: {n} tests of the slow tiers were left out (`pytest --all` runs every tier)")
+
 
 @pytest.fixture
 def example_skill(tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ half the time the observed effect overstates the true one, and power is steep th
 of 0.7 vs 0.3 on 10 evals x 3 trials advised a median 8 evals, which detected it 50% of the
 time). Sizing for the near end of a 60% interval ("safeguard power") errs the other way: in a
 normal model it delivered 86-90% when the pilot's expected t statistic is 1.5-6, and through the
-library 90.5% where assurance gives 79.7% (tests/test_advice.py).
+library 90.5% where assurance gives 79.7% (tests/analyze/test_advice.py).
 
 What is used instead is the **assurance** of a run of size n (O'Hagan & Stevens 2001, Med.
 Decis. Making 21:219; O'Hagan, Stevens & Campbell 2005, Pharm. Stat. 4:187): the probability
@@ -34,7 +34,7 @@ skeptical priors, lower bounds and lattice posteriors that reach 75% in every fi
 exceed 85% in 15-18 of 18). What assurance does promise is Bayesian: averaged over truths drawn
 from its prior, 80% of the advised runs succeed, whatever selects the pilots that get advice.
 With the flat prior that holds when the truths' spread is wide against the pilot (a normal
-model, prior 24 pilot SEs wide: 84.7% kept of 85.0% promised, tests/test_assurance.py) and not
+model, prior 24 pilot SEs wide: 84.7% kept of 85.0% promised, tests/analyze/test_assurance.py) and not
 when it is narrow, as bounded pass-rate effects are against a weak pilot: through the library,
 with effects ~ U(-0.1, 0.5), 70.7% of the difference's advised runs succeeded against 79.8%
 promised under the flat prior (`benchmarks/advice_power.py --truth prior`), since it weighs
@@ -42,7 +42,7 @@ effects a pass rate cannot have (a difference above 1 - mu_b). Cutting the prior
 figure's range removes those, but changed little there (71.9% against 80.1%, same command):
 that range, about 1 wide, is still twice the truths' (0.51), and a weak pilot's likelihood
 seldom reaches past its edges. A prior as narrow as the truths (the effects a user finds
-plausible) keeps the promise in the normal model (tests/test_assurance.py: 78.2% against 80.6%,
+plausible) keeps the promise in the normal model (tests/analyze/test_assurance.py: 78.2% against 80.6%,
 against 75.8% and 80.9% flat). The notes say the 80% is averaged over the values the data
 allow, and errs high when modest ones are likelier.
 benchmarks/advice_power.py measures all of it through the library.
@@ -79,7 +79,7 @@ MAX_SIZE = 100_000  # beyond this, the advice says "more than" instead of a numb
 _NODES = 64  # quantile nodes of sigma's posterior: within 3e-4 of 4,096 nodes (t 1-3, 3-20 evals, n 6-1000)
 # The cut prior's nodes (_truncated_assurance): 16 quantiles of the mean's truncated normal per
 # sigma node and 16 of the new run's s' / sigma, within 0.001 of a 400,000-draw Monte Carlo of the
-# same model (tests/test_assurance.py; 16 x 64 nodes moved no figure by more than 0.0001).
+# same model (tests/analyze/test_assurance.py; 16 x 64 nodes moved no figure by more than 0.0001).
 _MEAN_NODES = 16
 _NEW_SD_NODES = 16
 
@@ -358,7 +358,7 @@ def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float 
     sd s' (a quadratic) gives mean' > x(s'). The posterior is fresh_assurance's (sigma = c s;
     the new mean is N(pilot mean, sigma^2 (1/n + 1/m)) with the effect integrated out), so the
     assurance is the normal tail beyond x(s'), averaged over the nodes of c and of s' / sigma:
-    within 0.001 of a Monte Carlo of the same model (tests/test_assurance.py), 4,096 nodes per
+    within 0.001 of a Monte Carlo of the same model (tests/analyze/test_assurance.py), 4,096 nodes per
     size, a few milliseconds per advice. With `bounds` the prior is cut to them
     (_truncated_assurance)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
@@ -482,7 +482,7 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
     2^(j+1) / 2^n (all six or more when n is 6-7, the rest at most n - 6), so the power is at
     most P(Binomial(n, q) >= 6), q = P(a difference beyond half a lattice step in that
     direction). The normal form alone put 6 evals at 80% where the exact test, at K = 10 and
-    +0.3, reached 46% (74% at 7, 93% at 8), and advice there delivered 72% (tests/test_advice.py)."""
+    +0.3, reached 46% (74% at 7, 93% at 8), and advice there delivered 72% (tests/analyze/test_advice.py)."""
     special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
 
     if n < 2 or m < 2:

@@ -179,7 +179,7 @@ def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _
 def _add_graded(arm: Arm, passed: int, total: int, f: Figures) -> None:
     """Arm.add of the record of a completed run with every expectation graded (read_plain_run's),
     without building the record: its verdict is total > 0 and passed == total. (Checked against
-    Arm.add on the same runs: tests/test_read_fast.py.)"""
+    Arm.add on the same runs: tests/analyze/test_cell_reader.py.)"""
     arm.add_completed(f.tokens, f.duration, f.tool_calls, f.triggered, False, total > 0 and passed == total,
                       passed, total)
 

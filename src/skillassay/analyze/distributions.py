@@ -9,7 +9,7 @@ quantiles here are the very ufuncs scipy.stats' distributions call underneath
 (`norm._ppf` is `ndtri`, `t._ppf` is `stdtrit`, `chi2._ppf` is `2 * gammaincinv`, `binom._sf`
 is the Boost `_binom_sf` ufunc), wrapped in the same argument checks and the same
 `value * scale + loc` arithmetic, so every result is bit-identical to scipy.stats'
-(tests/test_distributions.py compares them over many inputs). The permutation test repeats
+(tests/analyze/test_distributions.py compares them over many inputs). The permutation test repeats
 `scipy.stats.permutation_test(..., permutation_type="samples")`'s steps for one sample on the
 same numpy calls (same index arrays, same random stream, same memory layout for np.mean, same
 tolerance and p-value formula), so its p-values are identical too.
@@ -110,7 +110,7 @@ def _flip_means(x: np.ndarray, indices: np.ndarray) -> np.ndarray:
     computes it: scipy stacks data[i][indices[:, i]] per eval and np.mean reduces over evals along
     a strided axis, which numpy sums eval by eval, left to right (no pairwise blocks); the same
     sequential sum over the signed columns then rounds the same way, bit for bit
-    (tests/test_distributions.py). Building one signed matrix instead of one fancy-indexed array
+    (tests/analyze/test_distributions.py). Building one signed matrix instead of one fancy-indexed array
     per eval made the 50,000-resample test at 50 evals 0.15 s -> ~0.02 s."""
     signed = np.where(indices[..., 0] == 0, x, -x)  # pairs[i] = (x_i, -x_i), picked by index 0
     total = signed[:, 0].copy()

@@ -82,7 +82,7 @@ def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
 
 def _wilson_bounds(c: int, n: int, alpha: float) -> tuple[float, float]:
     """statsmodels' proportion_confint(c, n, alpha, method="wilson"), step for step on the same
-    numpy types, so the bounds are bit-identical (tests/test_stats.py compares them): importing
+    numpy types, so the bounds are bit-identical (tests/analyze/test_numerics.py compares them): importing
     statsmodels for these six lines costs 0.4-0.9 s (it pulls in pandas), which `aggregate`
     paid on every call to beat skill-creator's script."""
     count, nobs = np.asarray(c), np.asarray(n)
@@ -339,7 +339,7 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 # scipy.optimize costs 0.23-0.35 CPU-s on this machine (it pulls in scipy.linalg, scipy.sparse
 # and scipy.special's whole namespace), a tenth of what `skillassay aggregate` may spend on
 # 20,000 runs to stay within skill-creator's script (issue 17), for a golden-section search
-# and a bisection that are ten lines each. tests/test_calibration_intervals.py checks them
+# and a bisection that are ten lines each. tests/analyze/test_interval_coverage.py checks them
 # against scipy.optimize's minimize_scalar(method="bounded") and brentq on many count vectors.
 
 def _golden_min(f: Callable[[float], float], lo: float, hi: float, xatol: float) -> tuple[float, float]:
@@ -539,7 +539,7 @@ def sign_flip_p_value(
             return 1.0, "exact sign-flip"
         return (0.5 if (nz[0] > 0) == (alternative == "greater") else 1.0), "exact sign-flip"
     # distributions.sign_flip_test is scipy.stats.permutation_test's "samples" test, step for
-    # step (identical p-values, tests/test_distributions.py), without importing scipy.stats.
+    # step (identical p-values, tests/analyze/test_distributions.py), without importing scipy.stats.
     if nz.size <= exact_max_nonzero:
         return dists.sign_flip_test(nz, alternative=alternative)[0], "exact sign-flip"
     p, _ = dists.sign_flip_test(nz, n_resamples=n_resamples, batch=2_000,  # bounded memory
@@ -917,41 +917,6 @@ def trials_per_arm(
         p1 * (1 - p1) + p2 * (1 - p2)
     )
     return max(1, math.ceil(num**2 / (p1 - p2) ** 2 - 1e-9))
-
-
-def paired_sd(omega2: float, s2_a: float, s2_b: float, k: int) -> float:
-    """sd of a per-eval difference at K trials/arm: sqrt(omega^2 + (s_A^2 + s_B^2) / K).
-
-    Separates the between-eval spread of the true effect (omega^2, not reduced by more trials)
-    from the trial noise (reduced by K), which is what tells you whether to add trials or evals.
-    """
-    return math.sqrt(max(0.0, omega2) + (s2_a + s2_b) / k)
-
-
-def evals_needed(
-    delta: float, sd_d: float, alpha: float = 0.05, power: float = 0.8
-) -> int | None:
-    """Evals needed for a paired suite comparison to detect a mean difference delta.
-
-    Uses statsmodels' one-sample t power (right for small E, where the normal formula
-    under-counts); falls back to 2 when the effect is so large the solver cannot go lower.
-    None when delta is 0 or sd_d is 0 or not finite (nothing to size against).
-    """
-    from statsmodels.stats.power import TTestPower
-
-    if delta == 0 or not np.isfinite(sd_d) or sd_d <= 0 or not np.isfinite(delta):
-        return None
-    es = abs(delta) / sd_d
-    za, zb = dists.norm_ppf(1 - alpha / 2), dists.norm_ppf(power)
-    normal = (za + zb) ** 2 / es**2
-    if normal < 1.5:
-        return 2
-    n = TTestPower().solve_power(effect_size=es, alpha=alpha, power=power,
-                                 alternative="two-sided")
-    n = float(np.asarray(n).ravel()[0])
-    if not np.isfinite(n):
-        n = normal
-    return max(2, math.ceil(n - 1e-9))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -878,7 +878,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     step = _lattice_step(used, skill, baseline, thr)
     # The floor is asymmetric (on the log scale it is wider at smaller rates), so it is planned
     # on the side the estimate is on: planned for the wider side whichever it was, the advice
-    # delivered 87-90% where the truth lay on the other (tests/test_advice.py).
+    # delivered 87-90% where the truth lay on the other (tests/analyze/test_advice.py).
     # A planned rate of 0 or less (below a small baseline) has no floor part to clear: the
     # skill never passing, the test alone decides.
     ma = min(1.0, thr * mb + side * effect)

@@ -6,7 +6,7 @@ namespace (scipy._lib.array_api_compat.numpy) and so imports numpy.f2py, numpy.t
 unittest, charset_normalizer and ~90 codecs: 0.22 CPU-s of a `skillassay aggregate` that spends
 about 2.6 in all (20,000 runs), where the extension modules with the functions load in 0.02.
 The functions are the very objects `scipy.special` exports (scipy.special.ndtri is
-scipy.special._ufuncs.ndtri; tests/test_ufuncs.py checks it), so every result is the same.
+scipy.special._ufuncs.ndtri; tests/analyze/test_ufuncs.py checks it), so every result is the same.
 
 How: the package's submodules are imported under a bare stand-in for the package (its spec and
 search path, none of its __init__), which is removed at once; a later `import scipy.special`

@@ -396,15 +396,19 @@ def executors_cmd() -> None:
     """List installed executors and whether each can run here (keys, servers, binaries)."""
     from rich.table import Table
 
-    from skillassay.executors import executor_names, load_executor_class
+    from skillassay.errors import InputError
+    from skillassay.executors import executor_names, load_executor_class, required_extra
 
-    table = Table("name", "usable", "reason")
+    table = Table("name", "usable", "reason", "extra")
     for name in executor_names():
         try:
             usable, reason = load_executor_class(name).availability()
+        except InputError as exc:  # its extra is not installed: the message says which
+            usable, reason = False, exc.problems[0].message
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide the others
             usable, reason = False, f"failed to load: {type(exc).__name__}: {exc}"
-        table.add_row(name, "yes" if usable else "no", reason)
+        extra = required_extra(name)
+        table.add_row(name, "yes" if usable else "no", reason, f"skillassay[{extra}]" if extra else "-")
     out.print(table)
 
 

@@ -16,6 +16,7 @@ from skillassay.executors.base import (
     TrialResult,
     Usage,
 )
+from skillassay.extras import install_hint, missing_extra
 
 GROUP = "skillassay.executors"
 
@@ -30,10 +31,26 @@ def executor_names() -> list[str]:
     return sorted(ep.name for ep in plugins.group(GROUP) if _allowed(ep.name))
 
 
+def required_extra(name: str) -> str | None:
+    """The extra this executor's entry point declares (`local = "...:LocalExecutor [local]"`):
+    what `pip install 'skillassay[EXTRA]'` adds for it to load."""
+    for ep in plugins.group(GROUP):
+        if ep.name == name:
+            return ep.extras[0] if ep.extras else None
+    return None
+
+
 def load_executor_class(name: str) -> type[Executor]:
     for ep in plugins.group(GROUP):
         if ep.name == name and _allowed(name):
-            return ep.load()
+            try:
+                return ep.load()
+            except ModuleNotFoundError as exc:
+                extra = missing_extra(exc) or (ep.extras[0] if ep.extras else None)
+                if extra is None:
+                    raise
+                raise InputError.one(f"--executor {name}", "",
+                                     f"needs the `{extra}` extra: {install_hint(extra)}") from None
     raise InputError.one("--executor", name, f"unknown executor; installed: {', '.join(executor_names())}")
 
 
@@ -64,5 +81,5 @@ def unmeasured_notice(executor_name: str, keys: list[str]) -> str:
 
 
 __all__ = ["Executor", "ExecutorSettings", "TransientError", "TrialRequest", "TrialResult", "Usage",
-           "check_executor", "executor_names", "load_executor_class", "unmeasurable_thresholds",
+           "check_executor", "executor_names", "load_executor_class", "required_extra", "unmeasurable_thresholds",
            "unmeasured_notice"]

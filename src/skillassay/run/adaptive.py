@@ -126,12 +126,6 @@ def suite_state(eval_ids: Iterable[int | str], records: list[TrialRecord], setti
     return Replay(questions, settings).state(list(eval_ids), records)
 
 
-def agreed_evals(eval_ids: Iterable[int | str], records: list[TrialRecord], settings: Adaptive,
-                 questions: seq.Questions) -> set[int | str]:
-    """The evals that get no more trials because their arms agreed at the first look."""
-    return Replay(questions, settings).agreed(list(eval_ids), records)
-
-
 def next_round(pending: Iterable[Trial], now: seq.EvalState, settings: Adaptive,
                agreed: Iterable[int | str] = ()) -> list[Trial]:
     """The planned trials the next round runs: every open eval's, up to the next look (an

@@ -28,10 +28,6 @@ class Trial:
     # need not look for a killed attempt's left-overs, nor make the folder before the sink does.
     fresh: bool = False
 
-    @property
-    def uses_skill(self) -> bool:
-        return self.configuration != "without_skill"
-
 
 def trial_seed(base_seed: int, eval_id: int, run_number: int) -> int:
     """Trials differ by seed; both arms of a trial number share it, so the only difference
