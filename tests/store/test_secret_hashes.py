@@ -60,6 +60,7 @@ def test_a_resumed_run_keeps_the_salt_and_adds_its_values():
 
 @pytest.mark.parametrize("record", [None, [], {"scheme": "other"}, {"scheme": secret_hashes.SCHEME, "anchor": 16,
                                     "salt": "zz", "forms": []},
+                                    {"scheme": secret_hashes.SCHEME, "anchor": 16, "salt": "00", "forms": 5},
                                     {"scheme": secret_hashes.SCHEME, "anchor": 16, "salt": "00",
                                      "forms": [["x"], [1, 2, 3], [10, 99, 1, "a", "b"]]}])
 def test_a_damaged_record_adds_nothing(record):

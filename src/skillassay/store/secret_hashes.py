@@ -190,8 +190,9 @@ def parse_record(data: Any) -> tuple[bytes, tuple[Remembered, ...]] | None:
         salt = bytes.fromhex(str(data.get("salt")))
     except ValueError:
         return None
+    entries = data.get("forms")
     forms = []
-    for entry in data.get("forms") or []:
+    for entry in entries if isinstance(entries, list) else []:
         if (isinstance(entry, list) and len(entry) == 5 and all(isinstance(x, int) for x in entry[:3])
                 and all(isinstance(x, str) for x in entry[3:]) and 0 < entry[1] <= min(entry[0], ANCHOR)):
             forms.append(Remembered(*entry))
