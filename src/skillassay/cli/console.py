@@ -97,8 +97,10 @@ def handles_input_errors(fn: Callable[..., Any] | None = None, /, *,
                 end_startup(preload)
                 return fn(*args, **kwargs)
             except InputError as exc:
-                for problem in exc.problems:
-                    err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
+                from skillassay.store.redact import redact
+
+                for problem in exc.problems:  # a problem can quote a value: a URL's password, a key
+                    err.print(f"[red]error[/red] {escape(redact(str(problem)))}", markup=True, highlight=False, soft_wrap=True)
                 raise typer.Exit(EXIT_BAD_INPUT) from None
 
         return wrapper
@@ -140,8 +142,11 @@ def run_app(app: Callable[[], Any]) -> None:
         except Exception:  # noqa: BLE001 - cannot write anywhere: the traceback goes to stderr
             traceback.print_exc()
             where = "traceback above"
+        from skillassay.store.redact import redact
+
+        first = redact(str(exc).splitlines()[0]) if str(exc) else ""
         err.print(f"internal error (a bug in skillassay, please report it): {type(exc).__name__}: "
-                  f"{str(exc).splitlines()[0] if str(exc) else ''} - {where}", highlight=False, soft_wrap=True)
+                  f"{first} - {where}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
 
 

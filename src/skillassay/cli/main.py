@@ -196,6 +196,7 @@ def grade(
     """Grade (or re-grade) the runs of an iteration without executing anything."""
     from skillassay.grade.regrade import regrade_iteration
 
+    remember_iterations(target)
     outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
                                 judge_samples=judge_samples, use_cache=not no_cache)
     s = outcome.benchmark.summary
@@ -267,6 +268,7 @@ def compare(
     from skillassay.analyze.compare import FILENAME, summary_lines
     from skillassay.analyze.compare import compare as compare_iterations
 
+    remember_iterations(current, previous if previous is not None and previous.is_dir() else None)
     result = compare_iterations(current, previous, config)
     if result is None:
         raise InputError.one(current, "PREVIOUS", "nothing to compare with: no iteration-(N-1) beside it and no "
@@ -294,6 +296,7 @@ def report(
     iteration first when comparison_previous.json is missing."""
     from skillassay.report.report import report_iteration
 
+    remember_iterations(iteration_dir)
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
 
@@ -345,6 +348,7 @@ def view(
     static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+    no_outputs: Annotated[bool, typer.Option("--no-outputs", help="With --static: leave out the contents of output files and transcripts (names, grades and evidence stay).")] = False,
 ) -> None:
     """Open the review viewer for an iteration (or write a static HTML file); given a workspace,
     its latest iteration."""
@@ -352,14 +356,24 @@ def view(
         if path is not None and not path.is_dir():
             raise InputError.one(path, label, "not a folder")
     iteration_dir = _latest_if_workspace(iteration_dir)
+    remember_iterations(iteration_dir, previous)
     if static is not None:
         from skillassay.viewer.static_html import write_static
 
-        out.print(f"wrote {write_static(iteration_dir, static, previous)}", highlight=False)
+        out.print(f"wrote {write_static(iteration_dir, static, previous, outputs=not no_outputs)}", highlight=False)
         return
+    if no_outputs:
+        raise InputError.one("--no-outputs", "", "only applies with --static")
     from skillassay.viewer.server import serve
 
     serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
+
+
+def remember_iterations(*folders: Path | None) -> None:
+    """What the iterations' runs masked stays masked in what this command writes or shows."""
+    from skillassay.store.remembered import remember_iterations as load
+
+    load(*folders)
 
 
 def _latest_if_workspace(folder: Path) -> Path:

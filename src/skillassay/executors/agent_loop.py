@@ -37,7 +37,7 @@ from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, 
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import EVALS_DIR
-from skillassay.store.redact import without_secrets
+from skillassay.store.redact import mask_userinfo, without_secrets
 
 T = TypeVar("T")
 
@@ -600,7 +600,7 @@ class AgentLoopExecutor(Executor):
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
-        ident["base_url"] = str(self.client.base_url)
+        ident["base_url"] = mask_userinfo(str(self.client.base_url))  # recorded in iteration.json
         return ident
 
     def run(self, request: TrialRequest) -> TrialResult:
@@ -626,9 +626,9 @@ def probe_endpoint(client: Any, sdk: Any) -> str | None:
     try:
         client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0).models.list()
     except sdk.APIConnectionError as exc:
-        return f"the endpoint {client.base_url} is not answering ({exc.__cause__ or exc})"
+        return f"the endpoint {mask_userinfo(str(client.base_url))} is not answering ({exc.__cause__ or exc})"
     except (sdk.AuthenticationError, sdk.PermissionDeniedError) as exc:
-        return f"the endpoint {client.base_url} refused the key (HTTP {exc.status_code})"
+        return f"the endpoint {mask_userinfo(str(client.base_url))} refused the key (HTTP {exc.status_code})"
     except sdk.APIStatusError:
         pass
     return None

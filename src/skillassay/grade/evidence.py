@@ -6,7 +6,11 @@ Fahrenheit answer for "gives the temperature in Celsius"; a verdict whose quote 
 the output is an opinion, not a grading, so it is left ungraded. The comparison forgives what
 copying text changes without changing what it says: Unicode compatibility forms, curly
 quotes, case, runs of whitespace, the quote marks the judge wraps its quote in, and "..."
-where the judge left part of a passage out (the parts must then occur in order)."""
+where the judge left part of a passage out (the parts must then occur in order).
+
+Each part must be a span of real length on its own (MIN_QUOTE_CHARS, or the whole source
+when that is shorter): "o ... n ... w" occurs in order in almost any text, and a judge (or an
+output that steers it) could stitch any word out of letters."""
 
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# "ok" or "F" alone proves nothing; the shortest useful quotes are numbers like "443" or "21°C".
-MIN_QUOTE_CHARS = 3
+# "ok" or "F" alone proves nothing, and short pieces stitched with "..." prove anything. A quote
+# of real length carries its context ("port 443", "is 21°C"); a shorter one only counts as the
+# whole of a source that short.
+MIN_QUOTE_CHARS = 8
+_SHORTEST_WHOLE = 3  # a whole answer of "443" is a quote; "1" or "ok" never is
 _SPACE = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.+|…)\s*")
 _CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00ab": '"', "\u00bb": '"'})
@@ -36,6 +43,10 @@ def quote_parts(quote: str) -> list[str]:
 
 
 def _occurs_in_order(parts: list[str], text: str) -> bool:
+    """Every part, each long enough by itself, found in `text` in this order."""
+    shortest = min(MIN_QUOTE_CHARS, len(text))
+    if not parts or any(len(part) < shortest for part in parts):
+        return False
     at = 0
     for part in parts:
         found = text.find(part, at)
@@ -77,4 +88,7 @@ class Sources:
 
 
 def too_short(quote: str) -> bool:
-    return sum(len(p) for p in quote_parts(quote)) < MIN_QUOTE_CHARS
+    """No part of it long enough to show anything even in a short output: every part under 3
+    characters (a part of 3 to 7 can still be the whole of a short answer, see _occurs_in_order)."""
+    parts = quote_parts(quote)
+    return not parts or all(len(p) < _SHORTEST_WHOLE for p in parts)

@@ -27,10 +27,12 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from skillassay.assertions.base import RunView
 from skillassay.extras import import_optional
-from skillassay.grade.evidence import Sources, too_short
+from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
+from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
+from skillassay.store.redact import disk_redactor
 
 TRANSCRIPT_FILE = "transcript.md"
 BOOKKEEPING_FILES = {ANSWER_FILE, "metrics.json", USER_NOTES_FILE}
@@ -106,7 +108,7 @@ def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
     """Every output file except our bookkeeping: text inlined (capped), binary described."""
     if not outputs.is_dir():
         return []
-    out, budget = [], caps.files_total
+    out, budget, mask = [], caps.files_total, disk_redactor().text
     for path in sorted(p for p in outputs.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(outputs).as_posix()
         if rel in BOOKKEEPING_FILES:
@@ -117,7 +119,7 @@ def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
             out.append(OutputFile(rel, size, None, f"binary{suffix_note(path)}, sha256 {digest}"))
             continue
-        shown = cap(text, min(caps.file_each, budget))
+        shown = cap(mask(text), min(caps.file_each, budget))  # the agent's own file: never masked on disk
         budget -= len(shown)
         out.append(OutputFile(rel, size, shown, "" if len(shown) >= size else "excerpt"))
     return out
@@ -146,7 +148,7 @@ def gather(view: RunView, caps: Caps) -> JudgeInputs:
         answer=cap(view.final_text, caps.answer),
         files=output_files(view.outputs_dir, caps),
         transcript=cap(read_optional(view.run_dir / TRANSCRIPT_FILE), caps.transcript),
-        user_notes=cap(read_optional(view.outputs_dir / USER_NOTES_FILE), caps.notes),
+        user_notes=cap(disk_redactor().text(read_optional(view.outputs_dir / USER_NOTES_FILE)), caps.notes),
     )
 
 
@@ -157,12 +159,15 @@ def templates() -> Environment:
 
 
 def render_prompts(inputs: JudgeInputs, expectations: list[str], caps: Caps) -> tuple[str, str]:
+    """The graded material goes inside a fence it cannot forge (grade/fence.py)."""
     env = templates()
+    fence = fence_for([inputs.prompt, inputs.answer, inputs.transcript, inputs.user_notes,
+                       *(f"{f.name}\n{f.text or ''}" for f in inputs.files)])
     system = env.get_template("judge_system.j2").render(max_claims=caps.claims, feedback=caps.feedback,
-                                                        has_notes=bool(inputs.user_notes.strip()))
+                                                        has_notes=bool(inputs.user_notes.strip()), fence=fence)
     user = env.get_template("judge_user.j2").render(
         prompt=inputs.prompt, answer=inputs.answer, files=inputs.files, transcript=inputs.transcript,
-        user_notes=inputs.user_notes, expectations=expectations)
+        user_notes=inputs.user_notes, expectations=expectations, fence=fence)
     return system, user
 
 
@@ -297,7 +302,9 @@ class LocalJudge:
 
     bounded = True
 
-    def __init__(self, temperature: float = 0.0, max_tokens: int = 400, n_ctx: int = 2048,
+    # 512: the bounded schema's longest reply for one expectation is ~370 tokens plus the
+    # whitespace the model adds; at 400 a reply of "1.1.1..." strings was cut short.
+    def __init__(self, temperature: float = 0.0, max_tokens: int = 512, n_ctx: int = 2048,
                  caps: Caps = LOCAL_CAPS) -> None:
         self.temperature, self.max_tokens, self.n_ctx, self.caps = temperature, max_tokens, n_ctx, caps
         self._calls = 0
@@ -468,6 +475,9 @@ def unsupported_reason(v: JudgedVerdict, sources: Sources) -> str | None:
     if too_short(quote):
         return f"the judge's quote {quote!r} is too short to show anything"
     if sources.find(quote) is None:
+        if len(parts := quote_parts(quote)) > 1 and min(map(len, parts)) < MIN_QUOTE_CHARS:
+            return (f"the judge's quote {quote!r} stitches pieces shorter than {MIN_QUOTE_CHARS} "
+                    "characters: a quote must be a span of the output")
         if sources.quotes_task(quote):
             return f"the judge quoted the task ({quote!r}), not the output"
         return f"the judge's quote {quote!r} does not occur in the answer, output files or transcript"

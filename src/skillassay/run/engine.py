@@ -82,7 +82,8 @@ from skillassay.store.layout import (
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import make_record, read_trial
 from skillassay.store.records import TrialRecord, sort_records
-from skillassay.store.redact import copy_redacted, disk_redactor, register_env
+from skillassay.store.redact import copy_redacted, disk_redactor, known_values, register_env_option
+from skillassay.store.secret_hashes import new_record
 from skillassay.store.writebehind import DIRECT, Collect, FileSink, trial_file_sink
 
 
@@ -172,8 +173,7 @@ def prepare(req: RunRequest) -> Prepared:
     if links := outside_links(skill.path):  # before hashing or copying anything of it
         raise InputError(links)
     name = req.executor or config.executor or "local"
-    if isinstance(req.executor_options.get("env"), dict):  # `-o env=...`: masked in every file from now on
-        register_env(req.executor_options["env"])
+    register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
     settings = ExecutorSettings(
         model=req.model or config.model,
         temperature=req.temperature if req.temperature is not None else config.temperature,
@@ -270,6 +270,8 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "config_path": str(p.config_path) if p.config_path else None,
         "snapshot_sha256": recorded,
         **({"adaptive": adaptive.model_dump()} if adaptive else {}),
+        # The secrets masked in this run, as salted hashes: later commands mask them too.
+        "redacted_secrets": new_record(known_values(), previous.get("redacted_secrets")),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)

@@ -1,10 +1,15 @@
 """Secrets never reach disk: API keys and the values of secret-looking environment variables
-are masked in everything we write (transcripts, logs, reports).
+are masked in everything we write (transcripts, logs, reports), in every form an agent may
+re-encode them to (base64, hex, split across a line: store/secret_forms.py), and so is the
+userinfo of any URL (`http://user:pw@host`).
 
 `disk_redactor` is applied by store/jsonio to every file skillassay writes, so no writer can
 forget it; `redact`/`make_redactor` mask text before it is shown or handed on (CLI output).
 Besides the process environment it masks the values of `-o env` entries (`register_env`),
-which reach the agent as environment variables without ever being in ours."""
+which reach the agent as environment variables without ever being in ours: every one of them
+is secret unless named in `-o public_env`. The values known at run time are remembered in
+iteration.json as salted hashes (store/secret_hashes.py); later commands on that iteration
+`remember` them, and mask what the hashes match even with the variables unset."""
 
 from __future__ import annotations
 
@@ -15,13 +20,18 @@ import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import AnyStr
+from typing import Any, AnyStr
+
+from skillassay.errors import InputError
+from skillassay.store.secret_forms import FormGroup, SplitForm, all_forms
+from skillassay.store.secret_hashes import HashedSecrets, parse_record
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL", re.IGNORECASE)
 MASK = "[REDACTED]"
 _MASK_BYTES = MASK.encode()
 _MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary text everywhere
 _registered: set[str] = set()
+_remembered: list[HashedSecrets] = []  # the iterations' remembered secrets, one object (cache key)
 
 
 def looks_secret(name: str) -> bool:
@@ -39,12 +49,44 @@ def without_secrets(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not looks_secret(k)}
 
 
-def register_env(entries: Mapping[object, object] | None) -> None:
-    """Mask from now on the values of these extra environment entries (`-o env`) whose names
-    look secret: they are written nowhere in plain text, iteration.json included."""
+def register_env(entries: Mapping[object, object] | None, public: Iterable[object] = ()) -> None:
+    """Mask from now on the values of these extra environment entries (`-o env`), every one
+    but those named in `public` (`-o public_env`): a name does not say whether its value is
+    secret (`DB_URL` holds a password), so the user says which are not. They are written
+    nowhere in plain text, iteration.json included."""
+    shown = {str(name) for name in public}
     for key, value in (entries or {}).items():
-        if looks_secret(str(key)) and len(str(value)) >= _MIN_SECRET:
+        if str(key) not in shown and len(str(value)) >= _MIN_SECRET:
             _registered.add(str(value))
+
+
+def register_env_option(options: Mapping[str, object]) -> None:
+    """`-o env={...}` masked from now on but for the names in `-o public_env=["NAME", ...]`."""
+    public = options.get("public_env", [])
+    if not isinstance(public, list) or not all(isinstance(n, str) for n in public):
+        raise InputError.one("--option public_env", json.dumps(public), "expected a JSON list of variable names")
+    env = options.get("env")
+    if isinstance(env, Mapping):
+        register_env(env, public)
+
+
+def remember(record: Any) -> bool:
+    """Mask from now on what an iteration's `redacted_secrets` record (iteration.json) holds
+    hashes of. True when it held any."""
+    parsed = parse_record(record)
+    if parsed is None:
+        return False
+    now = _remembered[0].salted if _remembered else ()
+    if parsed not in now:
+        _remembered[:] = [HashedSecrets((*now, parsed))]
+    return True
+
+
+def known_values() -> list[str]:
+    """The values the disk redactor masks now (environment and `-o env`): what a run remembers."""
+    names = frozenset(getattr(os.environ, "_data", None) or os.environ)
+    values = (os.environ.get(n, "") for n in _secret_names(names))
+    return sorted({v for v in values if len(v) >= _MIN_SECRET}.union(_registered))
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
@@ -52,8 +94,9 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
 
 
 def make_redactor(env: Mapping[str, str] | None = None) -> Callable[[str], str]:
-    """A redactor with the secret values looked up once (hot path: every file of every trial)."""
-    return _compiled(frozenset(secret_values(env))).text
+    """A redactor with the secret values looked up once (hot path: every file of every trial):
+    those of `env` (default: ours), the `-o env` values and the iterations' remembered ones."""
+    return _compiled(frozenset(secret_values(env)).union(_registered), _hashed()).text
 
 
 # Well-known key shapes, masked even when they did not come from our environment. Each is led
@@ -90,44 +133,68 @@ def _mask_shapes(data: AnyStr, pattern: re.Pattern[AnyStr], mask: AnyStr) -> Any
     return data[:0].join(parts)
 
 
+_USERINFO_LEAD = "://"
+_USERINFO = re.compile(r"://[^\s/?#@\"'<>\\]+@")
+_USERINFO_BYTES = re.compile(_USERINFO.pattern.encode())
+
+
 @dataclass(frozen=True)
 class DiskRedactor:
-    """Every secret value and key shape, masked in text and in UTF-8 bytes (benchmark.json's
-    runs[] is written as bytes beneath the text layer)."""
+    """Every secret value in every form, key shape and URL userinfo, masked in text and in
+    UTF-8 bytes (benchmark.json's runs[] is written as bytes beneath the text layer)."""
 
-    secrets: tuple[str, ...]  # longest first, each also as spelled inside a JSON string
+    groups: tuple[FormGroup, ...]  # each value's forms, by the literal that finds them
+    splits: tuple[SplitForm, ...] = ()
+    hashed: HashedSecrets | None = None  # values remembered by the iteration, known by hash only
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(f for g in self.groups for f in g.forms)
 
     def text(self, text: str) -> str:
-        for value in self.secrets:
-            if value in text:
-                text = text.replace(value, MASK)
+        for group in self.groups:
+            if group.probe in text:
+                for form in group.forms:
+                    text = text.replace(form, MASK)
+        for split in self.splits:
+            if split.head in text or split.tail in text:
+                text = split.text_pattern.sub(MASK, text)
         for lead, pattern in _TEXT_SHAPES:
             if lead in text:
                 text = _mask_shapes(text, pattern, MASK)
-        return text
+        if _USERINFO_LEAD in text:
+            text = _USERINFO.sub("://" + MASK + "@", text)
+        return self.hashed.text(text, MASK) if self.hashed is not None else text
 
     def bytes(self, data: bytes) -> bytes:
-        for value in self.secrets:
-            raw = value.encode()
-            if raw in data:
-                data = data.replace(raw, MASK.encode())
+        for group in self.groups:
+            if group.probe.encode() in data:
+                for form in group.forms:
+                    data = data.replace(form.encode(), _MASK_BYTES)
+        for split in self.splits:
+            if split.head.encode() in data or split.tail.encode() in data:
+                data = split.bytes_pattern.sub(_MASK_BYTES, data)
         for lead, pattern in _BYTES_SHAPES:
             if lead in data:
                 data = _mask_shapes(data, pattern, _MASK_BYTES)
-        return data
+        if b"://" in data:
+            data = _USERINFO_BYTES.sub(b"://" + _MASK_BYTES + b"@", data)
+        return self.hashed.bytes(data, _MASK_BYTES) if self.hashed is not None else data
 
 
-def _spellings(value: str) -> Iterable[str]:
-    """A value as it appears in plain text and inside a JSON string (quotes, backslashes and
-    non-ASCII escaped), so a file written by any of our JSON encoders is covered."""
-    yield value
-    for ensure_ascii in (False, True):
-        yield json.dumps(value, ensure_ascii=ensure_ascii)[1:-1]
+def mask_userinfo(url: str) -> str:
+    """A URL as it may be shown: `http://user:pw@host` -> `http://[REDACTED]@host`."""
+    return _USERINFO.sub("://" + MASK + "@", url) if _USERINFO_LEAD in url else url
 
 
 @functools.lru_cache(maxsize=32)
-def _compiled(secrets: frozenset[str]) -> DiskRedactor:
-    return DiskRedactor(tuple(sorted({s for v in secrets for s in _spellings(v)}, key=len, reverse=True)))
+def _compiled(secrets: frozenset[str], hashed: HashedSecrets | None = None) -> DiskRedactor:
+    groups, splits = all_forms(sorted(secrets, key=len, reverse=True), _MIN_SECRET)
+    return DiskRedactor(tuple(groups), tuple(splits), hashed)
+
+
+def _hashed() -> HashedSecrets | None:
+    return _remembered[0] if _remembered else None
 
 
 @functools.lru_cache(maxsize=8)
@@ -141,7 +208,7 @@ def disk_redactor() -> DiskRedactor:
     found once per set of variable names and only their values are read each time."""
     names = frozenset(getattr(os.environ, "_data", None) or os.environ)  # POSIX: raw keys, no decoding
     values = (os.environ.get(n, "") for n in _secret_names(names))
-    return _compiled(frozenset(v for v in values if len(v) >= _MIN_SECRET).union(_registered))
+    return _compiled(frozenset(v for v in values if len(v) >= _MIN_SECRET).union(_registered), _hashed())
 
 
 def copy_redacted(src: str, dst: str) -> str:
@@ -162,5 +229,6 @@ def copy_redacted(src: str, dst: str) -> str:
     return dst
 
 
-__all__ = ["MASK", "DiskRedactor", "copy_redacted", "disk_redactor", "looks_secret", "make_redactor",
-           "redact", "register_env", "secret_values", "without_secrets"]
+__all__ = ["MASK", "DiskRedactor", "copy_redacted", "disk_redactor", "known_values", "looks_secret",
+           "make_redactor", "mask_userinfo", "redact", "register_env", "register_env_option", "remember", "secret_values",
+           "without_secrets"]

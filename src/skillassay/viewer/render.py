@@ -15,6 +15,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from skillassay.store.redact import disk_redactor
+
 TEXT_CAP = 200_000  # characters of one text file put into the page
 EMBED_CAP = 2_000_000  # bytes of one image or download embedded as a data URI
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -83,6 +85,9 @@ def render_file(path: Path, name: str, download_href: str | None) -> dict[str, A
     if truncated:
         text = text[:TEXT_CAP]
         base.update(truncated=True, note=f"showing the first {TEXT_CAP:,} characters of {size:,} bytes")
+    # The agent's own file, never masked on disk: masked before rendering can change how it
+    # is spelled (the page's writer masks again, after).
+    text = disk_redactor().text(text)
     if suffix in MARKDOWN_SUFFIXES:
         return {**base, "kind": "markdown", "html": markdown_html(text)}
     html, is_code = highlighted_html(name, text)

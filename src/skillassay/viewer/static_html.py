@@ -34,6 +34,11 @@ PAGE_BUDGET = 50_000_000  # characters of embedded file content (outputs, transc
 # Rendering markdown costs about 0.1-0.4 s per 50 KB file (markdown-it-py), so the page also has
 # a time budget: past it, runs are listed only, whatever the size budget says.
 RENDER_SECONDS = 20.0
+NO_OUTPUTS_NOTE = "not embedded: this static page was written with --no-outputs"
+CONTENTS_NOTE = ("This page is a self-contained copy of the iteration: it embeds {what}, grades and the "
+                 "judge's evidence, prompts and metrics. Known secrets (keys in the environment, -o env "
+                 "values, URL passwords, as remembered by the run) are masked, in base64 and hex too; anything "
+                 "else the agent wrote is shown as written. Review it before sharing{hint}.")
 SKIPPED_NOTE = "not embedded: this static page reached its size budget; use `skillassay view` without --static to see it"
 _HOLE = "\u0000boot\u0000"
 
@@ -68,7 +73,8 @@ def _fit(detail: dict[str, Any], used: int, budget: int) -> int:
     return used
 
 
-def _listed_only(index: Index, ref: RunRef, prompts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _listed_only(index: Index, ref: RunRef, prompts: dict[str, dict[str, Any]],
+                 note: str = SKIPPED_NOTE) -> dict[str, Any]:
     """A run past the budget: what the review needs to judge it (grades, prompt, metrics),
     without opening or even listing its outputs (a folder walk per run is most of the cost at
     20,000 runs)."""
@@ -76,16 +82,20 @@ def _listed_only(index: Index, ref: RunRef, prompts: dict[str, dict[str, Any]]) 
     if ref.eval_dir not in prompts:
         prompts[ref.eval_dir] = _prompt(index.iteration_dir, ref)
     return {**ref.summary(), **prompts[ref.eval_dir], "metrics": _metrics(run_dir),
-            "files": [_skipped({"name": "outputs/", "size": None})],
-            "grading": _grading(run_dir), "transcript_html": "", "transcript_note": SKIPPED_NOTE, "previous": None}
+            "files": [{**_skipped({"name": "outputs/", "size": None}), "note": note}],
+            "grading": _grading(run_dir), "transcript_html": "", "transcript_note": note, "previous": None}
 
 
 def run_details(index: Index, previous: Path | None, budget: int,
-                render_seconds: float | None = RENDER_SECONDS) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(run id, detail) in run order: rendered while the budgets last, listed only after."""
+                render_seconds: float | None = RENDER_SECONDS, outputs: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(run id, detail) in run order: rendered while the budgets last, listed only after;
+    without `outputs`, every run listed only."""
     used, prompts = 0, dict[str, dict[str, Any]]()
     deadline = None if render_seconds is None else time.monotonic() + render_seconds
     for ref in index.runs:
+        if not outputs:
+            yield ref.run_id, _listed_only(index, ref, prompts, NO_OUTPUTS_NOTE)
+            continue
         if used > budget or (deadline is not None and time.monotonic() > deadline):
             used = budget + 1  # once out of time, out for good: the embedded runs stay a prefix
             yield ref.run_id, _listed_only(index, ref, prompts)
@@ -100,8 +110,9 @@ def run_details(index: Index, previous: Path | None, budget: int,
 
 
 def write_page(fh: TextIO, iteration_dir: Path, previous: Path | None = None, budget: int = PAGE_BUDGET,
-               render_seconds: float | None = RENDER_SECONDS) -> None:
-    """The page, written piece by piece: memory stays at one run's rendering, not the page's."""
+               render_seconds: float | None = RENDER_SECONDS, outputs: bool = True) -> None:
+    """The page, written piece by piece: memory stays at one run's rendering, not the page's.
+    It says what it holds, since it is made to be shared."""
     bench = load_benchmark(iteration_dir)
     index = build_index(iteration_dir, bench)
     idx = index_payload(index, bench, "static")
@@ -111,10 +122,14 @@ def write_page(fh: TextIO, iteration_dir: Path, previous: Path | None = None, bu
     bench_part = script_json(benchmark_payload(iteration_dir, bench))
     fh.write('{"mode":"static","benchmark":' + bench_part + ',"details":{')
     embedded = 0
-    for n, (run_id, detail) in enumerate(run_details(index, previous, budget, render_seconds)):
+    for n, (run_id, detail) in enumerate(run_details(index, previous, budget, render_seconds, outputs)):
         fh.write(("," if n else "") + script_json(run_id) + ":" + script_json(detail))
         embedded += not detail.get("transcript_note") and all(f["kind"] != "skipped" for f in detail["files"])
-    if embedded < len(index.runs):
+    idx["contents_note"] = CONTENTS_NOTE.format(
+        what="the runs' output files and transcripts (within a size budget)" if outputs else
+        "no output file contents or transcripts (written with --no-outputs), but file names",
+        hint="; `view --static --no-outputs` leaves output contents out" if outputs else "")
+    if outputs and embedded < len(index.runs):
         idx["budget_note"] = (f"This page embeds the outputs of {embedded:,} of {len(index.runs):,} runs: it reached "
                               f"its size budget ({budget:,} characters) or its rendering time budget "
                               f"({render_seconds or 0:g} s). The other runs show their grades, prompt and file names; "
@@ -130,7 +145,7 @@ def static_html(iteration_dir: Path, previous: Path | None = None, budget: int =
     return buf.getvalue()
 
 
-def write_static(iteration_dir: Path, out: Path, previous: Path | None = None) -> Path:
+def write_static(iteration_dir: Path, out: Path, previous: Path | None = None, outputs: bool = True) -> Path:
     with atomic_open(out) as fh:
-        write_page(fh, iteration_dir, previous)
+        write_page(fh, iteration_dir, previous, outputs=outputs)
     return out

@@ -319,6 +319,7 @@
     state.runs = index.runs;
     Object.assign(state.feedback, index.feedback);
     state.status = index.status;
+    if (index.contents_note) $("outputs-panel").prepend(el("div", { cls: "note contents-note", id: "contents-note", text: index.contents_note }));
     if (index.budget_note) $("outputs-panel").prepend(el("div", { cls: "note budget-note", id: "budget-note", text: index.budget_note }));
     $("title").textContent = `${index.skill_name || "skill"} · iteration ${index.iteration ?? "?"} · ${index.runs.length} runs`;
     const select = $("run-select");

@@ -1,0 +1,67 @@
+"""Secrets remembered as salted hashes (store/secret_hashes.py): the record holds no value and
+no encoded form, and masks them in text written later."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from skillassay.store import secret_hashes
+from skillassay.store.secret_hashes import HashedSecrets, new_record, parse_record
+
+VALUE = "Zx81kQ0pLm2nVb7cXz9aQwTy"
+SHORT = "pw12345678"  # shorter than the anchor: its own anchor
+
+
+def masker(*values: str) -> HashedSecrets:
+    parsed = parse_record(json.loads(json.dumps(new_record(values))))
+    assert parsed is not None
+    return HashedSecrets((parsed,))
+
+
+def test_the_record_holds_no_value_or_encoding():
+    record = json.dumps(new_record([VALUE, SHORT]))
+    for value in (VALUE, SHORT):
+        raw = value.encode()
+        for form in (value, base64.b64encode(raw).decode()[:12], raw.hex()[:12], value[:6], value[-6:]):
+            assert form not in record
+
+
+def test_remembered_values_are_masked_plain_and_encoded():
+    m = masker(VALUE, SHORT)
+    raw = VALUE.encode()
+    blob = base64.b64encode(b"x" + raw + b"yz").decode()
+    text = f"key={VALUE}; pw {SHORT}; b64 {base64.b64encode(raw).decode()}; blob {blob}; hex {raw.hex()}"
+    masked = m.text(text, "[REDACTED]")
+    assert VALUE not in masked and SHORT not in masked and raw.hex() not in masked
+    assert base64.b64encode(raw).decode()[:-4] not in masked and blob[4:-4] not in masked
+    assert masked.startswith("key=[REDACTED]; pw [REDACTED]; b64 [REDACTED]")
+    assert m.text("nothing secret here, é and all", "[REDACTED]") == "nothing secret here, é and all"
+
+
+def test_a_value_across_a_chunk_boundary_is_found(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(secret_hashes, "_CHUNK", 64)
+    m = masker(VALUE)
+    for pad in range(40, 70):
+        data = b"." * pad + VALUE.encode() + b"." * 30
+        assert m.bytes(data, b"#") == b"." * pad + b"#" + b"." * 30
+
+
+def test_a_resumed_run_keeps_the_salt_and_adds_its_values():
+    first = new_record([VALUE])
+    second = new_record([SHORT], first)
+    assert second["salt"] == first["salt"] and len(second["forms"]) > len(first["forms"])
+    parsed = parse_record(second)
+    assert parsed is not None
+    assert HashedSecrets((parsed,)).text(f"{VALUE} {SHORT}", "#") == "# #"
+
+
+@pytest.mark.parametrize("record", [None, [], {"scheme": "other"}, {"scheme": secret_hashes.SCHEME, "anchor": 16,
+                                    "salt": "zz", "forms": []},
+                                    {"scheme": secret_hashes.SCHEME, "anchor": 16, "salt": "00", "forms": 5},
+                                    {"scheme": secret_hashes.SCHEME, "anchor": 16, "salt": "00",
+                                     "forms": [["x"], [1, 2, 3], [10, 99, 1, "a", "b"]]}])
+def test_a_damaged_record_adds_nothing(record):
+    assert parse_record(record) is None
