@@ -1,8 +1,8 @@
 """What every agent-CLI executor (`claude-code`, `codex`) does around its one CLI call.
 
 A trial runs the CLI headless as its own process group, in a private copy of the work dir (see
-`isolated_workdir`) with a fresh temporary HOME, the skill (with-skill arm only) copied to
-where that CLI discovers project skills, and credentials taken only from the environment.
+`isolated_workdir`) with a fresh private HOME (`agent_home`: never under the temp folder), the
+skill (with-skill arm only) copied to where that CLI discovers project skills, and credentials taken only from the environment.
 Its JSON-lines stdout is redacted and parsed into a TrialResult, and the process's fate
 (killed at the timeout, died before finishing, transient API failure) is folded in.
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from skillassay.executors.agent_home import private_home
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
@@ -82,14 +82,22 @@ class AgentCliExecutor(Executor):
         return True, f"{cls.binary} found; skills go to <workdir>/{'/'.join(cls.skills_dir)}/"
 
     def ready(self) -> str | None:
-        """The binary on PATH and a key in the environment (the CLI runs with a fresh HOME, so
-        a login stored in the user's own HOME does not count); options.api_key_env names one
-        more variable that counts."""
+        """The binary on PATH, a key in the environment (the CLI runs with a fresh HOME, so a
+        login stored in the user's own HOME does not count; options.api_key_env names one more
+        variable that counts), and the endpoint accepting that key (`probe`)."""
         if shutil.which(self.binary) is None:
             return self._not_found()
         extra = self.settings.options.get("api_key_env")
         names = (*self.key_env_vars, *([str(extra)] if extra else []))
-        return None if any(os.environ.get(var) for var in names) else self.missing_key
+        if not any(os.environ.get(var) for var in names):
+            return self.missing_key
+        return self.probe()
+
+    def probe(self) -> str | None:
+        """One free request to the endpoint the CLI will use, with the key it will send: a
+        refused key or a server that does not answer is named in seconds, before any trial
+        (the CLI itself would retry for minutes in every trial). None: it answered."""
+        return None
 
     def trigger_decided(self, line: str, skill_name: str) -> bool:
         """For a trigger run: True when this stdout line shows the agent loading `skill_name`,
@@ -113,8 +121,7 @@ class AgentCliExecutor(Executor):
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
-        with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
-                                         ignore_cleanup_errors=True) as home, \
+        with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
             for skill in request.skills:  # distractors of a trigger eval sit beside the skill

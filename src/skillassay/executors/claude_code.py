@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.probe import probe_anthropic
 
 BINARY = "claude"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -260,6 +261,10 @@ class ClaudeCodeExecutor(AgentCliExecutor):
 
     def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
         return build_argv(binary, prompt, self.settings)
+
+    def probe(self) -> str | None:
+        base_url = self.settings.options.get("base_url")
+        return probe_anthropic(str(base_url) if base_url else None)
 
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home, self.settings)

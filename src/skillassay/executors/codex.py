@@ -10,6 +10,7 @@ sessions; `--skip-git-repo-check` because trial work dirs are not repositories."
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import shlex
@@ -18,7 +19,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.agent_home import home_problem
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.probe import probe_openai
 
 BINARY = "codex"
 INSTALL_HINT = "npm install -g @openai/codex"
@@ -298,6 +301,18 @@ class CodexExecutor(AgentCliExecutor):
 
     def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
         return build_argv(binary, prompt, cwd, self.settings)
+
+    def ready(self) -> str | None:
+        return home_problem() or super().ready()
+
+    def probe(self) -> str | None:
+        """The key Codex will send: a custom provider's env_key (options.api_key_env, else
+        OPENAI_API_KEY), the hosted API's CODEX_API_KEY (build_env copies OPENAI_API_KEY there)."""
+        opts = self.settings.options
+        names = ([str(opts.get("api_key_env", "OPENAI_API_KEY")), "CODEX_API_KEY"] if opts.get("base_url")
+                 else ["CODEX_API_KEY", "OPENAI_API_KEY"])
+        key = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        return probe_openai(str(opts["base_url"]) if opts.get("base_url") else None, key)
 
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home)
