@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
     events_from_lines,
@@ -99,6 +100,11 @@ class AgentCliExecutor(Executor):
         (the CLI itself would retry for minutes in every trial). None: it answered."""
         return None
 
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        """Why the agent's shell commands could not run at all, for a reason outside the task
+        (see harness_faults.py); None when they could, or there were none."""
+        return None
+
     def trigger_decided(self, line: str, skill_name: str) -> bool:
         """For a trigger run: True when this stdout line shows the agent loading `skill_name`,
         so the run can stop there (the rest of the task costs tokens and decides nothing). By
@@ -148,6 +154,8 @@ class AgentCliExecutor(Executor):
             result.status = "timeout"
             result.error = (f"timed out after {timeout_seconds:g}s; "
                             "process group killed")
+        elif result.status == "ok" and (cause := self.harness_fault(result, outcome.stderr)) is not None:
+            result.status, result.error = "error", broken_tools_error(cause)
         elif self.transient_failure(result):
             raise TransientError(result.error or "transient API error", result=result)
         elif (why := self.unfinished(result)) is not None:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.harness_faults import all_commands_broken
 from skillassay.executors.probe import probe_anthropic
 
 BINARY = "claude"
@@ -197,6 +198,19 @@ def _failed_tool_ids(events: list[dict[str, Any]]) -> set[str]:
             if b.get("type") == "tool_result" and b.get("is_error")}
 
 
+def shell_commands(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:
+    """(failed, output) of every Bash tool call that got a result."""
+    results = {str(b.get("tool_use_id")): b for b in _content_blocks(events, "user") if b.get("type") == "tool_result"}
+    out: list[tuple[bool, str]] = []
+    for use in _tool_uses(events):
+        block = results.get(str(use.get("id")))
+        if use.get("name") == "Bash" and block is not None:
+            content = block.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            out.append((bool(block.get("is_error")), text))
+    return out
+
+
 def _assistant_turns(events: list[dict[str, Any]]) -> int:
     ids = {(e.get("message") or {}).get("id") for e in events if e.get("type") == "assistant"}
     return len(ids)
@@ -274,6 +288,9 @@ class ClaudeCodeExecutor(AgentCliExecutor):
 
     def transient_failure(self, result: TrialResult) -> bool:
         return is_transient(_last_result(result.transcript))
+
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        return all_commands_broken(shell_commands(result.transcript))
 
     def unfinished(self, result: TrialResult) -> str | None:
         return "without a result event" if _last_result(result.transcript) is None else None

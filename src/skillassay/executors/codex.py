@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.agent_home import home_problem
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.harness_faults import all_commands_broken, fault_line
 from skillassay.executors.probe import probe_openai
 
 BINARY = "codex"
@@ -121,6 +122,12 @@ def skills_loaded(events: list[dict[str, Any]], names: Sequence[str]) -> list[st
     for item in _items_by_id(events).values():
         loaded += [n for n in names if n not in loaded and _reads_skill(item, n)]
     return loaded
+
+
+def shell_commands(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:
+    """(failed, output) of every finished shell command of the run."""
+    return [(_item_failed(i), str(i.get("aggregated_output") or "")) for i in _items_by_id(events).values()
+            if item_type(i) == "command_execution" and i.get("status") != "in_progress"]
 
 
 def _succeeded(item: dict[str, Any]) -> bool:
@@ -322,6 +329,15 @@ class CodexExecutor(AgentCliExecutor):
 
     def transient_failure(self, result: TrialResult) -> bool:
         return result.status == "error" and is_transient(result.error)
+
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        """Codex without its sandbox helper runs no shell command at all, and then does not even
+        report the commands as items (the model alone sees `bwrap: execvp codex-linux-sandbox`):
+        its own warning on stderr is the evidence. Else: every command item failed that way."""
+        helper = fault_line("\n".join(line for line in stderr.splitlines() if "helper binaries" in line))
+        if helper is not None:
+            return f"Codex could not create its sandbox helper, so no shell command could run ({helper})"
+        return all_commands_broken(shell_commands(result.transcript))
 
     def unfinished(self, result: TrialResult) -> str | None:
         completed = any(e.get("type") == "turn.completed" for e in result.transcript)
