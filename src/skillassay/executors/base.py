@@ -70,6 +70,10 @@ class Usage:
     cached_input_tokens: int | None = None
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # Which of the agent's own accounts the counts come from, when it gives more than one, and
+    # their disagreement in words (None: they agree). Shown, never silently resolved.
+    source: str | None = None
+    warning: str | None = None
 
     @property
     def total_tokens(self) -> int | None:

@@ -73,22 +73,53 @@ def _usage(event: dict[str, Any]) -> Usage:
     """Anthropic reports cache reads and writes beside input_tokens; our Usage counts every
     input token in input_tokens and the cache reads again as cached_input_tokens.
 
-    When a stream breaks and the CLI's non-streaming retry succeeds, `usage` comes back 0/0
-    while `modelUsage` (per model) holds the real counts, so `modelUsage` is read then. A run
-    that called a model never used 0 tokens: with neither giving a count, they are unknown."""
+    The result event gives two accounts: `usage`, and `modelUsage` per model. They disagree
+    when a stream broke: the CLI's non-streaming retry is counted in `modelUsage` only (usage
+    0/0 when the first turn broke, 777/55 where the server and modelUsage say 1554/110 when a
+    later one did). Both are kept; the larger is the figure (tokens the provider answered are
+    tokens spent), `source` says which, and `warning` shows the disagreement rather than
+    resolving it silently. `usage` matching one model's entry of `modelUsage` is no
+    disagreement: the other entries are side models (a small fast one), and the sum counts
+    them. A run that called a model never used 0 tokens: with neither giving a count, unknown."""
     cost = event.get("total_cost_usd")
     cost_usd = float(cost) if isinstance(cost, int | float) else None
     given = event.get("usage")
-    raw: dict[str, Any] = given if isinstance(given, dict) else {}
+    raw: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+    per_model = event.get("modelUsage")
+    if per_model is not None:
+        raw["modelUsage"] = per_model
     usage = _usage_block(raw, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
                          "output_tokens")
-    if usage is None or not (usage.input_tokens or usage.output_tokens):
-        usage = _model_usage(event.get("modelUsage"))
-        raw = {**raw, "modelUsage": event.get("modelUsage")}
-    if usage is None:  # unknown, not zero; and a cost of 0 for it is no figure either
-        return Usage(cost_usd=cost_usd or None, raw=dict(raw))
-    usage.cost_usd, usage.raw = cost_usd, dict(raw)
-    return usage
+    usage = usage if usage is not None and (usage.input_tokens or usage.output_tokens) else None
+    models = _model_usage(per_model)
+    chosen, source, warning = _reconcile(usage, models, per_model)
+    if chosen is None:  # unknown, not zero; and a cost of 0 for it is no figure either
+        return Usage(cost_usd=cost_usd or None, raw=raw)
+    chosen.cost_usd, chosen.raw, chosen.source, chosen.warning = cost_usd, raw, source, warning
+    return chosen
+
+
+def _counts(u: Usage | None) -> tuple[int, int]:
+    return (u.input_tokens or 0, u.output_tokens or 0) if u is not None else (0, 0)
+
+
+def _reconcile(usage: Usage | None, models: Usage | None, per_model: Any
+               ) -> tuple[Usage | None, str | None, str | None]:
+    """(the figure, "usage" or "modelUsage", the disagreement in words or None)."""
+    if models is None:
+        return usage, "usage" if usage is not None else None, None
+    if usage is None or _counts(usage) == _counts(models):
+        return models, "modelUsage", None if usage is not None else (
+            "the result's usage reported no tokens; modelUsage counted "
+            f"{models.input_tokens} input / {models.output_tokens} output (a broken stream's retry)")
+    entries = [_usage_block(m, "inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")
+               for m in per_model.values() if isinstance(m, dict)]
+    if any(_counts(e) == _counts(usage) for e in entries):
+        return models, "modelUsage", None  # usage is one model's; the sum adds the side models
+    larger, source = (models, "modelUsage") if sum(_counts(models)) >= sum(_counts(usage)) else (usage, "usage")
+    return larger, source, (f"the CLI's two token counts disagree: usage {usage.input_tokens} input / "
+                            f"{usage.output_tokens} output, modelUsage {models.input_tokens} / {models.output_tokens}; "
+                            f"the larger ({source}) is recorded")
 
 
 def _usage_block(raw: dict[str, Any], fresh_key: str, written_key: str, read_key: str,

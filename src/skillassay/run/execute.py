@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult, Usage
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
@@ -267,7 +267,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         model=result.model or executor.settings.model,
         usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
-               "raw": usage.raw},
+               "raw": usage.raw, **usage_provenance(usage)},
     )
     timing = Timing(
         total_tokens=usage.total_tokens,
@@ -282,6 +282,12 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         files.append(json_entry(f"{run_s}/timing.json", timing, redactor))
     sink.submit(files)
     return result, metrics, timing
+
+
+def usage_provenance(usage: Usage) -> dict[str, str]:
+    """metrics.json's token_source and token_warning, when the executor gave them."""
+    out = {"token_source": usage.source, "token_warning": usage.warning}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})
