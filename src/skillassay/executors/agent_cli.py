@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
@@ -67,6 +68,15 @@ class AgentCliExecutor(Executor):
     @abstractmethod
     def unfinished(self, result: TrialResult) -> str | None:
         """Why the events show the CLI never finished (e.g. "without a result event"), or None."""
+
+    @abstractmethod
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """The failure a stdout event shows the CLI retrying (its cause, e.g. "API status 529
+        overloaded"), else None."""
+
+    @abstractmethod
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        """Whether a stdout event shows an answer from the model (a message, a tool call)."""
 
     # ------------------------------------------------------------------------------ shared
 
@@ -133,21 +143,34 @@ class AgentCliExecutor(Executor):
             for skill in request.skills:  # distractors of a trigger eval sit beside the skill
                 installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
             env = self.child_env(os.environ, Path(home))
+            watch = ProviderWatch(request.give_up, self.provider_retry, self.model_answered)
+
+            def stop(line: str) -> bool:
+                return watch.line(line) or (stop_when is not None and stop_when(line))
+
             outcome = run_process_group(
-                self.command_line(binary, request.prompt, cwd), cwd=cwd,
-                env=env, timeout_seconds=request.settings.timeout_seconds, stop_when=stop_when)
+                self.command_line(binary, request.prompt, cwd), cwd=cwd, env=env,
+                timeout_seconds=request.settings.timeout_seconds, stop_when=stop,
+                stop_poll=watch.overdue if request.give_up is not None else None)
         events = events_from_lines(outcome.stdout_lines, env)
         result = self.parse_events(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env, request.settings.timeout_seconds)
+        return self._finish(result, outcome, env, request.settings.timeout_seconds, watch)
 
-    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
-                env: Mapping[str, str], timeout_seconds: float) -> TrialResult:
+    def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
+                timeout_seconds: float, watch: ProviderWatch) -> TrialResult:
         """Fold the process's fate into what the events said. The timeout is the request's:
         on a retried trial the engine gives each attempt only what is left of the deadline."""
         result.model = result.model or self.settings.model
         if result.agent_duration_ms is None:
             result.agent_duration_ms = outcome.duration_ms
-        if outcome.stopped_early:
+        if outcome.stopped_early and watch.verdict is not None:  # gave up on the provider
+            result.status, result.error = "error", redact(watch.verdict, env)
+            result.transcript.append({"type": "_skillassay", "event": f"stopped: {result.error}"})
+        elif outcome.timed_out and (retrying := watch.retrying()) is not None:
+            result.status, result.error = "error", redact(retrying, env)  # the retried failure, not the clock
+            result.transcript.append({"type": "_skillassay", "event": f"killed at the {timeout_seconds:g}s "
+                                      "timeout while the CLI was retrying the provider"})
+        elif outcome.stopped_early:
             result.status, result.error = "ok", None  # decided; no final event is expected
             result.transcript.append({"type": "_skillassay", "event": "stopped: the skill under test was loaded"})
         elif outcome.timed_out:

@@ -320,6 +320,15 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     def transient_failure(self, result: TrialResult) -> bool:
         return is_transient(_last_result(result.transcript))
 
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """Claude Code announces each retry of a failed API call as a `system`/`api_retry` event."""
+        if event.get("type") != "system" or event.get("subtype") != "api_retry":
+            return None
+        return f"API status {event.get('error_status') or 'unknown'} {event.get('error') or 'error'}".strip()
+
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        return event.get("type") in ("assistant", "user", "stream_event")
+
     def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
         return all_commands_broken(shell_commands(result.transcript))
 

@@ -34,7 +34,9 @@ _NON_TOOL_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error",
 # last status: 429 Too Many Requests"); these are the retryable ones.
 _TRANSIENT = re.compile(
     r"status:?\s*(408|409|429|5\d\d)\b|too many requests|overloaded|rate.?limit"
-    r"|stream disconnected|connection (reset|refused)", re.IGNORECASE)
+    r"|stream disconnected|connection (reset|refused)"
+    r"|currently experiencing high demand", re.IGNORECASE)  # Codex's own text for a 500 from the API
+_RECONNECTING = re.compile(r"^Reconnecting\.\.\. \d+/\d+ \((.*)\)$", re.DOTALL)
 
 
 # ------------------------------------------------------------------------------- parsing
@@ -329,6 +331,17 @@ class CodexExecutor(AgentCliExecutor):
 
     def transient_failure(self, result: TrialResult) -> bool:
         return result.status == "error" and is_transient(result.error)
+
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """Codex announces each stream retry as a top-level `error` event "Reconnecting... n/m (cause)"."""
+        found = _RECONNECTING.match(str(event.get("message") or "")) if event.get("type") == "error" else None
+        return found.group(1) if found else None
+
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        item = event.get("item")
+        kind = str(event.get("type") or "")
+        return (kind.startswith("item.") and isinstance(item, dict) and item_type(item) != "error") \
+            or kind == "turn.completed"
 
     def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
         """Codex without its sandbox helper runs no shell command at all, and then does not even

@@ -335,6 +335,7 @@ class TrialRunner:
 
     def __call__(self, trial: Trial) -> TrialRecord:
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
+        retry = replace(retry, give_up=self.streak.give_up())
         pending = Collect()
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],

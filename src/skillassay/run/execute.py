@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_json
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult, Usage
+from skillassay.executors.give_up import GiveUp
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
@@ -33,6 +34,7 @@ class RetryPolicy:
     attempts: int = 3
     wait_initial: float = 1.0
     wait_max: float = 30.0
+    give_up: GiveUp | None = None  # the stop rule's, while no trial has succeeded (run/stop.py)
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -229,7 +231,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     before = snapshot(outputs) if input_files else {}
 
     request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
-                           settings=executor.settings)
+                           settings=executor.settings, give_up=policy.give_up)
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0
