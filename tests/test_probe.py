@@ -85,3 +85,14 @@ def test_the_right_key_passes_the_probe(executor, monkeypatch):
         ready = load_executor_class(executor)(ExecutorSettings(options={"base_url": api.base_url + suffix})).ready()
     assert ready is None
     assert [r["path"].split("?")[0] for r in api.requests] == ["/v1/models"]
+
+
+@pytest.mark.parametrize(("executor", "key_var", "suffix"), [("openai", "OPENAI_API_KEY", "/v1"),
+                                                            ("anthropic", "ANTHROPIC_API_KEY", "")])
+def test_the_api_executors_name_an_endpoint_that_does_not_answer(executor, key_var, suffix, monkeypatch):
+    monkeypatch.setenv(key_var, RIGHT)
+    url = f"http://127.0.0.1:{_closed_port()}{suffix}"
+    start = time.monotonic()
+    missing = load_executor_class(executor)(ExecutorSettings(model="m", options={"base_url": url})).ready()
+    assert missing is not None and "is not answering" in missing and url in missing
+    assert time.monotonic() - start < 15

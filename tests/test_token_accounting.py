@@ -78,3 +78,11 @@ def test_a_larger_usage_than_model_usage_wins_and_is_shown():
     r = parse_stream([_result({"input_tokens": 900, "output_tokens": 90}, {"m": _entry(300, 30)})])
     assert (r.usage.input_tokens, r.usage.output_tokens) == (900, 90)
     assert r.usage.source == "usage" and "disagree" in (r.usage.warning or "")
+
+
+def test_run_names_the_trials_whose_counts_disagreed(tmp_path):
+    from skillassay.run.execute import token_note
+
+    assert token_note([]) is None
+    note = token_note([tmp_path / "run-1", tmp_path / "run-2"])
+    assert note is not None and note.startswith("2 trials' token counts disagreed") and "run-1" in note

@@ -51,7 +51,7 @@ def triggers(
     max_false_trigger_rate: Annotated[float | None, typer.Option(min=0, max=1, help="Gate: the false-trigger rate must be at most this.")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print triggers.json's figures and gate as JSON on stdout.")] = False,
-    fail_fast: Annotated[int, typer.Option(min=0, help="Stop (exit 2) when the first N failures all have the same error before any run succeeds: a dead provider or a broken setup. 0: never stop.")] = 5,
+    fail_fast: Annotated[int, typer.Option(min=0, help="Stop (exit 2) when the first N failures all have the same error before any run succeeds: a dead provider or a broken setup (as for `run`). 0: never stop.")] = 5,
 ) -> None:
     """Does the description make the agent load the skill? Trigger rates, recall, false triggers.
 

@@ -292,6 +292,15 @@ def usage_provenance(usage: Usage) -> dict[str, str]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def token_note(run_dirs: list[Path]) -> str | None:
+    """Trials whose agent gave two token counts that disagree: shown after the run, never
+    silently resolved (the larger is recorded; metrics.json says which and why)."""
+    if not run_dirs:
+        return None
+    return (f"{len(run_dirs)} trials' token counts disagreed between the agent's own accounts (e.g. {run_dirs[0]}); "
+            "the larger is recorded, and their metrics.json's token_warning says both")
+
+
 AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})
 
 
