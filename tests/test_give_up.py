@@ -144,3 +144,31 @@ def test_a_watch_with_a_short_horizon_is_overdue_until_the_model_answers():
 def test_codex_high_demand_500_is_retried_like_a_529():
     assert is_transient(HIGH_DEMAND)
     assert is_transient("unexpected status 529 <unknown status code>: Overloaded")
+
+
+@pytest.mark.agent_cli
+@pytest.mark.skipif(shutil.which("claude") is None, reason="claude CLI not on PATH")
+def test_a_real_trial_killed_at_its_timeout_while_retrying_529s_is_that_failure(work, monkeypatch):
+    """No give_up (the setup was proven): the CLI retries 529s until the 6 s timeout kills it.
+    Recorded as the 529s it was retrying, the same signature as a trial cut short, not a
+    "timed out" that would start the stop rule's count again."""
+    from agent_cli_support import run_trial
+
+    from skillassay.executors.base import ExecutorSettings
+    from skillassay.executors.claude_code import ClaudeCodeExecutor
+    from skillassay.run.stop import error_signature
+
+    for var, value in _env("ANTHROPIC_API_KEY").items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
+    with FakeModelAPI([OVERLOADED["claude-code"]] * 50) as api:
+        settings = ExecutorSettings(model="claude-sonnet-4-5", timeout_seconds=6, options={"base_url": api.base_url})
+        r = run_trial(ClaudeCodeExecutor, settings, work, None)
+    assert r.status == "error", (r.status, r.error)
+    assert (r.error or "").startswith("the provider failed ") and "API status 529 overloaded" in (r.error or "")
+
+    class CutShort:
+        status = "error"
+        error = failed_in_a_row(5, "API status 529 overloaded")
+
+    assert error_signature(r) == error_signature(CutShort())

@@ -2,7 +2,9 @@
 
 A trial runs the CLI headless as its own process group, in a private copy of the work dir (see
 `isolated_workdir`) with a fresh private HOME (`agent_home`: never under the temp folder), the
-skill (with-skill arm only) copied to where that CLI discovers project skills, and credentials taken only from the environment.
+skill (with-skill arm only) copied to where that CLI discovers project skills, and credentials
+taken only from the environment. Until a trial of the run has succeeded, the CLI's stream is
+watched for a provider it keeps retrying or that never answers (`give_up`).
 Its JSON-lines stdout is redacted and parsed into a TrialResult, and the process's fate
 (killed at the timeout, died before finishing, transient API failure) is folded in.
 
