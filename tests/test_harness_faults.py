@@ -93,6 +93,12 @@ def _claude_bash(outputs: list[tuple[bool, str]]) -> list[dict]:
     return events
 
 
+def test_claude_code_bash_refused_by_its_permission_mode_is_named():
+    denied = "Claude requested permissions to use Bash, but you haven't granted it yet."
+    cause = all_commands_broken(claude_commands(_claude_bash([(True, denied)])))
+    assert cause is not None and "requested permissions to use Bash" in cause
+
+
 def test_claude_code_bash_calls_all_failing_in_bwrap_are_named():
     events = _claude_bash([(True, "bwrap: Can't mkdir /w: Read-only file system"), (True, BWRAP_FAILURE)])
     assert parse_claude(events).status == "ok"  # the parser reports; the executor's _finish decides

@@ -5,8 +5,8 @@ about the skill. Recorded as "ok" it would pass or fail on what the model guesse
 tools, and a with-skill arm that never managed to read the skill would count as a miss.
 
 Only messages that name the harness count (bwrap's own errors, Codex's sandbox helper,
-landlock/seccomp set-up): a command the task made fail ("Permission denied" writing /etc,
-a missing file) is a result and stays one."""
+landlock/seccomp set-up, Claude Code's refusal of a tool it was not granted): a command the
+task made fail ("Permission denied" writing /etc, a missing file) is a result and stays one."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from collections.abc import Sequence
 
 _FAULT = re.compile(
     r"^.*(?:\bbwrap: |codex-linux-sandbox|Refusing to create helper binaries|could not create PATH aliases"
-    r"|landlock|seccomp|sandbox (?:helper|initiali[sz]ation) (?:failed|missing|not found)).*$",
+    r"|landlock|seccomp|sandbox (?:helper|initiali[sz]ation) (?:failed|missing|not found)"
+    # Claude Code refusing a tool the harness did not grant (its permission mode, not the task)
+    r"|requested permissions to use \w+, but you haven't granted it|permission to use \w+ (?:has been|was) denied"
+    r").*$",
     re.IGNORECASE | re.MULTILINE)
 PREFIX = "the agent's tools were broken by the harness, not by the task"
 
