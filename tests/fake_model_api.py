@@ -171,8 +171,9 @@ def _function_call_item(call: ToolCall) -> dict[str, Any]:
 class FakeModelAPI:
     """Serve `script` in order to whichever CLI asks; use as a context manager."""
 
-    def __init__(self, script: list[ScriptItem], model: str = "fake-model") -> None:
+    def __init__(self, script: list[ScriptItem], model: str = "fake-model", api_key: str | None = None) -> None:
         self.script = list(script)
+        self.api_key = api_key  # set: any request with another key gets 401, as the hosted API answers
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
@@ -256,8 +257,20 @@ class _Handler(BaseHTTPRequestHandler):
             return "responses"
         return "other"
 
+    def _key_refused(self) -> bool:
+        """With `api_key` set, answer 401 authentication_error to a request without it."""
+        want = self.fake.api_key
+        sent = self.headers.get("x-api-key") or (self.headers.get("authorization") or "").removeprefix("Bearer ")
+        if want is None or sent == want:
+            return False
+        self._send_json(401, {"type": "error", "error": {"type": "authentication_error",
+                                                         "message": "invalid x-api-key"}})
+        return True
+
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         self.fake.requests.append({"method": "GET", "path": self.path, "kind": "other"})
+        if self._key_refused():
+            return
         self._send_json(404, {"error": {"type": "not_found", "message": "fake: no such route"}})
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
@@ -266,6 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if not _is_credential_header(k)}
         self.fake.requests.append({"method": "POST", "path": self.path, "kind": kind,
                                    "headers": headers, "body": body})
+        if self._key_refused():
+            return
         if kind == "count_tokens":
             self._send_json(200, {"input_tokens": 100})
             return

@@ -51,6 +51,7 @@ def triggers(
     max_false_trigger_rate: Annotated[float | None, typer.Option(min=0, max=1, help="Gate: the false-trigger rate must be at most this.")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print triggers.json's figures and gate as JSON on stdout.")] = False,
+    fail_fast: Annotated[int, typer.Option(min=0, help="Stop (exit 2) when the first N failures all have the same error before any run succeeds: a dead provider or a broken setup (as for `run`). 0: never stop.")] = 5,
 ) -> None:
     """Does the description make the agent load the skill? Trigger rates, recall, false triggers.
 
@@ -66,7 +67,7 @@ def triggers(
                          with_skills=list(with_skills or []), workspace=workspace, seed=seed, concurrency=concurrency,
                          model=model, temperature=temperature, timeout_seconds=timeout,
                          options=parse_options(option or []), min_recall=min_trigger_recall,
-                         max_false_rate=max_false_trigger_rate, strict=strict)
+                         max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast)
     total = len(load_queries(queries or default_queries_path(skill_dir))) * runs
     report, folder, gate = measure_triggers(req, on_done=_progress(total))
     if as_json:

@@ -1,8 +1,10 @@
 """What every agent-CLI executor (`claude-code`, `codex`) does around its one CLI call.
 
 A trial runs the CLI headless as its own process group, in a private copy of the work dir (see
-`isolated_workdir`) with a fresh temporary HOME, the skill (with-skill arm only) copied to
-where that CLI discovers project skills, and credentials taken only from the environment.
+`isolated_workdir`) with a fresh private HOME (`agent_home`: never under the temp folder), the
+skill (with-skill arm only) copied to where that CLI discovers project skills, and credentials
+taken only from the environment. Until a trial of the run has succeeded, the CLI's stream is
+watched for a provider it keeps retrying or that never answers (`give_up`).
 Its JSON-lines stdout is redacted and parsed into a TrialResult, and the process's fate
 (killed at the timeout, died before finishing, transient API failure) is folded in.
 
@@ -14,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from skillassay.executors.agent_home import private_home
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.give_up import ProviderWatch
+from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
     events_from_lines,
@@ -67,6 +71,15 @@ class AgentCliExecutor(Executor):
     def unfinished(self, result: TrialResult) -> str | None:
         """Why the events show the CLI never finished (e.g. "without a result event"), or None."""
 
+    @abstractmethod
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """The failure a stdout event shows the CLI retrying (its cause, e.g. "API status 529
+        overloaded"), else None."""
+
+    @abstractmethod
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        """Whether a stdout event shows an answer from the model (a message, a tool call)."""
+
     # ------------------------------------------------------------------------------ shared
 
     @classmethod
@@ -82,14 +95,27 @@ class AgentCliExecutor(Executor):
         return True, f"{cls.binary} found; skills go to <workdir>/{'/'.join(cls.skills_dir)}/"
 
     def ready(self) -> str | None:
-        """The binary on PATH and a key in the environment (the CLI runs with a fresh HOME, so
-        a login stored in the user's own HOME does not count); options.api_key_env names one
-        more variable that counts."""
+        """The binary on PATH, a key in the environment (the CLI runs with a fresh HOME, so a
+        login stored in the user's own HOME does not count; options.api_key_env names one more
+        variable that counts), and the endpoint accepting that key (`probe`)."""
         if shutil.which(self.binary) is None:
             return self._not_found()
         extra = self.settings.options.get("api_key_env")
         names = (*self.key_env_vars, *([str(extra)] if extra else []))
-        return None if any(os.environ.get(var) for var in names) else self.missing_key
+        if not any(os.environ.get(var) for var in names):
+            return self.missing_key
+        return self.probe()
+
+    def probe(self) -> str | None:
+        """One free request to the endpoint the CLI will use, with the key it will send: a
+        refused key or a server that does not answer is named in seconds, before any trial
+        (the CLI itself would retry for minutes in every trial). None: it answered."""
+        return None
+
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        """Why the agent's shell commands could not run at all, for a reason outside the task
+        (see harness_faults.py); None when they could, or there were none."""
+        return None
 
     def trigger_decided(self, line: str, skill_name: str) -> bool:
         """For a trigger run: True when this stdout line shows the agent loading `skill_name`,
@@ -113,34 +139,48 @@ class AgentCliExecutor(Executor):
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
-        with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
-                                         ignore_cleanup_errors=True) as home, \
+        with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
             for skill in request.skills:  # distractors of a trigger eval sit beside the skill
                 installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
             env = self.child_env(os.environ, Path(home))
+            watch = ProviderWatch(request.give_up, self.provider_retry, self.model_answered)
+
+            def stop(line: str) -> bool:
+                return watch.line(line) or (stop_when is not None and stop_when(line))
+
             outcome = run_process_group(
-                self.command_line(binary, request.prompt, cwd), cwd=cwd,
-                env=env, timeout_seconds=request.settings.timeout_seconds, stop_when=stop_when)
+                self.command_line(binary, request.prompt, cwd), cwd=cwd, env=env,
+                timeout_seconds=request.settings.timeout_seconds, stop_when=stop,
+                stop_poll=watch.overdue if request.give_up is not None else None)
         events = events_from_lines(outcome.stdout_lines, env)
         result = self.parse_events(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env, request.settings.timeout_seconds)
+        return self._finish(result, outcome, env, request.settings.timeout_seconds, watch)
 
-    def _finish(self, result: TrialResult, outcome: ProcessOutcome,
-                env: Mapping[str, str], timeout_seconds: float) -> TrialResult:
+    def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
+                timeout_seconds: float, watch: ProviderWatch) -> TrialResult:
         """Fold the process's fate into what the events said. The timeout is the request's:
         on a retried trial the engine gives each attempt only what is left of the deadline."""
         result.model = result.model or self.settings.model
         if result.agent_duration_ms is None:
             result.agent_duration_ms = outcome.duration_ms
-        if outcome.stopped_early:
+        if outcome.stopped_early and watch.verdict is not None:  # gave up on the provider
+            result.status, result.error = "error", redact(watch.verdict, env)
+            result.transcript.append({"type": "_skillassay", "event": f"stopped: {result.error}"})
+        elif outcome.timed_out and (retrying := watch.retrying()) is not None:
+            result.status, result.error = "error", redact(retrying, env)  # the retried failure, not the clock
+            result.transcript.append({"type": "_skillassay", "event": f"killed at the {timeout_seconds:g}s "
+                                      "timeout while the CLI was retrying the provider"})
+        elif outcome.stopped_early:
             result.status, result.error = "ok", None  # decided; no final event is expected
             result.transcript.append({"type": "_skillassay", "event": "stopped: the skill under test was loaded"})
         elif outcome.timed_out:
             result.status = "timeout"
             result.error = (f"timed out after {timeout_seconds:g}s; "
                             "process group killed")
+        elif result.status == "ok" and (cause := self.harness_fault(result, outcome.stderr)) is not None:
+            result.status, result.error = "error", broken_tools_error(cause)
         elif self.transient_failure(result):
             raise TransientError(result.error or "transient API error", result=result)
         elif (why := self.unfinished(result)) is not None:

@@ -34,6 +34,7 @@ from tenacity import (
 
 from skillassay.errors import InputError
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.probe import PROBE_TIMEOUT_SECONDS, probe_endpoint  # noqa: F401 - re-exported
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import EVALS_DIR
@@ -613,22 +614,3 @@ class AgentLoopExecutor(Executor):
 
     def close(self) -> None:
         self.client.close()
-
-
-PROBE_TIMEOUT_SECONDS = 10.0  # probe_endpoint: how long the endpoint may take to answer
-
-
-def probe_endpoint(client: Any, sdk: Any) -> str | None:
-    """An executor's ready() for a hosted API: ask the endpoint for its model list (free, no
-    tokens), so a server that is down or a key it refuses is named before any trial. Any other
-    answer means the endpoint is there. `sdk` is the `openai` or `anthropic` module: both SDKs
-    name their errors alike, so one probe serves both."""
-    try:
-        client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0).models.list()
-    except sdk.APIConnectionError as exc:
-        return f"the endpoint {mask_userinfo(str(client.base_url))} is not answering ({exc.__cause__ or exc})"
-    except (sdk.AuthenticationError, sdk.PermissionDeniedError) as exc:
-        return f"the endpoint {mask_userinfo(str(client.base_url))} refused the key (HTTP {exc.status_code})"
-    except sdk.APIStatusError:
-        pass
-    return None

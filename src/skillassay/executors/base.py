@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from skillassay.executors.give_up import GiveUp
 from skillassay.spec.skill import Skill
 
 Status = Literal["ok", "error", "timeout"]
@@ -54,6 +55,9 @@ class TrialRequest:
     # Other skills installed beside `skill`, where the agent discovers them too (trigger evals:
     # distractors that may shadow it). Empty for a benchmark trial.
     extra_skills: tuple[Skill, ...] = ()
+    # While no trial of the run has succeeded: when to give up on a provider that keeps failing
+    # or never answers (executors/give_up.py). None: the trial runs its course.
+    give_up: GiveUp | None = None
 
     @property
     def skills(self) -> tuple[Skill, ...]:
@@ -70,6 +74,10 @@ class Usage:
     cached_input_tokens: int | None = None
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # Which of the agent's own accounts the counts come from, when it gives more than one, and
+    # their disagreement in words (None: they agree). Shown, never silently resolved.
+    source: str | None = None
+    warning: str | None = None
 
     @property
     def total_tokens(self) -> int | None:

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.harness_faults import all_commands_broken
+from skillassay.executors.probe import probe_anthropic
 
 BINARY = "claude"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -71,22 +73,53 @@ def _usage(event: dict[str, Any]) -> Usage:
     """Anthropic reports cache reads and writes beside input_tokens; our Usage counts every
     input token in input_tokens and the cache reads again as cached_input_tokens.
 
-    When a stream breaks and the CLI's non-streaming retry succeeds, `usage` comes back 0/0
-    while `modelUsage` (per model) holds the real counts, so `modelUsage` is read then. A run
-    that called a model never used 0 tokens: with neither giving a count, they are unknown."""
+    The result event gives two accounts: `usage`, and `modelUsage` per model. They disagree
+    when a stream broke: the CLI's non-streaming retry is counted in `modelUsage` only (usage
+    0/0 when the first turn broke, 777/55 where the server and modelUsage say 1554/110 when a
+    later one did). Both are kept; the larger is the figure (tokens the provider answered are
+    tokens spent), `source` says which, and `warning` shows the disagreement rather than
+    resolving it silently. `usage` matching one model's entry of `modelUsage` is no
+    disagreement: the other entries are side models (a small fast one), and the sum counts
+    them. A run that called a model never used 0 tokens: with neither giving a count, unknown."""
     cost = event.get("total_cost_usd")
     cost_usd = float(cost) if isinstance(cost, int | float) else None
     given = event.get("usage")
-    raw: dict[str, Any] = given if isinstance(given, dict) else {}
+    raw: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+    per_model = event.get("modelUsage")
+    if per_model is not None:
+        raw["modelUsage"] = per_model
     usage = _usage_block(raw, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
                          "output_tokens")
-    if usage is None or not (usage.input_tokens or usage.output_tokens):
-        usage = _model_usage(event.get("modelUsage"))
-        raw = {**raw, "modelUsage": event.get("modelUsage")}
-    if usage is None:  # unknown, not zero; and a cost of 0 for it is no figure either
-        return Usage(cost_usd=cost_usd or None, raw=dict(raw))
-    usage.cost_usd, usage.raw = cost_usd, dict(raw)
-    return usage
+    usage = usage if usage is not None and (usage.input_tokens or usage.output_tokens) else None
+    models = _model_usage(per_model)
+    chosen, source, warning = _reconcile(usage, models, per_model)
+    if chosen is None:  # unknown, not zero; and a cost of 0 for it is no figure either
+        return Usage(cost_usd=cost_usd or None, raw=raw)
+    chosen.cost_usd, chosen.raw, chosen.source, chosen.warning = cost_usd, raw, source, warning
+    return chosen
+
+
+def _counts(u: Usage | None) -> tuple[int, int]:
+    return (u.input_tokens or 0, u.output_tokens or 0) if u is not None else (0, 0)
+
+
+def _reconcile(usage: Usage | None, models: Usage | None, per_model: Any
+               ) -> tuple[Usage | None, str | None, str | None]:
+    """(the figure, "usage" or "modelUsage", the disagreement in words or None)."""
+    if models is None:
+        return usage, "usage" if usage is not None else None, None
+    if usage is None or _counts(usage) == _counts(models):
+        return models, "modelUsage", None if usage is not None else (
+            "the result's usage reported no tokens; modelUsage counted "
+            f"{models.input_tokens} input / {models.output_tokens} output (a broken stream's retry)")
+    entries = [_usage_block(m, "inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")
+               for m in per_model.values() if isinstance(m, dict)]
+    if any(_counts(e) == _counts(usage) for e in entries):
+        return models, "modelUsage", None  # usage is one model's; the sum adds the side models
+    larger, source = (models, "modelUsage") if sum(_counts(models)) >= sum(_counts(usage)) else (usage, "usage")
+    return larger, source, (f"the CLI's two token counts disagree: usage {usage.input_tokens} input / "
+                            f"{usage.output_tokens} output, modelUsage {models.input_tokens} / {models.output_tokens}; "
+                            f"the larger ({source}) is recorded")
 
 
 def _usage_block(raw: dict[str, Any], fresh_key: str, written_key: str, read_key: str,
@@ -196,6 +229,19 @@ def _failed_tool_ids(events: list[dict[str, Any]]) -> set[str]:
             if b.get("type") == "tool_result" and b.get("is_error")}
 
 
+def shell_commands(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:
+    """(failed, output) of every Bash tool call that got a result."""
+    results = {str(b.get("tool_use_id")): b for b in _content_blocks(events, "user") if b.get("type") == "tool_result"}
+    out: list[tuple[bool, str]] = []
+    for use in _tool_uses(events):
+        block = results.get(str(use.get("id")))
+        if use.get("name") == "Bash" and block is not None:
+            content = block.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            out.append((bool(block.get("is_error")), text))
+    return out
+
+
 def _assistant_turns(events: list[dict[str, Any]]) -> int:
     ids = {(e.get("message") or {}).get("id") for e in events if e.get("type") == "assistant"}
     return len(ids)
@@ -261,6 +307,10 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
         return build_argv(binary, prompt, self.settings)
 
+    def probe(self) -> str | None:
+        base_url = self.settings.options.get("base_url")
+        return probe_anthropic(str(base_url) if base_url else None)
+
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home, self.settings)
 
@@ -269,6 +319,18 @@ class ClaudeCodeExecutor(AgentCliExecutor):
 
     def transient_failure(self, result: TrialResult) -> bool:
         return is_transient(_last_result(result.transcript))
+
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """Claude Code announces each retry of a failed API call as a `system`/`api_retry` event."""
+        if event.get("type") != "system" or event.get("subtype") != "api_retry":
+            return None
+        return f"API status {event.get('error_status') or 'unknown'} {event.get('error') or 'error'}".strip()
+
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        return event.get("type") in ("assistant", "user", "stream_event")
+
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        return all_commands_broken(shell_commands(result.transcript))
 
     def unfinished(self, result: TrialResult) -> str | None:
         return "without a result event" if _last_result(result.transcript) is None else None

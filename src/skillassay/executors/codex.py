@@ -10,6 +10,7 @@ sessions; `--skip-git-repo-check` because trial work dirs are not repositories."
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import shlex
@@ -18,7 +19,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.agent_home import home_problem
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
+from skillassay.executors.harness_faults import all_commands_broken, fault_line
+from skillassay.executors.probe import probe_openai
 
 BINARY = "codex"
 INSTALL_HINT = "npm install -g @openai/codex"
@@ -30,7 +34,9 @@ _NON_TOOL_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error",
 # last status: 429 Too Many Requests"); these are the retryable ones.
 _TRANSIENT = re.compile(
     r"status:?\s*(408|409|429|5\d\d)\b|too many requests|overloaded|rate.?limit"
-    r"|stream disconnected|connection (reset|refused)", re.IGNORECASE)
+    r"|stream disconnected|connection (reset|refused)"
+    r"|currently experiencing high demand", re.IGNORECASE)  # Codex's own text for a 500 from the API
+_RECONNECTING = re.compile(r"^Reconnecting\.\.\. \d+/\d+ \((.*)\)$", re.DOTALL)
 
 
 # ------------------------------------------------------------------------------- parsing
@@ -118,6 +124,12 @@ def skills_loaded(events: list[dict[str, Any]], names: Sequence[str]) -> list[st
     for item in _items_by_id(events).values():
         loaded += [n for n in names if n not in loaded and _reads_skill(item, n)]
     return loaded
+
+
+def shell_commands(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:
+    """(failed, output) of every finished shell command of the run."""
+    return [(_item_failed(i), str(i.get("aggregated_output") or "")) for i in _items_by_id(events).values()
+            if item_type(i) == "command_execution" and i.get("status") != "in_progress"]
 
 
 def _succeeded(item: dict[str, Any]) -> bool:
@@ -299,6 +311,18 @@ class CodexExecutor(AgentCliExecutor):
     def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
         return build_argv(binary, prompt, cwd, self.settings)
 
+    def ready(self) -> str | None:
+        return home_problem() or super().ready()
+
+    def probe(self) -> str | None:
+        """The key Codex will send: a custom provider's env_key (options.api_key_env, else
+        OPENAI_API_KEY), the hosted API's CODEX_API_KEY (build_env copies OPENAI_API_KEY there)."""
+        opts = self.settings.options
+        names = ([str(opts.get("api_key_env", "OPENAI_API_KEY")), "CODEX_API_KEY"] if opts.get("base_url")
+                 else ["CODEX_API_KEY", "OPENAI_API_KEY"])
+        key = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        return probe_openai(str(opts["base_url"]) if opts.get("base_url") else None, key)
+
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home)
 
@@ -307,6 +331,26 @@ class CodexExecutor(AgentCliExecutor):
 
     def transient_failure(self, result: TrialResult) -> bool:
         return result.status == "error" and is_transient(result.error)
+
+    def provider_retry(self, event: dict[str, Any]) -> str | None:
+        """Codex announces each stream retry as a top-level `error` event "Reconnecting... n/m (cause)"."""
+        found = _RECONNECTING.match(str(event.get("message") or "")) if event.get("type") == "error" else None
+        return found.group(1) if found else None
+
+    def model_answered(self, event: dict[str, Any]) -> bool:
+        item = event.get("item")
+        kind = str(event.get("type") or "")
+        return (kind.startswith("item.") and isinstance(item, dict) and item_type(item) != "error") \
+            or kind == "turn.completed"
+
+    def harness_fault(self, result: TrialResult, stderr: str) -> str | None:
+        """Codex without its sandbox helper runs no shell command at all, and then does not even
+        report the commands as items (the model alone sees `bwrap: execvp codex-linux-sandbox`):
+        its own warning on stderr is the evidence. Else: every command item failed that way."""
+        helper = fault_line("\n".join(line for line in stderr.splitlines() if "helper binaries" in line))
+        if helper is not None:
+            return f"Codex could not create its sandbox helper, so no shell command could run ({helper})"
+        return all_commands_broken(shell_commands(result.transcript))
 
     def unfinished(self, result: TrialResult) -> str | None:
         completed = any(e.get("type") == "turn.completed" for e in result.transcript)

@@ -189,10 +189,12 @@ def run_process_group(
     on_line: Callable[[str], None] | None = None,
     grace_seconds: float = 3.0,
     stop_when: Callable[[str], bool] | None = None,
+    stop_poll: Callable[[], bool] | None = None,
 ) -> ProcessOutcome:
     """Run argv to completion or timeout; never raises for the child's own failure.
     `stop_when(line)` returning True for a stdout line ends the run there (the group is
     killed, what was printed kept): a trigger run is decided once the agent loads the skill.
+    `stop_poll()`, asked every 0.1 s, ends it the same way (a provider that never answers).
 
     Raises FileNotFoundError when argv[0] does not exist (a setup problem, not a trial result).
     """
@@ -221,10 +223,12 @@ def run_process_group(
     try:
         while True:
             try:
-                proc.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.001)) if stop_when else timeout_seconds)
+                watched = stop_when is not None or stop_poll is not None
+                proc.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.001)) if watched else timeout_seconds)
                 break
             except subprocess.TimeoutExpired:
-                if stop.is_set():
+                if stop.is_set() or (stop_poll is not None and stop_poll()):
+                    stop.set()
                     break
                 if time.monotonic() >= deadline:
                     timed_out = True

@@ -41,7 +41,7 @@ from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import Gated, write_report
 from skillassay.run.backends import Backend, open_backend
-from skillassay.run.execute import RetryPolicy
+from skillassay.run.execute import RetryPolicy, token_note
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
@@ -330,6 +330,7 @@ class TrialRunner:
         self.eval_dir = p.evals_path.parent
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
         self.sink: FileSink = DIRECT  # run_locked's trial_file_sink while trials run
+        self.token_warnings: list[Path] = []  # trials whose agent's own token counts disagreed
         # Evals whose grading reads the run folder (a check that opens files, the judge): their
         # files are on disk before grading, whatever the sink (store/writebehind.py).
         self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
@@ -337,10 +338,13 @@ class TrialRunner:
 
     def __call__(self, trial: Trial) -> TrialRecord:
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
+        retry = replace(retry, give_up=self.streak.give_up())
         pending = Collect()
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor, pending)
+        if result.usage.warning:
+            self.token_warnings.append(trial.run_dir)
         if self.reads_folder[trial.eval.id] and pending.files:
             self.sink.submit(pending.files)
             self.sink.sync()
@@ -472,7 +476,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison,
-                      [h for h in (reused_note(skill_reuse), hint) if h])
+                      [h for h in (reused_note(skill_reuse), hint, token_note(runner.token_warnings)) if h])
 
 
 def existing_run_folders(it_dir: Path, slugs: list[str], configurations: list[str]

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult, Usage
+from skillassay.executors.give_up import GiveUp
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
@@ -33,6 +34,7 @@ class RetryPolicy:
     attempts: int = 3
     wait_initial: float = 1.0
     wait_max: float = 30.0
+    give_up: GiveUp | None = None  # the stop rule's, while no trial has succeeded (run/stop.py)
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -229,7 +231,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     before = snapshot(outputs) if input_files else {}
 
     request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
-                           settings=executor.settings)
+                           settings=executor.settings, give_up=policy.give_up)
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0
@@ -267,7 +269,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         model=result.model or executor.settings.model,
         usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
-               "raw": usage.raw},
+               "raw": usage.raw, **usage_provenance(usage)},
     )
     timing = Timing(
         total_tokens=usage.total_tokens,
@@ -282,6 +284,21 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         files.append(json_entry(f"{run_s}/timing.json", timing, redactor))
     sink.submit(files)
     return result, metrics, timing
+
+
+def usage_provenance(usage: Usage) -> dict[str, str]:
+    """metrics.json's token_source and token_warning, when the executor gave them."""
+    out = {"token_source": usage.source, "token_warning": usage.warning}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def token_note(run_dirs: list[Path]) -> str | None:
+    """Trials whose agent gave two token counts that disagree: shown after the run, never
+    silently resolved (the larger is recorded; metrics.json says which and why)."""
+    if not run_dirs:
+        return None
+    return (f"{len(run_dirs)} trials' token counts disagreed between the agent's own accounts (e.g. {run_dirs[0]}); "
+            "the larger is recorded, and their metrics.json's token_warning says both")
 
 
 AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})

@@ -10,24 +10,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from skillassay.errors import InputError
-from skillassay.store.records import TrialRecord
+from skillassay.executors.give_up import GiveUp, failures_of
 
 DEFAULT_LIMIT = 5
 # Counts, durations, ports and request ids differ between two trials failing for one reason.
 _VARYING = re.compile(r"\b(?=\w*\d)\w{12,}\b|\d+(?:\.\d+)?")
 
 
-def error_signature(record: TrialRecord) -> str:
+class Finished(Protocol):
+    """A finished trial or trigger run, as far as the stop rule reads it."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+def error_signature(record: Finished) -> str:
     """What two failures for the same reason have in common: status and error, numbers out."""
     return f"{record.status}: " + _VARYING.sub("#", (record.error or "no detail").strip())[:500]
 
 
 @dataclass
 class SameErrorStreak:
-    """Trips when the first `limit` finished trials failed with one error signature and none
-    succeeded (limit 0: never)."""
+    """Trips when the first `limit` failures of the run had one error signature and no trial
+    succeeded (limit 0: never). A trial counts for as many failures as its error states (an
+    agent CLI's own retries, cut short by `give_up`: see executors/give_up.py), so the first
+    trial against a dead provider can trip it alone, in seconds rather than minutes."""
 
     limit: int = DEFAULT_LIMIT
     count: int = 0
@@ -42,15 +55,21 @@ class SameErrorStreak:
         trial is not worth retrying (the agent CLIs already retry inside, for minutes)."""
         return self.limit > 0 and not self.succeeded and self.count > 0
 
-    def add(self, record: TrialRecord) -> bool:
+    def give_up(self) -> GiveUp | None:
+        """What a trial may spend on a provider that has not answered in this run (None: the
+        setup is proven, or the rule is off)."""
+        return GiveUp(self.limit) if self.limit > 0 and not self.succeeded else None
+
+    def add(self, record: Finished) -> bool:
         """Count one finished trial; True when the run should stop."""
         if self.tripped or self.succeeded:
             return self.tripped
-        if record.completed:
+        if record.status == "ok":
             self.succeeded = True
             return False
         sig = error_signature(record)
-        self.count = self.count + 1 if sig == self.signature else 1
+        weight = failures_of(record.error, self.limit)
+        self.count = self.count + weight if sig == self.signature else weight
         detail = record.error or "no detail"
         self.signature, self.error = sig, detail if record.status == "error" else f"{record.status}: {detail}"
         self.tripped = 0 < self.limit <= self.count
@@ -59,11 +78,16 @@ class SameErrorStreak:
 
 def stopped_early(it_dir: Path, executor: str, streak: SameErrorStreak, executed: int) -> InputError:
     """A dead provider or a broken setup: say what failed and how to carry on (exit 2)."""
-    return InputError.one(it_dir, f"--executor {executor}",
-                          f"run stopped: the first {streak.count} trials all failed with the same error and none "
-                          f"succeeded, so the rest would fail too; no further trials were started "
-                          f"({executed} ran). The error: {streak.error}. Fix the cause and run the same command "
-                          "again to resume: finished trials are kept and the failed ones are run again (--fail-fast 0 never stops).")
+    return InputError.one(it_dir, f"--executor {executor}", f"run stopped: {stop_reason(streak)}; no further trials "
+                          f"were started ({executed} ran). The error: {streak.error}. Fix the cause and run the same "
+                          "command again to resume: finished trials are kept and the failed ones are run again "
+                          "(--fail-fast 0 never stops).")
 
 
-__all__ = ["DEFAULT_LIMIT", "SameErrorStreak", "error_signature", "stopped_early"]
+def stop_reason(streak: SameErrorStreak) -> str:
+    """Why the rest would fail too, in words (shared by `run` and `triggers`)."""
+    return (f"the first {streak.count} failures (failed trials, and an agent's own retries of its provider) all had "
+            "the same error and nothing succeeded, so the rest would fail too")
+
+
+__all__ = ["DEFAULT_LIMIT", "Finished", "SameErrorStreak", "error_signature", "stop_reason", "stopped_early"]

@@ -16,6 +16,7 @@ from skillassay.errors import InputError
 from skillassay.executors import Executor, ExecutorSettings, check_executor, load_executor_class
 from skillassay.executors.base import TrialResult
 from skillassay.models.triggers import TRIGGERS_SCHEMA_VERSION, QueryResult, TriggerGate, TriggerQuery, TriggerReport
+from skillassay.run.stop import DEFAULT_LIMIT
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
 from skillassay.store.layout import default_workspace
@@ -49,6 +50,7 @@ class TriggerRequest:
     min_recall: float | None = None
     max_false_rate: float | None = None
     strict: bool = False
+    fail_fast: int = DEFAULT_LIMIT  # the stop rule's limit (run/stop.py); 0: never stop
 
 
 def load_others(paths: Sequence[Path], skill: Skill) -> tuple[Skill, ...]:
@@ -82,10 +84,11 @@ def triggers_folder(req: TriggerRequest, skill: Skill) -> Path:
 
 def evaluate(executor: Executor, skills: tuple[Skill, ...], queries: list[TriggerQuery], indexes: Sequence[int],
              runs: int, seed: int, store: Path, concurrency: int,
-             on_done: Callable[[RunSpec, dict[str, Any], bool], None] | None = None) -> list[QueryResult]:
+             on_done: Callable[[RunSpec, dict[str, Any], bool], None] | None = None,
+             fail_fast: int = DEFAULT_LIMIT) -> list[QueryResult]:
     """Run (or resume) `indexes` of `queries` and summarise each, records under `store`."""
     specs = plan_runs(queries, indexes, runs, seed)
-    done = execute_runs(executor, skills, specs, store, concurrency, on_done)
+    done = execute_runs(executor, skills, specs, store, concurrency, on_done, fail_fast=fail_fast)
     name = skills[0].name
     results = []
     for i in indexes:
@@ -129,7 +132,7 @@ def measure_triggers(req: TriggerRequest,
     try:
         with WorkspaceLock(folder, "triggers"):
             results = evaluate(executor, (skill, *others), queries, range(len(queries)), req.runs, req.seed, folder,
-                               req.concurrency, on_done)
+                               req.concurrency, on_done, req.fail_fast)
             report, gate = build_report(skill, others, queries_path, executor, req.runs, req.seed, results, req)
             write_json(folder / "triggers.json", report)
             atomic_write_text(folder / "triggers.md", render_triggers_md(report))

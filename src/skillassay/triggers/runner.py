@@ -10,15 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from skillassay.errors import InputError
 from skillassay.executors.base import Executor, TrialRequest, TrialResult
 from skillassay.models.triggers import TriggerQuery, TriggerRun
 from skillassay.run.execute import RetryPolicy, call_with_retries
+from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stop_reason
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient, now_iso, write_json
 
@@ -79,7 +82,7 @@ def _execute(executor: Executor, skills: tuple[Skill, ...], spec: RunSpec, polic
     names = [s.name for s in skills]
     with tempfile.TemporaryDirectory(prefix="skillassay-trigger-") as work:
         request = TrialRequest(prompt=spec.query.query, workdir=Path(work), skill=skills[0], seed=spec.seed,
-                               settings=executor.settings, extra_skills=skills[1:])
+                               settings=executor.settings, extra_skills=skills[1:], give_up=policy.give_up)
         started = now_iso()
         result, attempts = call_with_retries(_AsTrigger(executor), request, policy)
     loaded = executor.skills_loaded(result, names) if result.status == "ok" else None
@@ -100,9 +103,12 @@ def as_run(record: dict[str, Any], skill_name: str, rel: str) -> TriggerRun:
 
 def execute_runs(executor: Executor, skills: tuple[Skill, ...], specs: Sequence[RunSpec], store: Path,
                  concurrency: int, on_done: Callable[[RunSpec, dict[str, Any], bool], None] | None = None,
-                 policy: RetryPolicy | None = None) -> dict[tuple[int, int], tuple[dict[str, Any], Path]]:
+                 policy: RetryPolicy | None = None, fail_fast: int = DEFAULT_LIMIT
+                 ) -> dict[tuple[int, int], tuple[dict[str, Any], Path]]:
     """Every spec's record, run now or found finished in `store`; (index, run) -> (record, path).
-    Each record is written atomically as soon as its run ends: a killed command loses no run."""
+    Each record is written atomically as soon as its run ends: a killed command loses no run.
+    The stop rule of `run` (run/stop.py) guards it too: when the first failures all have one
+    error and no run succeeded, no further run starts and InputError (exit 2) says why."""
     digest, identity = skill_digest(skills), executor.identity()
     folder = store / RECORDS_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,17 +123,47 @@ def execute_runs(executor: Executor, skills: tuple[Skill, ...], specs: Sequence[
                 on_done(spec, found, True)
         else:
             todo.append((spec, path))
+    streak, lock, base = SameErrorStreak(fail_fast), threading.Lock(), policy or RetryPolicy()
+
+    def guarded(spec: RunSpec) -> dict[str, Any] | None:
+        if streak.tripped:
+            return None
+        with lock:
+            run_policy = replace(base, attempts=1 if streak.unproven else base.attempts, give_up=streak.give_up())
+        record = _execute(executor, skills, spec, run_policy)
+        with lock:
+            streak.add(_Outcome(str(record.get("status")), record.get("error")))
+        return record
+
+    ran = 0
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="skillassay-trigger") as pool:
-        futures = {pool.submit(_execute, executor, skills, spec, policy or RetryPolicy()): (spec, path)
-                   for spec, path in todo}
+        futures = {pool.submit(guarded, spec): (spec, path) for spec, path in todo}
         for fut in as_completed(futures):
             spec, path = futures[fut]
-            record = fut.result()
+            if (record := fut.result()) is None:
+                continue
+            ran += 1
             write_json(path, record)
             out[(spec.index, spec.run)] = (record, path)
             if on_done:
                 on_done(spec, record, False)
+            if streak.tripped:
+                for pending in futures:
+                    pending.cancel()
+    if streak.tripped:
+        raise InputError.one(store, f"--executor {executor.name}",
+                             f"triggers stopped: {stop_reason(streak)}; no further runs were started ({ran} ran). "
+                             f"The error: {streak.error}. Fix the cause and run the same command again to resume: "
+                             "finished runs are kept and the failed ones are run again.")
     return out
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A trigger run's record as the stop rule reads it."""
+
+    status: str
+    error: str | None
 
 
 __all__ = ["RunSpec", "as_run", "execute_runs", "plan_runs", "run_key", "skill_digest"]
