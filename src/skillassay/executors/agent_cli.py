@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
@@ -30,6 +31,7 @@ from skillassay.executors.subprocess_util import (
     run_process_group,
     tail,
 )
+from skillassay.sandbox import MeteringProxy, confined, resolved
 
 
 class AgentCliExecutor(Executor):
@@ -48,8 +50,13 @@ class AgentCliExecutor(Executor):
     # ------------------------------------------------------------------- CLI-specific hooks
 
     @abstractmethod
-    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
-        """The argv of one headless run (identical for both arms)."""
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+        """The argv of one headless run (identical for both arms); `base_url`: the metering
+        proxy's, for a CLI that takes its endpoint on the command line."""
+
+    @abstractmethod
+    def api_route(self, env: Mapping[str, str]) -> ApiRoute:
+        """How this CLI, given its environment, reaches its model API (for the proxy)."""
 
     @abstractmethod
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -89,7 +96,9 @@ class AgentCliExecutor(Executor):
             return self._not_found()
         extra = self.settings.options.get("api_key_env")
         names = (*self.key_env_vars, *([str(extra)] if extra else []))
-        return None if any(os.environ.get(var) for var in names) else self.missing_key
+        if not any(os.environ.get(var) for var in names):
+            return self.missing_key
+        return temp_contamination() if resolved(self.settings.sandbox).kind == "none" else None
 
     def trigger_decided(self, line: str, skill_name: str) -> bool:
         """For a trigger run: True when this stdout line shows the agent loading `skill_name`,
@@ -113,19 +122,29 @@ class AgentCliExecutor(Executor):
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
+        spec = resolved(self.settings.sandbox)
         with tempfile.TemporaryDirectory(prefix=f"{self.temp_prefix}home-",
                                          ignore_cleanup_errors=True) as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
-            for skill in request.skills:  # distractors of a trigger eval sit beside the skill
-                installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
-            env = self.child_env(os.environ, Path(home))
-            outcome = run_process_group(
-                self.command_line(binary, request.prompt, cwd), cwd=cwd,
-                env=env, timeout_seconds=request.settings.timeout_seconds, stop_when=stop_when)
-        events = events_from_lines(outcome.stdout_lines, env)
-        result = self.parse_events(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env, request.settings.timeout_seconds)
+            skills = [installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
+                      for skill in request.skills]  # distractors of a trigger eval sit beside the skill
+            if spec.kind == "none" and (found := contaminating(cwd)):
+                return TrialResult(status="error", error=f"not run: {', '.join(map(str, found))} above the "
+                                   "trial would reach the agent in both arms")
+            host_env = self.child_env(os.environ, Path(home))
+            with agent_env(spec, host_env, self.api_route(host_env)) as (env, proxy):
+                argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
+                with confined(spec, argv, cwd=cwd, writable=[cwd, Path(home)],
+                              readonly=[s for s in skills if s is not None], env=env) as wrapped:
+                    outcome = run_process_group(wrapped, cwd=cwd, env=env,
+                                                timeout_seconds=request.settings.timeout_seconds,
+                                                stop_when=stop_when)
+        events = events_from_lines(outcome.stdout_lines, host_env)
+        under_test = request.skill.name if request.skill else request.settings.skill_under_test
+        result = self.parse_events(events, under_test)
+        _add_metering(result, proxy)
+        return self._finish(result, outcome, host_env, request.settings.timeout_seconds)
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome,
                 env: Mapping[str, str], timeout_seconds: float) -> TrialResult:
@@ -148,6 +167,15 @@ class AgentCliExecutor(Executor):
             result.error = (f"{self.binary} exited with code {outcome.returncode} {why}: "
                             f"{redact(tail(outcome.stderr), env)}")
         return result
+
+
+def _add_metering(result: TrialResult, proxy: MeteringProxy | None) -> None:
+    """The proxy's record of every model request, in the transcript and beside the CLI's own
+    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved."""
+    if proxy is None:
+        return
+    result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
+    result.usage.raw["proxy"] = proxy.totals()
 
 
 __all__ = ["AgentCliExecutor"]
