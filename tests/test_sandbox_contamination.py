@@ -51,7 +51,8 @@ def test_a_baseline_that_loads_the_skill_under_test_is_an_invalid_measurement(tm
     it = tmp_path / f"{SKILL}-workspace" / "iteration-1"
     metrics = json.loads((it / "eval-1-greet" / "without_skill" / "run-1" / "outputs" / "metrics.json").read_text())
     assert metrics["skill_triggered"] is True
-    assert "baseline contaminated" in (it / "report.md").read_text()
+    report = (it / "report.md").read_text()
+    assert "baseline contaminated" in report and "**Sandbox:** `none` (no isolation" in report
     assert json.loads((it / "iteration.json").read_text())["sandbox"]["kind"] == "none"
 
 
