@@ -141,7 +141,7 @@ class Executor(ABC):
                "max_tokens": s.max_tokens, "options": s.options}
         if s.sandbox.kind == "docker":  # a container's resources change scores: a new iteration
             out["sandbox"] = {"image": s.sandbox.image, "cpus": s.sandbox.cpus, "memory": s.sandbox.memory,
-                              "network": s.sandbox.network}
+                              "network": s.sandbox.network, "mounts": list(s.sandbox.mounts)}
         return out
 
     @abstractmethod

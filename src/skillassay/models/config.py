@@ -50,6 +50,8 @@ class SandboxConfig(ClosedSpecModel):
     memory: str | None = Field(None, pattern=r"^[0-9]+[bkmgBKMG]?$", description="docker: --memory, e.g. 4g.")
     network: str | None = Field(None, description="docker: --network (default host: the agent reaches the "
                                                   "metering proxy on 127.0.0.1).")
+    mounts: list[str] | None = Field(None, description="docker: host folders mounted read-only at the same path "
+                                                       "(e.g. /usr, for an image that borrows the host's tools).")
 
 
 class BenchmarkConfig(ClosedSpecModel):

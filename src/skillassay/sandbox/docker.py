@@ -26,7 +26,7 @@ def docker_argv(argv: Sequence[str], *, spec: SandboxSpec, name: str, cwd: Path,
                 readonly: Sequence[Path], env: Mapping[str, str]) -> list[str]:
     """`docker run --rm` of `argv` in the image. Environment values go by name only (`-e NAME`,
     read from the docker client's own environment), so they never appear on a command line."""
-    out = ["docker", "run", "--rm", "--init", "--name", name, "--network", spec.network or DEFAULT_NETWORK,
+    out = ["docker", "run", "--rm", "--name", name, "--network", spec.network or DEFAULT_NETWORK,
            "--security-opt", "no-new-privileges"]
     if spec.cpus:
         out += ["--cpus", str(spec.cpus)]
@@ -36,8 +36,8 @@ def docker_argv(argv: Sequence[str], *, spec: SandboxSpec, name: str, cwd: Path,
         out += ["--user", f"{os.getuid()}:{os.getgid()}"]
     for folder in writable:
         out += ["-v", f"{folder}:{folder}"]
-    for folder in readonly:
-        out += ["-v", f"{folder}:{folder}:ro"]
+    for shown in [*spec.mounts, *map(str, readonly)]:
+        out += ["-v", f"{shown}:{shown}:ro"]
     for key in sorted(env):
         if key not in _HOST_ONLY:
             out += ["-e", key]
@@ -71,7 +71,8 @@ def preflight(spec: SandboxSpec, probe: Sequence[str] | None) -> tuple[str | Non
                 "says how to build one offline)"), None
     digest = image.stdout.strip()
     if probe:
-        check = _docker("run", "--rm", "--network", "none", str(spec.image), *probe, timeout=120)
+        mounts = [arg for folder in spec.mounts for arg in ("-v", f"{folder}:{folder}:ro")]
+        check = _docker("run", "--rm", "--network", "none", *mounts, str(spec.image), *probe, timeout=120)
         if check.returncode != 0:
             said = (check.stderr or check.stdout).strip()[-300:] or f"exit {check.returncode}"
             return f"`{' '.join(probe)}` fails in image {spec.image!r}: {said}", digest

@@ -23,6 +23,7 @@ class SandboxSpec:
     cpus: float | None = None
     memory: str | None = None
     network: str | None = None
+    mounts: tuple[str, ...] = ()  # docker: host folders shown read-only (an image that borrows /usr)
     chosen: str | None = None
     digest: str | None = None
 
@@ -33,9 +34,9 @@ class SandboxSpec:
 
     def record(self) -> dict[str, Any]:
         """What iteration.json keeps: the kind used, how it was chosen, and docker's limits."""
-        data = {k: v for k, v in asdict(self).items() if v is not None}
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v not in (None, ())}
         if self.kind != "docker":
-            for key in ("image", "cpus", "memory", "network", "digest"):
+            for key in ("image", "cpus", "memory", "network", "digest", "mounts"):
                 data.pop(key, None)
         elif self.network is None:
             data["network"] = DEFAULT_NETWORK
@@ -55,7 +56,8 @@ def sandbox_spec(kind: str | None, config: dict[str, Any] | str | None, source: 
     """The spec from the config's `sandbox` (a kind, or an object with `kind` and docker's
     options) with the command line's --sandbox over it. Unknown kinds: exit 2 naming `source`."""
     base: dict[str, Any] = config if isinstance(config, dict) else ({"kind": config} if config else {})
-    spec = SandboxSpec(**{k: v for k, v in base.items() if v is not None})
+    fields: dict[str, Any] = {k: tuple(v) if k == "mounts" else v for k, v in base.items() if v is not None}
+    spec = SandboxSpec(**fields)
     if kind:
         spec = replace(spec, kind=kind)
     if spec.kind not in KINDS:
@@ -65,4 +67,6 @@ def sandbox_spec(kind: str | None, config: dict[str, Any] | str | None, source: 
         raise InputError.one(source if kind is None else "--sandbox", "docker",
                              "needs an image: `sandbox: {\"kind\": \"docker\", \"image\": \"NAME:TAG\"}` in the "
                              "config or --sandbox-image (docs/sandbox.md says how to build one)")
+    if bad := [m for m in spec.mounts if not m.startswith("/") or ":" in m]:
+        raise InputError.one(source, "mounts", f"{bad[0]!r}: host folders must be absolute paths without ':'")
     return spec
