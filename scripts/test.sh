@@ -16,6 +16,11 @@ python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# The sandboxes the trials run in (tests/test_sandbox*.py): bubblewrap, and dockerd for the
+# docker sandbox (the tests start a private daemon; images are built offline, nothing is pulled).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && { ! command -v bwrap >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; }; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap docker.io >/dev/null
+fi
 # The real agent CLIs, driven in tests against a loopback fake model API.
 if command -v npm >/dev/null 2>&1 && { ! command -v claude >/dev/null 2>&1 || ! command -v codex >/dev/null 2>&1; }; then
   npm install -g --silent @anthropic-ai/claude-code @openai/codex >/dev/null

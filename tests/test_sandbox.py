@@ -134,3 +134,18 @@ def _cmdline_has(proc: Path, marker: str) -> bool:
         return marker in (proc / "cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return False
+
+
+@needs_bwrap
+def test_a_confined_command_gets_what_o_env_names_but_no_secret_of_ours(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "parent-secret-0123456789")
+    monkeypatch.setenv("SKILLASSAY_TEST_PLAIN", "plain-value")
+    settings = ExecutorSettings(sandbox=SandboxSpec(kind="bwrap"), options={
+        "argv": ["bash", "-c", 'echo "${MY_SERVICE_API_KEY:-none} $AGENT_KEY $SKILLASSAY_TEST_PLAIN"'],
+        "env": {"AGENT_KEY": "given-on-purpose"}})
+    work = tmp_path / "work"
+    work.mkdir()
+    result = CommandExecutor(settings).run(TrialRequest(prompt="p", workdir=work, skill=None, seed=1,
+                                                        settings=settings))
+    assert result.final_text.split() == ["none", "given-on-purpose", "plain-value"]
