@@ -125,3 +125,30 @@ def test_confined_claude_never_sees_the_skill_above_its_temp_folder(tmp_path: Pa
     assert "Leaked." not in first and "The answer is 42" not in json.dumps(api.model_requests()[1]["body"])
     assert result.skill_triggered is False
     _ = make_skill  # the shared demo skill's name is the one leaked here
+
+
+def test_auto_records_its_choice_and_warns_once_when_it_falls_back_to_none(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where bwrap works, auto confines and says so in iteration.json; where it does not (here:
+    made to fail), the run goes on unconfined with one warning naming the risk and the fix."""
+    from skillassay.sandbox import bwrap
+
+    runs = []
+    for why in (bwrap.works(), "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"):
+        monkeypatch.setattr(bwrap, "works", lambda why=why: why)
+        skill = write_skill(tmp_path / ("works" if why is None else "fails"))
+        result = CliRunner().invoke(app, ["run", str(skill), "--executor", "command", "--trials", "1",
+                                          "-o", "argv=" + json.dumps(["bash", "-c", "echo hello"])],
+                                    env={"COLUMNS": "300"})
+        assert result.exit_code == 0, result.output
+        it = skill.parent / f"{SKILL}-workspace" / "iteration-1"
+        runs.append((json.loads((it / "iteration.json").read_text())["sandbox"], " ".join(result.output.split()),
+                     (it / "report.md").read_text()))
+    (confined, said, report), (unconfined, warned, report_none) = runs
+    if bwrap.works() is None:
+        assert confined == {"kind": "bwrap", "chosen": "auto: bwrap works here"} and "no sandbox" not in said
+        assert "**Sandbox:** `bwrap`; auto: bwrap works here" in report
+    assert unconfined == {"kind": "none", "chosen": "auto: bwrap is not installed (Debian/Ubuntu: apt-get install "
+                                                    "bubblewrap)"}
+    assert warned.count("no sandbox: bwrap is not installed") == 1 and "--sandbox docker" in warned
+    assert "**Sandbox:** `none` (no isolation" in report_none
