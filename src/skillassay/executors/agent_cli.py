@@ -43,6 +43,8 @@ class AgentCliExecutor(Executor):
     missing_key: ClassVar[str]  # the availability reason when none of them is set
     skills_dir: ClassVar[tuple[str, ...]]  # under the run dir, where the CLI finds skills
     temp_prefix: ClassVar[str]  # of the private work dir; "<prefix>home-" for HOME
+    # Variables naming the CLI's own config folders: writable inside a sandbox wherever they are.
+    home_env_vars: ClassVar[tuple[str, ...]] = ()
     # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
     # transcript, so the engine need not abandon a thread.
     handles_timeout: ClassVar[bool] = True
@@ -135,7 +137,9 @@ class AgentCliExecutor(Executor):
             host_env = self.child_env(os.environ, Path(home))
             with agent_env(spec, host_env, self.api_route(host_env)) as (env, proxy):
                 argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
-                with confined(spec, argv, cwd=cwd, writable=[cwd, Path(home)],
+                private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
+                                         if host_env.get(v) and Path(host_env[v]).is_dir())]
+                with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
                               readonly=[s for s in skills if s is not None], env=env) as wrapped:
                     outcome = run_process_group(wrapped, cwd=cwd, env=env,
                                                 timeout_seconds=request.settings.timeout_seconds,

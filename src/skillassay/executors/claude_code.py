@@ -263,6 +263,8 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
         return build_argv(binary, prompt, self.settings)
 
+    home_env_vars: ClassVar[tuple[str, ...]] = ("CLAUDE_CONFIG_DIR",)
+
     def api_route(self, env: Mapping[str, str]) -> ApiRoute:
         """The Messages API at ANTHROPIC_BASE_URL; the key goes as x-api-key, a token as Bearer."""
         key, token = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_AUTH_TOKEN")

@@ -302,8 +302,15 @@ class CodexExecutor(AgentCliExecutor):
     def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
         if base_url is None:
             return build_argv(binary, prompt, cwd, self.settings)
-        options = {**self.settings.options, "base_url": base_url, "api_key_env": "CODEX_API_KEY"}
+        # Confined by skillassay (a proxy URL is given only then): Codex's own bubblewrap sandbox
+        # would nest in ours and refuses to build its helper under the temp folder, failing every
+        # command (issue 33); ours already confines the CLI and all it runs, so it is turned off
+        # unless options.sandbox asks for it.
+        options = {"sandbox": "danger-full-access", **self.settings.options, "base_url": base_url,
+                   "api_key_env": "CODEX_API_KEY"}
         return build_argv(binary, prompt, cwd, replace(self.settings, options=options))
+
+    home_env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def api_route(self, env: Mapping[str, str]) -> ApiRoute:
         """The Responses API at options.base_url (else OPENAI_BASE_URL, else OpenAI's); the key
