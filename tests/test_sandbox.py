@@ -149,3 +149,20 @@ def test_a_confined_command_gets_what_o_env_names_but_no_secret_of_ours(tmp_path
     result = CommandExecutor(settings).run(TrialRequest(prompt="p", workdir=work, skill=None, seed=1,
                                                         settings=settings))
     assert result.final_text.split() == ["none", "given-on-purpose", "plain-value"]
+
+
+@needs_bwrap
+def test_a_path_in_the_prompt_is_not_made_visible(tmp_path: Path) -> None:
+    """Folders the command's template names stay visible; one an eval's prompt names does not."""
+    secret = Path.home() / f".skillassay-prompt-secret-{tmp_path.name}"
+    secret.write_text("from the home")
+    try:
+        settings = ExecutorSettings(sandbox=SandboxSpec(kind="bwrap"),
+                                    options={"argv": ["bash", "-c", 'cat "$0" 2>/dev/null || echo hidden', "{prompt}"]})
+        work = tmp_path / "work"
+        work.mkdir()
+        result = CommandExecutor(settings).run(TrialRequest(prompt=str(secret), workdir=work, skill=None, seed=1,
+                                                            settings=settings))
+        assert result.final_text.strip() == "hidden"
+    finally:
+        secret.unlink()

@@ -101,7 +101,10 @@ class CommandExecutor(Executor):
                     "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
             # Confined, the command gets no secret of ours: only what `-o env` names for it.
             env = scrubbed(os.environ, {**extra, **ours}) if sandbox.isolated else {**os.environ, **extra, **ours}
-            visible = [Path(skill_dir)] * bool(skill_dir) + others + named_paths(argv)
+            # Paths the template names itself (the agent's script) stay visible; never a path that
+            # came in through a placeholder: an eval's prompt is untrusted ("/root/.ssh/id_rsa").
+            named = named_paths([arg for arg in self.template if not PLACEHOLDER.search(arg)])
+            visible = [Path(skill_dir)] * bool(skill_dir) + others + named
             try:
                 code, out, err = run_in_group(
                     argv, request.workdir, request.settings.timeout_seconds, env, sandbox=sandbox,
