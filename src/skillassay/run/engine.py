@@ -228,8 +228,8 @@ def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) ->
     if req.sandbox_image:
         spec = replace(spec, image=req.sandbox_image)
         spec = sandbox_spec(None, spec.__dict__, "--sandbox-image")
-    probe = {"claude-code": ["claude", "--version"], "codex": ["codex", "--version"]}.get(executor_name)
-    return resolve(spec, probe)
+    binary = getattr(load_executor_class(executor_name), "binary", None)  # an agent CLI's: it must run in docker
+    return resolve(spec, [binary, "--version"] if binary else None)
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
