@@ -17,6 +17,7 @@ from skillassay.errors import InputError
 from skillassay.executors import load_executor_class
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.command import CommandExecutor, fill_argv
+from skillassay.sandbox import SandboxSpec
 from skillassay.spec.skill import load_skill
 
 PY = sys.executable
@@ -109,7 +110,8 @@ def test_timeout_kills_child_tree_and_keeps_partial_output(tmp_path: Path) -> No
             "p = subprocess.Popen(['sleep', '60']); open('gc.pid', 'w').write(str(p.pid)); "
             "print('working...', flush=True); time.sleep(60)")
     started = time.monotonic()
-    result = run([PY, "-c", code], {}, tmp_path, timeout_seconds=1.5)
+    # unconfined: the pid it writes is a host pid (tests/test_sandbox.py kills a confined tree)
+    result = run([PY, "-c", code], {}, tmp_path, timeout_seconds=1.5, sandbox=SandboxSpec(kind="none"))
     assert time.monotonic() - started < 15
     assert result.status == "timeout" and "timed out" in result.error
     assert result.final_text == "working...\n"

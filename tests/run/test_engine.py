@@ -332,7 +332,7 @@ def test_secrets_never_reach_the_workspace(example_skill: Path, tmp_path: Path, 
     argv = json.dumps([sys.executable, "-c", "import os; print('key is', os.environ['DEMO_API_KEY'])"])
     ws = tmp_path / "ws"
     code, out = run_cli("run", str(example_skill), "--executor", "command", "-o", f"argv={argv}",
-                        "--trials", "1", "--workspace", str(ws))
+                        "--trials", "1", "--workspace", str(ws), "--sandbox", "none")  # confined, it gets no key
     assert code in (0, 1, 3), out
     files = [p for p in ws.rglob("*") if p.is_file()]
     assert any("[REDACTED]" in p.read_text(errors="replace") for p in files if p.name == "answer.md")

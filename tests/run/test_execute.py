@@ -135,9 +135,9 @@ def _graded(ws: Path) -> list[Path]:
 
 
 def test_dead_provider_stops_the_run_and_the_next_run_resumes_the_failed_trials(example_skill: Path, tmp_path: Path) -> None:
-    ws, flag = tmp_path / "ws", tmp_path / "provider-is-back"
+    ws, flag = tmp_path / "ws", tmp_path / "provider-is-back"  # a host file: unconfined, so it is seen
     code, out = _cli("run", str(example_skill), "--executor", "command", "-o", _provider(flag),
-                     "--trials", "2", "--workspace", str(ws))
+                     "--trials", "2", "--workspace", str(ws), "--sandbox", "none")
     assert code == 2, out
     assert "run stopped" in out and "529 Overloaded" in out and "run the same command again" in out
     assert len(_graded(ws)) == 5, "only the first 5 of 32 trials may be spent"
@@ -145,7 +145,7 @@ def test_dead_provider_stops_the_run_and_the_next_run_resumes_the_failed_trials(
 
     flag.touch()  # the provider is back
     code, out = _cli("run", str(example_skill), "--executor", "command", "-o", _provider(flag),
-                     "--trials", "2", "--workspace", str(ws))
+                     "--trials", "2", "--workspace", str(ws), "--sandbox", "none")
     assert code != 2, out
     assert "0 trials already graded, 32 to run" in out and "5 trials that errored or timed out before run again" in out
     assert len(_graded(ws)) == 32
@@ -161,7 +161,7 @@ def test_dead_provider_stops_the_run_and_the_next_run_resumes_the_failed_trials(
     assert [e["with_skill"]["trials_completed"] for e in bench["per_eval"]] == [2] * 8
 
     code, out = _cli("run", str(example_skill), "--executor", "command", "-o", _provider(flag),
-                     "--trials", "2", "--workspace", str(ws))
+                     "--trials", "2", "--workspace", str(ws), "--sandbox", "none")
     assert "32 trials already graded, 0 to run" in out, out
 
 

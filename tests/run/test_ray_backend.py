@@ -190,7 +190,8 @@ def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp
     # 6 at once, and the head has 4 slots: the victim gets at least 2
     args = [sys.executable, "-m", "skillassay", "run", str(skill), "--executor", "command", "-o", f"argv={argv}",
             "--trials", "2", "--concurrency", "6", "--workspace", str(ws), "--backend", "ray",
-            "--ray-address", cluster.address, "--timeout", "60"]
+            "--ray-address", cluster.address, "--timeout", "60",
+            "--sandbox", "none"]  # the agent reads the driver's key (confined, it would get none)
     proc = subprocess.Popen(args, env=ray_env({"SA_RAYTEST_API_KEY": KEY}), cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

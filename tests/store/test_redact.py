@@ -61,7 +61,8 @@ def test_no_secret_reaches_any_file_the_run_writes(tmp_path: Path, monkeypatch: 
     result = cli([
         "run", str(skill), "--executor", "command", "--trials", "1", "--workspace", str(ws),
         "-o", f"argv={json.dumps(['/bin/sh', '-c', script])}",
-        "-o", f"env={json.dumps({'AGENT_TOKEN': OPTION_SECRET})}"])
+        "-o", f"env={json.dumps({'AGENT_TOKEN': OPTION_SECRET})}",
+        "--sandbox", "none"])  # unconfined: the agent has the key to leak (a sandbox would withhold it)
     assert result.exit_code in (0, 1, 3), result.output
     it = ws / "iteration-1"
     assert cli(["view", str(it), "--static", str(ws / "page.html")]).exit_code == 0

@@ -481,6 +481,10 @@ def validity_flags(cells: list[EvalCell], skill: str, baseline: str,
     if (any(a.tool_calls_seen for a in base) and any(a.tool_calls_seen for a in skill_arms)
             and not any(a.tool_calls_total for a in base) and sum(a.tool_calls_total for a in skill_arms) > 0):
         flags.append("baseline never ran a tool while with_skill did")
+    if baseline == "without_skill" and (hit := [c for c in cells if c.arms[baseline].triggered_yes]):
+        where = ", ".join(f"eval-{c.eval_id}: {c.arms[baseline].triggered_yes}" for c in hit)
+        flags.append("measurement invalid: baseline contaminated: its agent loaded a skill named as the one "
+                     f"under test, which it must not have ({where} trial(s); the run lists them)")
     if any(a.triggered_seen for a in skill_arms) and not any(a.triggered_yes for a in skill_arms):
         flags.append("skill never triggered in any with_skill trial")
     if excluded and len(excluded) < len(cells):

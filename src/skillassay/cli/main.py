@@ -120,6 +120,8 @@ def run(
     adaptive: Annotated[bool, typer.Option(help="Adaptive trials: rounds until every gate is decided or settled (group-sequential: Haybittle-Peto bounds, curtailment, futility), min 3 / max 10 per arm unless the config's `adaptive` block says otherwise; --trials sets the maximum. On by default when the config has `adaptive`.")] = False,
     backend: Annotated[str | None, typer.Option(help="Where trials run: local (a thread pool on this machine) or ray (one Ray task per trial; needs the [ray] extra: pip install -e '.[ray]' in a checkout; see docs/distributed.md). Default: the config's backend, else local.")] = None,
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
+    sandbox: Annotated[str | None, typer.Option(help="Where each trial's agent and commands run: auto (bwrap where it works, else none with a warning), none, bwrap (host read-only, only the trial's folder writable, homes hidden, no API key inside) or docker (a container per trial; image from --sandbox-image or the config's `sandbox`). See docs/sandbox.md. Default: the config's sandbox, else auto.")] = None,
+    sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -136,7 +138,7 @@ def run(
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
-                     ray_address=ray_address)
+                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image)
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
     outcome = run_benchmark(req, progress)
     s = outcome.benchmark.summary

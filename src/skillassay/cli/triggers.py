@@ -17,6 +17,21 @@ ExecutorOpt = Annotated[str, typer.Option(help="Executor plugin that plays the a
 WithSkillsOpt = Annotated[list[Path] | None, typer.Option("--with-skills", help="Another skill folder to install beside this one (repeatable): shows which skill fires instead on a miss.")]
 WorkspaceOpt = Annotated[Path | None, typer.Option(help="Workspace (default <skill>-workspace beside the skill); files go to its triggers/ folder.")]
 OptionOpt = Annotated[list[str] | None, typer.Option("--option", "-o", help="Executor option KEY=VALUE (JSON values allowed).")]
+SandboxOpt = Annotated[str | None, typer.Option(help="Where each run's agent runs: auto (default: bwrap where it works, else none with a warning), none, bwrap, docker (with --sandbox-image). See docs/sandbox.md.")]
+SandboxImageOpt = Annotated[str | None, typer.Option(help="With --sandbox docker: the image each run's container starts from.")]
+
+
+def _sandbox(kind: str | None, image: str | None, executor: str) -> Any:
+    """The sandbox decided once, before any run (docker's daemon and image checked: exit 2);
+    auto's fallback to none said here, once."""
+    from skillassay.executors import load_executor_class
+    from skillassay.sandbox import resolve, sandbox_spec
+
+    binary = getattr(load_executor_class(executor), "binary", None)
+    resolved = resolve(sandbox_spec(kind, {"image": image} if image else None), [binary, "--version"] if binary else None)
+    if resolved.warning:
+        err.print(f"warning: {resolved.warning}", highlight=False, soft_wrap=True)
+    return resolved.spec
 
 
 def _progress(total: int | None) -> Any:
@@ -52,6 +67,8 @@ def triggers(
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print triggers.json's figures and gate as JSON on stdout.")] = False,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop (exit 2) when the first N failures all have the same error before any run succeeds: a dead provider or a broken setup (as for `run`). 0: never stop.")] = 5,
+    sandbox: SandboxOpt = None,
+    sandbox_image: SandboxImageOpt = None,
 ) -> None:
     """Does the description make the agent load the skill? Trigger rates, recall, false triggers.
 
@@ -67,7 +84,8 @@ def triggers(
                          with_skills=list(with_skills or []), workspace=workspace, seed=seed, concurrency=concurrency,
                          model=model, temperature=temperature, timeout_seconds=timeout,
                          options=parse_options(option or []), min_recall=min_trigger_recall,
-                         max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast)
+                         max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast,
+                         sandbox=_sandbox(sandbox, sandbox_image, executor))
     total = len(load_queries(queries or default_queries_path(skill_dir))) * runs
     report, folder, gate = measure_triggers(req, on_done=_progress(total))
     if as_json:

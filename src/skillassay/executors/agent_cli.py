@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
+from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
 from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
@@ -34,6 +35,7 @@ from skillassay.executors.subprocess_util import (
     run_process_group,
     tail,
 )
+from skillassay.sandbox import MeteringProxy, confined, resolved
 
 
 class AgentCliExecutor(Executor):
@@ -45,6 +47,8 @@ class AgentCliExecutor(Executor):
     missing_key: ClassVar[str]  # the availability reason when none of them is set
     skills_dir: ClassVar[tuple[str, ...]]  # under the run dir, where the CLI finds skills
     temp_prefix: ClassVar[str]  # of the private work dir; "<prefix>home-" for HOME
+    # Variables naming the CLI's own config folders: writable inside a sandbox wherever they are.
+    home_env_vars: ClassVar[tuple[str, ...]] = ()
     # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
     # transcript, so the engine need not abandon a thread.
     handles_timeout: ClassVar[bool] = True
@@ -52,8 +56,13 @@ class AgentCliExecutor(Executor):
     # ------------------------------------------------------------------- CLI-specific hooks
 
     @abstractmethod
-    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
-        """The argv of one headless run (identical for both arms)."""
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+        """The argv of one headless run (identical for both arms); `base_url`: the metering
+        proxy's, for a CLI that takes its endpoint on the command line."""
+
+    @abstractmethod
+    def api_route(self, env: Mapping[str, str]) -> ApiRoute:
+        """How this CLI, given its environment, reaches its model API (for the proxy)."""
 
     @abstractmethod
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -104,6 +113,8 @@ class AgentCliExecutor(Executor):
         names = (*self.key_env_vars, *([str(extra)] if extra else []))
         if not any(os.environ.get(var) for var in names):
             return self.missing_key
+        if resolved(self.settings.sandbox).kind == "none" and (found := temp_contamination()):
+            return found
         return self.probe()
 
     def probe(self) -> str | None:
@@ -139,24 +150,35 @@ class AgentCliExecutor(Executor):
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
+        spec = resolved(self.settings.sandbox)
         with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
-            for skill in request.skills:  # distractors of a trigger eval sit beside the skill
-                installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
-            env = self.child_env(os.environ, Path(home))
+            skills = [installed.enter_context(installed_skill(skill, cwd.joinpath(*self.skills_dir)))
+                      for skill in request.skills]  # distractors of a trigger eval sit beside the skill
+            if spec.kind == "none" and (found := contaminating(cwd)):
+                return TrialResult(status="error", error=f"not run: {', '.join(map(str, found))} above the "
+                                   "trial would reach the agent in both arms")
+            host_env = self.child_env(os.environ, Path(home))
             watch = ProviderWatch(request.give_up, self.provider_retry, self.model_answered)
 
             def stop(line: str) -> bool:
                 return watch.line(line) or (stop_when is not None and stop_when(line))
 
-            outcome = run_process_group(
-                self.command_line(binary, request.prompt, cwd), cwd=cwd, env=env,
-                timeout_seconds=request.settings.timeout_seconds, stop_when=stop,
-                stop_poll=watch.overdue if request.give_up is not None else None)
-        events = events_from_lines(outcome.stdout_lines, env)
-        result = self.parse_events(events, request.skill.name if request.skill else None)
-        return self._finish(result, outcome, env, request.settings.timeout_seconds, watch)
+            with agent_env(spec, host_env, self.api_route(host_env)) as (env, proxy):
+                argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
+                private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
+                                         if host_env.get(v) and Path(host_env[v]).is_dir())]
+                with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
+                              readonly=[s for s in skills if s is not None], env=env) as wrapped:
+                    outcome = run_process_group(
+                        wrapped, cwd=cwd, env=env, timeout_seconds=request.settings.timeout_seconds,
+                        stop_when=stop, stop_poll=watch.overdue if request.give_up is not None else None)
+        events = events_from_lines(outcome.stdout_lines, host_env)
+        under_test = request.skill.name if request.skill else request.settings.skill_under_test
+        result = self.parse_events(events, under_test)
+        _add_metering(result, proxy)
+        return self._finish(result, outcome, host_env, request.settings.timeout_seconds, watch)
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
                 timeout_seconds: float, watch: ProviderWatch) -> TrialResult:
@@ -188,6 +210,15 @@ class AgentCliExecutor(Executor):
             result.error = (f"{self.binary} exited with code {outcome.returncode} {why}: "
                             f"{redact(tail(outcome.stderr), env)}")
         return result
+
+
+def _add_metering(result: TrialResult, proxy: MeteringProxy | None) -> None:
+    """The proxy's record of every model request, in the transcript and beside the CLI's own
+    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved."""
+    if proxy is None:
+        return
+    result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
+    result.usage.raw["proxy"] = proxy.totals()
 
 
 __all__ = ["AgentCliExecutor"]

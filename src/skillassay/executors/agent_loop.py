@@ -11,11 +11,8 @@ to read SKILL.md, and `read_skill_file` for bundled files. Whether it did is `sk
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
@@ -34,8 +31,10 @@ from tenacity import (
 
 from skillassay.errors import InputError
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.group_run import run_in_group
 from skillassay.executors.probe import PROBE_TIMEOUT_SECONDS, probe_endpoint  # noqa: F401 - re-exported
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
+from skillassay.sandbox import SandboxSpec
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import EVALS_DIR
 from skillassay.store.redact import mask_userinfo, without_secrets
@@ -172,46 +171,13 @@ def scrubbed_env() -> dict[str, str]:
     return without_secrets(os.environ)
 
 
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """Kill the process group the child leads, so grandchildren die with it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def run_in_group(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
-                 ) -> tuple[int | None, str, str]:
-    """Run argv in its own process group; on timeout kill the whole group and return the partial
-    output with exit code None. Shared by run_shell and the `command` executor."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, _decode(out), _decode(err)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        try:  # a descendant that left the group may still hold the pipes open
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = b"", b""
-        return None, _decode(out), _decode(err)
-    finally:
-        if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
-            kill_group(proc)
-            proc.wait()
-
-
-def _decode(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
-
-
 class ToolBox:
     """The tools one trial's model may call, bound to its work dir and (maybe) its skill."""
 
     def __init__(self, workdir: Path, skill: Skill | None, options: dict[str, Any],
-                 extra_skills: Sequence[Skill] = ()) -> None:
+                 extra_skills: Sequence[Skill] = (), sandbox: SandboxSpec | None = None) -> None:
         self.workdir = Path(workdir)
+        self.sandbox = sandbox  # run_shell's commands run confined to the work dir (None: not)
         self.skill = skill
         self.skills = {s.name: s for s in ([skill] if skill is not None else []) + list(extra_skills)}
         self.shell_timeout = float(options.get("shell_timeout", DEFAULT_SHELL_TIMEOUT))
@@ -268,7 +234,7 @@ class ToolBox:
         if self.deadline is not None:  # a command must not outlive the trial
             timeout = max(min(timeout, self.deadline - time.monotonic()), 0.1)
         code, out, err = run_in_group(["bash", "-c", command], self.workdir, timeout,
-                                      scrubbed_env())
+                                      scrubbed_env(), sandbox=self.sandbox)
         output = out + (f"\n[stderr]\n{err}" if err else "")
         if code is None:
             raise ToolError(f"timed out after {timeout:g}s (process group killed)\n"
@@ -344,7 +310,9 @@ class _Tally:
 
     def __init__(self, request: TrialRequest, transcript: list[dict[str, Any]]) -> None:
         self.result = TrialResult(transcript=transcript, model=request.settings.model,
-                                  skill_triggered=None if request.skill is None else False,
+                                  # the baseline has no skill tool: it loaded nothing (issue 33)
+                                  skill_triggered=False if request.skill or request.settings.skill_under_test
+                                  else None,
                                   usage=Usage(input_tokens=0, output_tokens=0,
                                               cached_input_tokens=0))
         self.reported: dict[str, bool] = {"input": False, "output": False, "cached": False}
@@ -555,7 +523,8 @@ def call_with_retries(fn: Callable[[float], T], is_transient: Callable[[BaseExce
 
 def trial_setup(request: TrialRequest) -> tuple[ToolBox, str, list[dict[str, Any]]]:
     """What both API executors start a trial with: tools, system prompt, opening transcript."""
-    toolbox = ToolBox(request.workdir, request.skill, request.settings.options, request.extra_skills)
+    toolbox = ToolBox(request.workdir, request.skill, request.settings.options, request.extra_skills,
+                      request.settings.sandbox)
     system = system_prompt(request.skill, request.extra_skills)
     transcript: list[dict[str, Any]] = [
         {"type": "system", "text": system, "tools": [t.name for t in toolbox.specs]},

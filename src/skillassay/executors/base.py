@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from skillassay.executors.give_up import GiveUp
+from skillassay.sandbox import SandboxSpec
 from skillassay.spec.skill import Skill
 
 Status = Literal["ok", "error", "timeout"]
@@ -43,6 +44,11 @@ class ExecutorSettings:
     max_tokens: int | None = None
     timeout_seconds: float = 300.0
     options: dict[str, Any] = field(default_factory=dict)
+    # Where programs the trial starts run (sandbox/); auto until `run` resolves it.
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    # The name of the skill under test, for the baseline arm too: a baseline agent that loads
+    # a skill of that name is contaminated (skill_triggered true). Not part of identity().
+    skill_under_test: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,8 +145,12 @@ class Executor(ABC):
     def identity(self) -> dict[str, Any]:
         """What identifies this executor's results (name, model, sampling) for resume."""
         s = self.settings
-        return {"executor": self.name, "model": s.model, "temperature": s.temperature,
-                "max_tokens": s.max_tokens, "options": s.options}
+        out = {"executor": self.name, "model": s.model, "temperature": s.temperature,
+               "max_tokens": s.max_tokens, "options": s.options}
+        if s.sandbox.kind == "docker":  # a container's resources change scores: a new iteration
+            out["sandbox"] = {"image": s.sandbox.image, "cpus": s.sandbox.cpus, "memory": s.sandbox.memory,
+                              "network": s.sandbox.network, "mounts": list(s.sandbox.mounts)}
+        return out
 
     @abstractmethod
     def run(self, request: TrialRequest) -> TrialResult: ...

@@ -16,9 +16,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
+from skillassay.executors.agent_sandbox import ApiRoute
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 from skillassay.executors.harness_faults import all_commands_broken
 from skillassay.executors.probe import probe_anthropic
+from skillassay.sandbox import PLACEHOLDER_KEY
 
 BINARY = "claude"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -304,12 +306,23 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     skills_dir: ClassVar[tuple[str, ...]] = (".claude", "skills")
     temp_prefix: ClassVar[str] = "skillassay-claude-"
 
-    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
         return build_argv(binary, prompt, self.settings)
 
     def probe(self) -> str | None:
         base_url = self.settings.options.get("base_url")
         return probe_anthropic(str(base_url) if base_url else None)
+
+    home_env_vars: ClassVar[tuple[str, ...]] = ("CLAUDE_CONFIG_DIR",)
+
+    def api_route(self, env: Mapping[str, str]) -> ApiRoute:
+        """The Messages API at ANTHROPIC_BASE_URL; the key goes as x-api-key, a token as Bearer."""
+        key, token = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_AUTH_TOKEN")
+        credentials = {"x-api-key": key or "", "authorization": f"Bearer {token}" if token else ""}
+        placeholders = {name: PLACEHOLDER_KEY for name, value in (("ANTHROPIC_API_KEY", key),
+                                                                   ("ANTHROPIC_AUTH_TOKEN", token)) if value}
+        return ApiRoute(env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com", credentials, placeholders,
+                        "ANTHROPIC_BASE_URL")
 
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home, self.settings)

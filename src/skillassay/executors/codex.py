@@ -15,14 +15,17 @@ import posixpath
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.agent_home import home_problem
+from skillassay.executors.agent_sandbox import ApiRoute
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 from skillassay.executors.harness_faults import all_commands_broken, fault_line
 from skillassay.executors.probe import probe_openai
+from skillassay.sandbox import PLACEHOLDER_KEY
 
 BINARY = "codex"
 INSTALL_HINT = "npm install -g @openai/codex"
@@ -308,8 +311,27 @@ class CodexExecutor(AgentCliExecutor):
     skills_dir: ClassVar[tuple[str, ...]] = SKILLS_DIR
     temp_prefix: ClassVar[str] = "skillassay-codex-"
 
-    def command_line(self, binary: str, prompt: str, cwd: Path) -> list[str]:
-        return build_argv(binary, prompt, cwd, self.settings)
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+        if base_url is None:
+            return build_argv(binary, prompt, cwd, self.settings)
+        # Confined by skillassay (a proxy URL is given only then): Codex's own bubblewrap sandbox
+        # would nest in ours and refuses to build its helper under the temp folder, failing every
+        # command (issue 33); ours already confines the CLI and all it runs, so it is turned off
+        # unless options.sandbox asks for it.
+        options = {"sandbox": "danger-full-access", **self.settings.options, "base_url": base_url,
+                   "api_key_env": "CODEX_API_KEY"}
+        return build_argv(binary, prompt, cwd, replace(self.settings, options=options))
+
+    home_env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
+
+    def api_route(self, env: Mapping[str, str]) -> ApiRoute:
+        """The Responses API at options.base_url (else OPENAI_BASE_URL, else OpenAI's); the key
+        as Bearer. Inside, the CLI's provider points at the proxy with a placeholder key."""
+        key = env.get("CODEX_API_KEY") or env.get(str(self.settings.options.get("api_key_env", "OPENAI_API_KEY")))
+        upstream = str(self.settings.options.get("base_url") or env.get("OPENAI_BASE_URL")
+                       or "https://api.openai.com/v1")
+        return ApiRoute(upstream, {"authorization": f"Bearer {key}" if key else ""},
+                        {"CODEX_API_KEY": PLACEHOLDER_KEY})
 
     def ready(self) -> str | None:
         return home_problem() or super().ready()

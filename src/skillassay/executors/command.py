@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillassay.errors import InputError
-from skillassay.executors.agent_loop import ToolError, confine, run_in_group, truncate
+from skillassay.executors.agent_loop import ToolError, confine, truncate
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+from skillassay.executors.group_run import run_in_group
+from skillassay.sandbox import named_paths, resolved, scrubbed
 from skillassay.store.layout import EVALS_DIR, copy_skill_tree
 
 PLACEHOLDER = re.compile(r"\{(prompt|workdir|skill_dir|model|seed)\}")
@@ -89,15 +91,25 @@ class CommandExecutor(Executor):
         argv = fill_argv(self.template, values)
         transcript: list[dict[str, Any]] = [{"type": "command", "argv": argv}]
         started = time.monotonic()
+        sandbox = resolved(request.settings.sandbox)
         with tempfile.TemporaryDirectory(prefix="skillassay-marker-") as marker_dir:
             marker = Path(marker_dir) / "loaded-skills"
-            env = {**os.environ, **{str(k): str(v) for k, v in (opts.get("env") or {}).items()},
-                   "SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
-                   "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(str(self._agent_view(s.path)) for s in request.extra_skills),
-                   "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
+            others = [self._agent_view(s.path) for s in request.extra_skills]
+            extra = {str(k): str(v) for k, v in (opts.get("env") or {}).items()}
+            ours = {"SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
+                    "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(map(str, others)),
+                    "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
+            # Confined, the command gets no secret of ours: only what `-o env` names for it.
+            env = scrubbed(os.environ, {**extra, **ours}) if sandbox.isolated else {**os.environ, **extra, **ours}
+            # Paths the template names itself (the agent's script) stay visible; never a path that
+            # came in through a placeholder: an eval's prompt is untrusted ("/root/.ssh/id_rsa").
+            named = named_paths([arg for arg in self.template if not PLACEHOLDER.search(arg)])
+            visible = [Path(skill_dir)] * bool(skill_dir) + others + named
             try:
-                code, out, err = run_in_group(argv, request.workdir, request.settings.timeout_seconds,
-                                              env)
+                code, out, err = run_in_group(
+                    argv, request.workdir, request.settings.timeout_seconds, env, sandbox=sandbox,
+                    writable=[Path(marker_dir)],
+                    readonly=[p for p in dict.fromkeys(visible) if p != request.workdir])
             except OSError as exc:  # command not found, not executable
                 return TrialResult(status="error", error=f"could not start {argv[0]!r}: {exc}",
                                    transcript=transcript, model=request.settings.model)
@@ -109,9 +121,10 @@ class CommandExecutor(Executor):
                        {"type": "exit", "code": code, "duration_ms": duration}]
         result = TrialResult(final_text=out, transcript=transcript, steps=1,
                              agent_duration_ms=duration, model=request.settings.model)
-        if request.skill is not None and marker_event["marker_written"]:
-            # The baseline arm has no skill to load: unknown by definition, whatever it says.
-            result.skill_triggered = request.skill.name in marker_event["names"]
+        under_test = request.skill.name if request.skill is not None else request.settings.skill_under_test
+        if under_test and marker_event["marker_written"]:
+            # In the baseline arm, loading a skill of that name is contamination (made INVALID).
+            result.skill_triggered = under_test in marker_event["names"]
         if code is None:
             result.status = "timeout"
             result.error = (f"timed out after {request.settings.timeout_seconds:g}s; process "

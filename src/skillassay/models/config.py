@@ -41,6 +41,19 @@ class Adaptive(ClosedSpecModel):
         return self
 
 
+class SandboxConfig(ClosedSpecModel):
+    """Where each trial's programs run (docs/sandbox.md). `run --sandbox` overrides `kind`."""
+
+    kind: Literal["auto", "none", "bwrap", "docker"] = "auto"
+    image: str | None = Field(None, description="docker: the image each trial's container starts from.")
+    cpus: float | None = Field(None, gt=0, strict=True, description="docker: --cpus of each container.")
+    memory: str | None = Field(None, pattern=r"^[0-9]+[bkmgBKMG]?$", description="docker: --memory, e.g. 4g.")
+    network: str | None = Field(None, description="docker: --network (default host: the agent reaches the "
+                                                  "metering proxy on 127.0.0.1).")
+    mounts: list[str] | None = Field(None, description="docker: host folders mounted read-only at the same path "
+                                                       "(e.g. /usr, for an image that borrows the host's tools).")
+
+
 class BenchmarkConfig(ClosedSpecModel):
     schema_: str | None = schema_ref()
     skill_name: str | None = None
@@ -67,6 +80,9 @@ class BenchmarkConfig(ClosedSpecModel):
     adaptive: Adaptive | None = Field(None, description="Adaptive trials; see Adaptive. Absent: a fixed trials_per_eval.")
     backend: Literal["local", "ray"] | None = Field(
         None, description="Where trials run: local (a thread pool, the default) or ray (a Ray cluster).")
+    sandbox: Literal["auto", "none", "bwrap", "docker"] | SandboxConfig | None = Field(
+        None, description="Each trial's sandbox: auto (bwrap where it works, else none with a warning), none, "
+                          "bwrap, or docker (then an object with image, cpus, memory, network).")
     ray_address: str | None = Field(
         None, description="With backend ray: what ray.init(address=...) takes (auto, ray://host:10001, "
                           "host:6379); unset: a local Ray instance.")

@@ -491,7 +491,27 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "chart_error": chart_error,
         "config_path": str(cfg) if cfg else None,
         "trials": st.get("trials_requested"),
+        "sandbox": sandbox_line(iteration_dir),
     }
+
+
+def sandbox_line(iteration_dir: Path) -> str | None:
+    """Where the trials ran, as iteration.json recorded it (None: an iteration from before
+    sandboxes, or one run elsewhere). Unconfined is said in words, never left implicit."""
+    path = iteration_dir / "iteration.json"
+    data = read_json(path) if path.is_file() else None
+    record = data.get("sandbox") if isinstance(data, dict) else None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        return None
+    kind = record["kind"]
+    parts = [f"`{kind}`" + (" (no isolation: trials ran as you, with your files and keys in reach)"
+                            if kind == "none" else "")]
+    if kind == "docker":
+        parts.append(", ".join(f"{k} {record[k]}" for k in ("image", "digest", "cpus", "memory", "network")
+                               if record.get(k) is not None))
+    if record.get("chosen"):
+        parts.append(str(record["chosen"]))
+    return "; ".join(parts)
 
 
 def render_report(context: dict[str, Any]) -> str:

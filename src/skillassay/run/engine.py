@@ -39,6 +39,7 @@ from skillassay.grade.grader import (
 )
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
+from skillassay.models.config import SandboxConfig
 from skillassay.report.report import Gated, write_report
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy, token_note
@@ -61,6 +62,7 @@ from skillassay.run.reuse import (
     reuse_unchanged_skill_runs,
 )
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
+from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
     atomic_write_text,
@@ -114,6 +116,8 @@ class RunRequest:
     adaptive: bool = False  # trials in rounds until every gate is settled (run/adaptive.py); also on when the config has `adaptive`
     backend: str | None = None  # where trials run: local (thread pool, default) or ray (run/backends.py)
     ray_address: str | None = None  # what ray.init(address=...) takes; None: a local Ray instance
+    sandbox: str | None = None  # auto/none/bwrap/docker (sandbox/): over the config's `sandbox`
+    sandbox_image: str | None = None  # with docker: the image, over the config's
 
 
 @dataclass
@@ -158,6 +162,7 @@ class Prepared:
     seed: int = 0
     file_hashes: dict[Path, str] = field(default_factory=dict)  # sha256 of each input file, read once
     backend: Backend = field(default_factory=Backend)  # where each trial's executor runs
+    sandbox_warning: str | None = None  # auto found no sandbox: said before the trials
 
 
 def config_path(req: RunRequest) -> Path | None:
@@ -174,7 +179,9 @@ def prepare(req: RunRequest) -> Prepared:
         raise InputError(links)
     name = req.executor or config.executor or "local"
     register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
+    resolved = run_sandbox(req, config, name)
     settings = ExecutorSettings(
+        sandbox=resolved.spec, skill_under_test=skill.name,
         model=req.model or config.model,
         temperature=req.temperature if req.temperature is not None else config.temperature,
         max_tokens=req.max_tokens or config.max_tokens,
@@ -209,7 +216,20 @@ def prepare(req: RunRequest) -> Prepared:
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     inputs.config_path, inputs.compiled,
-                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend)
+                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend,
+                    resolved.warning)
+
+
+def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) -> Resolved:
+    """The sandbox the trials run in, decided once here (auto probed, docker's daemon, image
+    and the agent's program checked: exit 2 naming what is missing)."""
+    given = config.sandbox.model_dump() if isinstance(config.sandbox, SandboxConfig) else config.sandbox
+    spec = sandbox_spec(req.sandbox, given, "config sandbox")
+    if req.sandbox_image:
+        spec = replace(spec, image=req.sandbox_image)
+        spec = sandbox_spec(None, spec.__dict__, "--sandbox-image")
+    binary = getattr(load_executor_class(executor_name), "binary", None)  # an agent CLI's: it must run in docker
+    return resolve(spec, [binary, "--version"] if binary else None)
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
@@ -268,7 +288,7 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "trials_per_eval": trials, "configurations": configurations, "seed": seed,
         "baseline_type": p.config.baseline_type,
         "config_path": str(p.config_path) if p.config_path else None,
-        "snapshot_sha256": recorded,
+        "snapshot_sha256": recorded, "sandbox": p.executor.settings.sandbox.record(),
         **({"adaptive": adaptive.model_dump()} if adaptive else {}),
         # The secrets masked in this run, as salted hashes: later commands mask them too.
         "redacted_secrets": new_record(known_values(), previous.get("redacted_secrets")),
@@ -386,6 +406,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     compiled = p.compiled or {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
     if p.not_measured:
         progress.notice(unmeasured_notice(p.executor.name, p.not_measured))
+    if p.sandbox_warning:
+        progress.notice(p.sandbox_warning)
     choice = choose_iteration(p.workspace, p.fingerprint, req.iteration)
     if on_choice:
         on_choice(choice)
@@ -457,6 +479,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
     records = sort_records(done + executed)
+    for rec in records:
+        if rec.configuration == "without_skill" and rec.skill_triggered:
+            progress.notice(f"baseline contaminated: {rec.run_dir} loaded a skill named {p.skill.name} "
+                            "(the measurement is INVALID)")
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
                                 req.strict, req.point_estimate, design)
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails

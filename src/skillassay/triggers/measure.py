@@ -17,6 +17,7 @@ from skillassay.executors import Executor, ExecutorSettings, check_executor, loa
 from skillassay.executors.base import TrialResult
 from skillassay.models.triggers import TRIGGERS_SCHEMA_VERSION, QueryResult, TriggerGate, TriggerQuery, TriggerReport
 from skillassay.run.stop import DEFAULT_LIMIT
+from skillassay.sandbox import SandboxSpec
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import atomic_write_text, now_iso, write_json
 from skillassay.store.layout import default_workspace
@@ -51,6 +52,7 @@ class TriggerRequest:
     max_false_rate: float | None = None
     strict: bool = False
     fail_fast: int = DEFAULT_LIMIT  # the stop rule's limit (run/stop.py); 0: never stop
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # resolved by the caller (auto: on first use)
 
 
 def load_others(paths: Sequence[Path], skill: Skill) -> tuple[Skill, ...]:
@@ -68,7 +70,7 @@ def make_executor(req: TriggerRequest) -> Executor:
     loaded: a trigger figure it would have to guess is no measurement."""
     cls = load_executor_class(req.executor)
     settings = ExecutorSettings(model=req.model, temperature=req.temperature, max_tokens=req.max_tokens,
-                                timeout_seconds=req.timeout_seconds, options=dict(req.options))
+                                timeout_seconds=req.timeout_seconds, options=dict(req.options), sandbox=req.sandbox)
     executor = cls(settings)
     check_executor(executor)
     if executor.skills_loaded(TrialResult(), ["probe"]) is None:

@@ -1,0 +1,70 @@
+"""Run a short command (a tool call's shell, the `command` executor's agent) in its own process
+group, confined by the trial's sandbox; on timeout the whole group is killed."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from skillassay.sandbox import SandboxSpec, confined
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """Kill the process group the child leads, so grandchildren die with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def run_in_group(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+                 sandbox: SandboxSpec | None = None, writable: Sequence[Path] = (),
+                 readonly: Sequence[Path] = ()) -> tuple[int | None, str, str]:
+    """Run argv in its own process group; on timeout kill the whole group and return the partial
+    output with exit code None. With `sandbox`, argv runs confined to `cwd` and `writable`
+    (`readonly` visible); without, as it always did. Shared by run_shell and `command`."""
+    if sandbox is None:
+        return _run(argv, cwd, timeout, env)
+    if sandbox.kind == "bwrap":  # else bwrap's own "execvp: No such file" would read as the agent's failure
+        _check_program(argv[0], cwd, (env if env is not None else os.environ).get("PATH"))
+    with confined(sandbox, argv, cwd=cwd, writable=[cwd, *writable], readonly=readonly,
+                  env=env if env is not None else os.environ) as wrapped:
+        return _run(wrapped, cwd, timeout, env)
+
+
+def _check_program(program: str, cwd: Path, path: str | None) -> None:
+    """Raise FileNotFoundError, as Popen would unconfined, for a program that is not there."""
+    if os.sep in program and not os.path.isabs(program):
+        program = str(cwd / program)
+    if shutil.which(program, path=path) is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory (or not executable)", program)
+
+
+def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None) -> tuple[int | None, str, str]:
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, _decode(out), _decode(err)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        try:  # a descendant that left the group may still hold the pipes open
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = b"", b""
+        return None, _decode(out), _decode(err)
+    finally:
+        if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
+            kill_group(proc)
+            proc.wait()
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
