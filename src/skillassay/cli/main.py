@@ -137,8 +137,14 @@ def run(
                      judge_model=judge_model, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address)
+    from skillassay.run.interrupt import RunInterrupted
+
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
-    outcome = run_benchmark(req, progress)
+    try:
+        outcome = run_benchmark(req, progress)
+    except RunInterrupted as stopped:  # Ctrl-C, SIGTERM, SIGHUP: what finished is kept
+        err.print(str(stopped), highlight=False, soft_wrap=True)
+        raise typer.Exit(stopped.exit_code) from None
     s = outcome.benchmark.summary
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
               f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",

@@ -11,10 +11,8 @@ to read SKILL.md, and `read_skill_file` for bundled files. Whether it did is `sk
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import time
 from abc import abstractmethod
@@ -33,7 +31,9 @@ from tenacity import (
 )
 
 from skillassay.errors import InputError
+from skillassay.executors import process_group
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.process_group import kill_group
 from skillassay.executors.retry import stop_before_deadline, wait_retry_after
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import EVALS_DIR
@@ -171,34 +171,27 @@ def scrubbed_env() -> dict[str, str]:
     return without_secrets(os.environ)
 
 
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """Kill the process group the child leads, so grandchildren die with it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def run_in_group(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
                  ) -> tuple[int | None, str, str]:
     """Run argv in its own process group; on timeout kill the whole group and return the partial
     output with exit code None. Shared by run_shell and the `command` executor."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, _decode(out), _decode(err)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        try:  # a descendant that left the group may still hold the pipes open
-            out, err = proc.communicate(timeout=5)
+    with process_group.group(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return proc.returncode, _decode(out), _decode(err)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = b"", b""
-        return None, _decode(out), _decode(err)
-    finally:
-        if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
-            kill_group(proc)
-            proc.wait()
+            kill_group(proc, 0)
+            try:  # a descendant that left the group may still hold the pipes open
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = b"", b""
+            return None, _decode(out), _decode(err)
+        finally:
+            if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
+                kill_group(proc, 0)
+                proc.wait()
 
 
 def _decode(data: bytes | None) -> str:
@@ -412,6 +405,9 @@ def run_loop(conversation: Conversation, toolbox: ToolBox, request: TrialRequest
     toolbox.deadline = deadline
     last_text = ""
     for _ in range(limits.max_turns):
+        if process_group.stop_requested():  # the run is stopping (run/interrupt.py): no more turns
+            tally.result.final_text = last_text
+            return tally.finish("error", "stopped: the run was interrupted", started)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return _timeout(tally, last_text, limits, started)

@@ -8,10 +8,7 @@ the next run archives it (reuse.archive_failed_attempt) and runs it again."""
 from __future__ import annotations
 
 import os
-import threading
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,6 +39,7 @@ from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMe
 from skillassay.report.report import Gated, write_report
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy
+from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
@@ -60,6 +58,7 @@ from skillassay.run.reuse import (
     reuse_hint,
     reuse_unchanged_skill_runs,
 )
+from skillassay.run.schedule import execute_all
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.jsonio import (
@@ -333,12 +332,15 @@ class TrialRunner:
         self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
                              for eval_id, exps in compiled.items()}
 
-    def __call__(self, trial: Trial) -> TrialRecord:
+    def __call__(self, trial: Trial) -> TrialRecord | None:
+        """The trial's record, or None when the run was stopped while it ran (nothing committed)."""
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
         pending = Collect()
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor, pending)
+        if stop_requested():  # its agent may have been killed by the stop: not a result (runs again)
+            return None
         if self.reads_folder[trial.eval.id] and pending.files:
             self.sink.submit(pending.files)
             self.sink.sync()
@@ -347,6 +349,8 @@ class TrialRunner:
                         final_text=result.final_text, listed_outputs=metrics.files_created)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
+        if stop_requested():  # a check's process may have been killed by the stop: not graded
+            return None
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
         # grading.json last, atomically: it commits the trial
         self.sink.submit([*pending.files, json_entry(f"{run_s}/timing.json", timing, self.redactor),
@@ -428,8 +432,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
+    total = len(done) + len(todo)
     # Every trial's files are on disk when this block ends (the sink waits for its writer).
-    with trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
+    with StopSignals() as stop, trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
         if adaptive:
             from skillassay.run.adaptive import (  # a fixed design needs none of it
                 design_record,
@@ -440,13 +445,19 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
             questions = questions_for(p.config.thresholds)
             rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
                                 lambda batch: execute_all(batch, runner, concurrency, progress, streak),
-                                halted=lambda: streak.tripped)
+                                halted=lambda: streak.tripped or stop_requested())
             executed = rounds.executed
             design = design_record(adaptive, questions, rounds.states, names, done + executed)
         else:
             executed = execute_all(todo, runner, concurrency, progress, streak)
     progress.finish()
     p.executor.close()
+    if stop.received is not None:
+        kept = sort_records(done + executed)
+        if kept:
+            aggregate_and_write(it_dir, kept, p, choice.number, trials, Arms("with_skill", base_config), req.strict,
+                                req.point_estimate, design, [interrupted_note(len(kept), total)])
+        raise RunInterrupted(stop.received, it_dir, len(kept), total - len(kept), bool(kept))
     if streak.tripped:
         raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
@@ -500,51 +511,20 @@ def reused_note(reuse: tuple[Path, list[Path]] | None) -> str | None:
             f"seed) were reused from it, not run again (listed in this iteration's {SKILL_PROVENANCE})")
 
 
-def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
-                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
-    """Runs the trials; once `streak` trips no trial starts (those already running finish and
-    are recorded). The streak is fed in the worker, before it takes its next trial."""
-    streak = streak or SameErrorStreak(0)
-    lock = threading.Lock()
-
-    def guarded(trial: Trial) -> TrialRecord | None:
-        if streak.tripped:
-            return None
-        rec = runner(trial)
-        with lock:
-            streak.add(rec)
-        return rec
-
-    results: list[TrialRecord] = []
-    if concurrency <= 1:
-        queue = deque(todo)
-        todo.clear()
-        while queue and (rec := guarded(queue.popleft())) is not None:
-            results.append(rec)
-            progress.trial_done(rec)
-        return results
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(guarded, t) for t in todo]
-        for fut in as_completed(futures):
-            if (rec := fut.result()) is None:
-                continue
-            results.append(rec)
-            progress.trial_done(rec)
-            if streak.tripped:
-                for pending in futures:
-                    pending.cancel()
-    return results
-
-
 def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, iteration: int,
                         trials: int, arms: Arms, strict: bool, point_estimate: bool,
-                        adaptive: dict | None = None) -> Benchmark:
+                        adaptive: dict | None = None, notes: list[str] | None = None) -> Benchmark:
     bench = build_benchmark(
         records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
         timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
-        executor_model=p.executor.identity().get("model"),
+        executor_model=p.executor.identity().get("model"), notes=notes,
         min_detectable_effect=p.config.min_detectable_effect)
     if adaptive is not None:
         bench.adaptive = adaptive
     write_benchmark(it_dir / "benchmark.json", bench)
     return bench
+
+
+def interrupted_note(kept: int, total: int) -> str:
+    return (f"interrupted: {kept} of the {total} planned trials had finished when the run was stopped; "
+            "these figures cover those only. Run the same command again to resume this iteration.")

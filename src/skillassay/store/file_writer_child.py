@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import signal
 import struct
 import sys
 import threading
@@ -87,5 +88,15 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
             return 1
 
 
+def ignore_stop_signals() -> None:
+    """A terminal's Ctrl-C (and its hang-up) reaches this process too, being in the run's process
+    group: the run decides when to stop (run/interrupt.py), and this process ends when the run
+    closes the pipe, having written everything it was sent. Dying here would lose those files."""
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
 if __name__ == "__main__":
+    ignore_stop_signals()
     sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
