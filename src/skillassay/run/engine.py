@@ -37,6 +37,7 @@ from skillassay.grade.grader import (
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.report.report import Gated, write_report
+from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy
 from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
@@ -372,15 +373,17 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
         p.executor.close()  # prepare built it (an HTTP client, say) and nothing else will close it
         p.backend.close()
         raise
+    drawer = ChartDrawer()  # imports matplotlib while the trials run; gone when run returns
     try:
-        return run_locked(req, p, progress or Progress(), on_choice)
+        return run_locked(req, p, progress or Progress(), on_choice, drawer)
     finally:
+        drawer.close()
         lock.release()
         p.backend.close()
 
 
 def run_locked(req: RunRequest, p: Prepared, progress: Progress,
-               on_choice: Callable[[IterationChoice], None] | None) -> RunOutcome:
+               on_choice: Callable[[IterationChoice], None] | None, drawer: ChartDrawer | None = None) -> RunOutcome:
     compiled = p.compiled or {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
     if p.not_measured:
         progress.notice(unmeasured_notice(p.executor.name, p.not_measured))
@@ -470,13 +473,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
-    # The charts are drawn by a child this process does not wait for (~1 CPU-s of matplotlib
-    # import otherwise in every run's wall time); report.md links them already. Except in CI
-    # (the CI variable every CI service sets), where the workspace is archived the moment
-    # `run` exits and PNGs drawn a second later would be missing from the artifact.
     # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
-                 background_charts=not os.environ.get("CI"), gated=Gated(gate_result, p.config.thresholds))
+                 drawer=drawer, gated=Gated(gate_result, p.config.thresholds))
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
