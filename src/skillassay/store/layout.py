@@ -6,10 +6,12 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from skillassay.errors import InputError, Problem
+from skillassay.models.config import MAX_SKILL_FILE_BYTES
 
 RUN_DIR = re.compile(r"run-(\d+)")  # a run folder's name, run-K (run_dir writes it)
 SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
@@ -94,6 +96,36 @@ def outside_links(root: Path) -> list[Problem]:
             if path.is_symlink() and not inside(root, path):
                 problems.append(Problem(str(path), "", f"symbolic link to {os.readlink(path)!r} leads out of "
                                         f"the skill folder {root}: replace it with the file it points to"))
+    return problems
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def skill_file_problems(root: Path, max_file_bytes: int = MAX_SKILL_FILE_BYTES) -> list[Problem]:
+    """What in a skill folder nothing may read: special files (opening a FIFO waits forever for
+    a writer; a device may never end) and files over the size limit (the folder is hashed,
+    copied into every snapshot and, redacted, held in memory while copied). Links are left to
+    outside_links; the folders a copy skips are skipped here too."""
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are listed, not entered
+        dirnames[:] = [d for d in dirnames if not _skipped(d)]
+        for name in filenames:
+            path = Path(dirpath) / name
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                problems.append(Problem(str(path), "", f"cannot read: {exc.strerror}"))
+                continue
+            kind = next((what for test, what in _SPECIAL if test(st.st_mode)), None)
+            if kind is not None:
+                problems.append(Problem(str(path), "", f"is {kind}: a skill folder may hold only files, folders "
+                                        "and links; remove it"))
+            elif stat.S_ISREG(st.st_mode) and st.st_size > max_file_bytes:
+                problems.append(Problem(str(path), "", f"{st.st_size:,} bytes is over the limit of {max_file_bytes:,} "
+                                        "bytes for a file in a skill folder (max_skill_file_bytes in the benchmark "
+                                        "config raises it)"))
     return problems
 
 
