@@ -44,6 +44,34 @@ def run_dir(iteration: Path, eval_slug: str, configuration: str, run_number: int
     return iteration / eval_slug / configuration / f"run-{run_number}"
 
 
+def linked_folders(iteration: Path, eval_slugs: list[str], configurations: list[str]) -> list[Problem]:
+    """The folders a run writes into and deletes in (the iteration, its eval folders, their
+    configuration folders and run-K folders) that are symbolic links: through one, files of the
+    link's target would be written and deleted (skill-snapshot/, run outputs), wherever it
+    leads. Checked for an iteration asked for (--iteration) and one the run chose alike."""
+    why = ("is a symbolic link: a run writes and deletes inside this folder, so it never follows a link "
+           "there (it could lead anywhere); replace it with a real folder or choose another iteration")
+    if iteration.is_symlink():
+        return [Problem(str(iteration), "", why)]
+    problems = []
+    for slug in eval_slugs:
+        folder = iteration / slug
+        if folder.is_symlink():
+            problems.append(Problem(str(folder), "", why))
+            continue
+        for configuration in configurations:
+            config_dir = folder / configuration
+            if config_dir.is_symlink():
+                problems.append(Problem(str(config_dir), "", why))
+                continue
+            try:
+                with os.scandir(config_dir) as entries:  # d_type: no stat per run folder
+                    problems += [Problem(e.path, "", why) for e in entries if e.is_symlink()]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+    return problems
+
+
 def inside(base: Path, candidate: Path) -> bool:
     """True when candidate (after resolving symlinks and ..) stays inside base."""
     try:
