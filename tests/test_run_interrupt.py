@@ -51,8 +51,8 @@ def run_argv(skill: Path, ws: Path, argv: list[str], concurrency: int = 4) -> li
             "--fail-fast", "0"]
 
 
-def start(argv: list[str], tmp_path: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CI": ""}
+def start(argv: list[str], tmp_path: Path, write_behind: str = "") -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CI": "", "SKILLASSAY_WRITE_BEHIND": write_behind}
     return subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
@@ -100,10 +100,12 @@ def slow_run(tmp_path: Path):
             os.killpg(pid, signal.SIGKILL)
 
 
-def test_ctrl_c_stops_a_concurrent_run_keeps_what_finished_and_resumes(tmp_path: Path, slow_run) -> None:
+@pytest.mark.parametrize("write_behind", ["0", "1"])  # 1: the trial files' writer process gets the Ctrl-C too
+def test_ctrl_c_stops_a_concurrent_run_keeps_what_finished_and_resumes(tmp_path: Path, slow_run,
+                                                                       write_behind: str) -> None:
     skill, ws = slow_run
     argv = run_argv(skill, ws, command_argv(tmp_path))
-    proc = start(argv, tmp_path)
+    proc = start(argv, tmp_path, write_behind)
     try:
         wait_for(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 4), 120, proc)
         sent = time.monotonic()
@@ -124,7 +126,7 @@ def test_ctrl_c_stops_a_concurrent_run_keeps_what_finished_and_resumes(tmp_path:
     assert started < 4 * EVALS, "every queued trial still ran"
 
     (tmp_path / "slow").unlink()  # the same command again resumes the same iteration and finishes it
-    proc = start(argv, tmp_path)
+    proc = start(argv, tmp_path, write_behind)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert not (ws / "iteration-2").exists(), err

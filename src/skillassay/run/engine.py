@@ -329,6 +329,7 @@ class TrialRunner:
         self.eval_dir = p.evals_path.parent
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
         self.sink: FileSink = DIRECT  # run_locked's trial_file_sink while trials run
+        self.closed = False  # set when the trial phase is over: a trial left running then is never committed
         # Evals whose grading reads the run folder (a check that opens files, the judge): their
         # files are on disk before grading, whatever the sink (store/writebehind.py).
         self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
@@ -341,7 +342,7 @@ class TrialRunner:
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor, pending)
-        if stop_requested():  # its agent may have been killed by the stop: not a result (runs again)
+        if self.closed or stop_requested():  # its agent may have been killed by the stop: not a result
             return None
         if self.reads_folder[trial.eval.id] and pending.files:
             self.sink.submit(pending.files)
@@ -351,7 +352,7 @@ class TrialRunner:
                         final_text=result.final_text, listed_outputs=metrics.files_created)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
-        if stop_requested():  # a check's process may have been killed by the stop: not graded
+        if self.closed or stop_requested():  # a check's process may have been killed by the stop
             return None
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
         # grading.json last, atomically: it commits the trial
@@ -457,6 +458,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
             design = design_record(adaptive, questions, rounds.states, names, done + executed)
         else:
             executed = execute_all(todo, runner, concurrency, progress, streak)
+    runner.closed = True
     progress.finish()
     p.executor.close()
     if stop.received is not None:

@@ -75,6 +75,7 @@ class StopSignals:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         self._previous.clear()
+        clear_stop()  # the stop was this run's: process groups started later (another command in-process) run
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         """Runs in the main thread between two bytecodes: it only signals processes and writes
