@@ -62,12 +62,12 @@ class ChartDrawer:
         return _drawn(self.proc.returncode, out, err)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
-                self.proc.communicate("", timeout=10)  # empty input: exit without drawing
+        """Without a draw the child has written nothing (it writes only once sent the data):
+        killed, not waited for, so a stopped run is not held by matplotlib's import."""
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
+        with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+            self.proc.communicate(timeout=10)
 
 
 def wait_main() -> int:
