@@ -396,11 +396,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     adaptive = adaptive_settings(req, p.config)
     trials = adaptive.max_trials_per_eval if adaptive else req.trials or p.config.trials_per_eval
     seed = p.seed
-    base_config = "without_skill" if p.config.baseline_type == "no_skill" else "old_skill"
+    base_config, base_skill = baseline_skill(p, it_dir, choice)  # reads the previous iteration only
     configurations = ["with_skill", base_config]
     if links := linked_folders(it_dir, [ev.slug for ev in p.evals.evals], configurations):
-        raise InputError(links)  # before anything is read, written or deleted there
-    base_config, base_skill = baseline_skill(p, it_dir, choice)
+        raise InputError(links)  # before anything is written or deleted there
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed, adaptive)
