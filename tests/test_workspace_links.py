@@ -92,3 +92,22 @@ def test_an_eval_or_run_folder_that_is_a_link_is_refused(tmp_path: Path) -> None
         assert folder.name in out and "symbolic link" in out, out
         assert tree(victim) == before
         folder.unlink()
+
+
+def test_a_run_file_that_is_a_link_is_replaced_not_written_through(tmp_path: Path) -> None:
+    """The files a trial writes in place (transcripts, metrics) go to the link's own name."""
+    skill = make_skill(tmp_path / "skills")
+    ws = tmp_path / "ws"
+    code, out = run(skill, ws)
+    assert code in (0, 1, 3), out
+    run_dir = ws / "iteration-1" / "eval-1" / "with_skill" / "run-1"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine", encoding="utf-8")
+    (run_dir / "grading.json").unlink()  # the trial runs again, over what is there
+    for name in ("transcript.jsonl", "transcript.md"):
+        (run_dir / name).unlink()
+        (run_dir / name).symlink_to(victim)
+    code, out = run(skill, ws)
+    assert code in (0, 1, 3), out
+    assert victim.read_text(encoding="utf-8") == "mine"
+    assert not (run_dir / "transcript.jsonl").is_symlink() and (run_dir / "grading.json").is_file()

@@ -13,6 +13,7 @@ has written everything it was sent and exits 0."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import marshal
 import os
 import signal
@@ -21,7 +22,10 @@ import sys
 import threading
 from typing import BinaryIO
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NOFOLLOW: a link where a file of ours goes (a workspace someone else prepared) is replaced,
+# never written through: its target may be any file of the user's.
+_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+          | getattr(os, "O_NOFOLLOW", 0))
 _HEADER = struct.Struct("<I")
 
 
@@ -30,6 +34,11 @@ def write_in_place(path: str, data: bytes) -> None:
         fd = os.open(path, _FLAGS, 0o666)
     except FileNotFoundError:  # the run and outputs folders of a trial whose agent wrote nothing
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _FLAGS, 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP or not os.path.islink(path):
+            raise
+        os.unlink(path)  # the link goes, its target is untouched
         fd = os.open(path, _FLAGS, 0o666)
     try:
         view = memoryview(data)
