@@ -441,7 +441,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     design: dict | None = None
     total = len(done) + len(todo)
     # Every trial's files are on disk when this block ends (the sink waits for its writer).
-    with StopSignals() as stop, trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
+    with StopSignals(p.backend.stop) as stop, trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
         if adaptive:
             from skillassay.run.adaptive import (  # a fixed design needs none of it
                 design_record,

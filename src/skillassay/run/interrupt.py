@@ -19,6 +19,7 @@ import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -58,8 +59,9 @@ class StopSignals:
     """The handlers, for the length of a `with` block (the trial phase). `received` is the first
     signal's number, or None."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_stop: Callable[[], object] | None = None) -> None:
         self.received: int | None = None
+        self.on_stop = on_stop  # ends agents this process cannot signal (a Ray backend's), in a thread
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopSignals:
@@ -87,6 +89,8 @@ class StopSignals:
             os._exit(128 + self.received)
         self.received = signum
         ended = end_all(STOP_GRACE_SECONDS)
+        if self.on_stop is not None:
+            threading.Thread(target=self.on_stop, daemon=True, name="skillassay-stop-backend").start()
         _say(f"\n{signal_name(signum)}: stopping the run: no new trial starts, {ended} running agent(s) told to "
              f"stop (killed after {STOP_GRACE_SECONDS:g}s); finished trials are kept and aggregated. "
              f"{signal_name(signum)} again to quit at once.\n")
