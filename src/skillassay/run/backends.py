@@ -78,8 +78,7 @@ class Backend:
         return None
 
     def stop(self) -> None:  # noqa: B027 - optional hook
-        """End the agents of the trials in flight elsewhere (the run is stopping: run/interrupt.py).
-        Here they are this process's own groups, which the stop itself ends."""
+        """End agents running elsewhere (run/interrupt.py); here the stop itself ends them."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the cluster connection, if any."""
@@ -363,8 +362,8 @@ class TrialActor:
         return worker_trial(self.name, self.settings, trial, skill, inputs, policy, limit)
 
     def stop(self) -> int:
-        """The driver is stopping: end this node's agents (their process groups are this
-        process's). Called in the `control` concurrency group, so busy trial slots never hold it."""
+        """The driver is stopping: end this node's agents (in the `control` concurrency group,
+        so busy trial slots never hold the call)."""
         return end_all()
 
 
