@@ -362,8 +362,7 @@ class TrialActor:
         return worker_trial(self.name, self.settings, trial, skill, inputs, policy, limit)
 
     def stop(self) -> int:
-        """The driver is stopping: end this node's agents (in the `control` concurrency group,
-        so busy trial slots never hold the call)."""
+        """End this node's agents (called in the `control` concurrency group: never queued behind trials)."""
         return end_all()
 
 
