@@ -2,8 +2,8 @@
 command (worktree code, PYTHONPATH=src) run as whole processes with the instant `echo`
 executor, so every millisecond is ours: planning, executing (writing the full workspace),
 grading, aggregating, the report, interpreter start and imports. The report's charts are drawn
-by a detached child after `run` exits (about a CPU second of matplotlib, not in these figures:
-this script waits for the PNGs between measurements so that child slows none of them).
+by a child that `run` starts before its trials and waits for before returning (about a CPU
+second of matplotlib, in these figures since issue 40; wait_for_charts then finds them at once).
 
     python benchmarks/overhead.py [--trials 20000] [--rounds 3] [--dir /dev/shm/x] [--in-process]
 

@@ -3,7 +3,9 @@ that names the file and the field instead of a traceback."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,3 +55,23 @@ EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCONCLUSIVE = 3
 EXIT_INTERNAL = 70  # a bug in skillassay (BSD's EX_SOFTWARE): never 1, which CI reads as a failed gate
+EXIT_RESUMABLE = 75  # stopped by the machine, not the data (disk full): BSD's EX_TEMPFAIL, "try again later"
+
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+_DISK_FULL_TEXT = tuple(os.strerror(e) for e in _DISK_FULL)  # "No space left on device", "Disk quota exceeded"
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, is the OS saying the disk (or the
+    user's quota) is full: a machine's state to fix and resume after, not a bug. Some carry no
+    errno, only the OS's words: shutil.copytree's gathered shutil.Error, and the write-behind
+    process's report (store/writebehind.py)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and (current.errno in _DISK_FULL
+                                             or any(t in str(current) for t in _DISK_FULL_TEXT)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

@@ -91,9 +91,9 @@ def test_report_on_missing_folder_is_bad_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_run_links_the_charts_a_background_child_then_draws(example_skill: Path, tmp_path: Path) -> None:
-    """`run` does not wait for matplotlib: report.md names the PNGs before they exist, and the
-    detached child writes exactly those (the names come from the same data the child draws)."""
+def test_run_links_the_charts_its_chart_child_draws(example_skill: Path, tmp_path: Path) -> None:
+    """report.md names exactly the PNGs the chart child draws (report_chart_names works them
+    out from the same data, without matplotlib)."""
     import time
 
     from skillassay.report.charts import load_benchmark, report_chart_names, write_report_charts

@@ -5,6 +5,7 @@ last test kills it mid-run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -174,6 +175,42 @@ def test_outputs_over_the_limit_are_an_error_that_says_so() -> None:
         with pytest.raises(ValueError):
             safe_relative(bad)
     assert Returned  # the type the worker sends back
+
+
+def test_ctrl_c_ends_the_agents_on_the_nodes(cluster: Cluster, tmp_path: Path) -> None:
+    """Issue 40: a Ray run's agents are children of the nodes' actors, out of the driver's reach;
+    on Ctrl-C each actor ends its own at once, so the trials return and the run exits 130."""
+    skill, ws, pids = skill_copy(tmp_path), tmp_path / "ws", tmp_path / "pids"
+    argv = json.dumps(["/bin/sh", "-c", f"echo $$ >> {pids}; sleep 60; echo hi"])
+    args = [sys.executable, "-m", "skillassay", "run", str(skill), "--executor", "command", "-o", f"argv={argv}",
+            "--trials", "2", "--concurrency", "4", "--workspace", str(ws), "--backend", "ray",
+            "--ray-address", cluster.address, "--timeout", "120"]
+    proc = subprocess.Popen(args, env=ray_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not (pids.exists() and len(pids.read_text().split()) >= 4):
+            assert time.monotonic() < deadline and proc.poll() is None, "the agents never started"
+            time.sleep(0.1)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert proc.returncode == 130, err
+        # Without the actors ending their agents the driver waited out STOP_WAIT_SECONDS for the
+        # trials (5.5 s here; 0.3 s with them), and the agents died only with their actors.
+        assert took < 4, f"the run took {took:.1f}s to stop"
+        agents = [int(p) for p in pids.read_text().split()]
+        deadline = time.monotonic() + 10
+        while (left := [p for p in agents if _cmdline(p).startswith("/bin/sh")]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], "agents outlived the run on the nodes"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in (int(p) for p in pids.read_text().split()) if pids.exists() else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_node_killed_mid_run_reruns_its_trials_elsewhere(cluster: Cluster, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from skillassay.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, InputError
+from skillassay.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_RESUMABLE, InputError, disk_full
 
 # markup off by default: printed text carries eval names, evidence and paths, which may
 # contain [brackets]; calls that want styling opt in and escape what they interpolate.
@@ -133,10 +133,16 @@ def write_crash_log(exc: BaseException) -> Path:
 def run_app(app: Callable[[], Any]) -> None:
     """Run the CLI. An exception that reaches here is a bug in skillassay, not a verdict and not
     bad input: one line says so, the traceback goes to a log file, and the exit code is our own
-    (EXIT_INTERNAL), so CI never reads a crash as a failed threshold (1) or a pass."""
+    (EXIT_INTERNAL), so CI never reads a crash as a failed threshold (1) or a pass. A full disk
+    is no bug either: it exits EXIT_RESUMABLE, saying to free space and run the command again."""
     try:
         app()
     except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if disk_full(exc):  # the machine's state, not a bug: say so, and that resuming is safe
+            err.print(f"stopped: the disk is full ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
+                      "Finished work is kept and what was cut short is redone: free some space and run the same "
+                      "command again to resume.", highlight=False, soft_wrap=True)
+            sys.exit(EXIT_RESUMABLE)
         try:
             where = f"traceback in {write_crash_log(exc)}"
         except Exception:  # noqa: BLE001 - cannot write anywhere: the traceback goes to stderr

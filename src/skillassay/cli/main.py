@@ -1,5 +1,6 @@
 """The command line: each command parses options, calls one library function, renders the
-result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3 inconclusive."""
+result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3 inconclusive,
+70 a bug in skillassay, 75 stopped by a full disk (resumable), 128+N stopped by signal N (130: Ctrl-C)."""
 
 # No `from __future__ import annotations` in the command modules: typer reads every command's
 # signature at each start, and string annotations cost it a compile and an eval apiece
@@ -126,7 +127,10 @@ def run(
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
     Resumes the latest iteration when nothing changed; starts the next one (and says why)
-    when the skill, the evals or the executor settings changed."""
+    when the skill, the evals or the executor settings changed. Ctrl-C (or SIGTERM, SIGHUP)
+    stops it: no trial starts after it, the agents running are ended, what finished is
+    aggregated, exit 130 (143, 129); a second Ctrl-C ends it at once. Run the same command
+    again to resume. A full disk stops it with exit 75, resumable likewise."""
     from skillassay.cli.progress import LineProgress, RichProgress
     from skillassay.run.engine import RunRequest, run_benchmark
 
@@ -139,8 +143,14 @@ def run(
                      judge_model=judge_model, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image)
+    from skillassay.run.interrupt import RunInterrupted
+
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
-    outcome = run_benchmark(req, progress)
+    try:
+        outcome = run_benchmark(req, progress)
+    except RunInterrupted as stopped:  # Ctrl-C, SIGTERM, SIGHUP: what finished is kept
+        err.print(str(stopped), highlight=False, soft_wrap=True)
+        raise typer.Exit(stopped.exit_code) from None
     s = outcome.benchmark.summary
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
               f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",

@@ -30,6 +30,7 @@ from tenacity import (
 )
 
 from skillassay.errors import InputError
+from skillassay.executors import process_group
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.executors.group_run import run_in_group
 from skillassay.executors.probe import PROBE_TIMEOUT_SECONDS, probe_endpoint  # noqa: F401 - re-exported
@@ -381,6 +382,9 @@ def run_loop(conversation: Conversation, toolbox: ToolBox, request: TrialRequest
     toolbox.deadline = deadline
     last_text = ""
     for _ in range(limits.max_turns):
+        if process_group.stop_requested():  # the run is stopping (run/interrupt.py): no more turns
+            tally.result.final_text = last_text
+            return tally.finish("error", "stopped: the run was interrupted", started)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return _timeout(tally, last_text, limits, started)

@@ -3,23 +3,15 @@ group, confined by the trial's sandbox; on timeout the whole group is killed."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import shutil
-import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from skillassay.executors import process_group
 from skillassay.sandbox import SandboxSpec, confined
-
-
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """Kill the process group the child leads, so grandchildren die with it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def run_in_group(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
@@ -46,24 +38,23 @@ def _check_program(program: str, cwd: Path, path: str | None) -> None:
 
 
 def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None) -> tuple[int | None, str, str]:
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, _decode(out), _decode(err)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        try:  # a descendant that left the group may still hold the pipes open
-            out, err = proc.communicate(timeout=5)
+    with process_group.group(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return proc.returncode, _decode(out), _decode(err)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = b"", b""
-        return None, _decode(out), _decode(err)
-    finally:
-        if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
-            kill_group(proc)
-            proc.wait()
+            process_group.kill_group(proc, 0)
+            try:  # a descendant that left the group may still hold the pipes open
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = b"", b""
+            return None, _decode(out), _decode(err)
+        finally:
+            if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
+                process_group.kill_group(proc, 0)
+                proc.wait()
 
 
 def _decode(data: bytes | None) -> str:

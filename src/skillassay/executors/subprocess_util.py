@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -22,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillassay.executors import process_group
+from skillassay.executors.process_group import kill_group
 from skillassay.spec.skill import Skill
 from skillassay.store.layout import checked_child, copy_skill_tree, remove_tree
 from skillassay.store.redact import redact as _redact
@@ -133,34 +133,6 @@ def _prune_empty(path: Path, stop_after: int) -> None:
         path = path.parent
 
 
-def _signal_group(pgid: int, sig: signal.Signals | int) -> bool:
-    """True if the group still existed."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - group taken over by a setuid child
-        return False
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    return _signal_group(pgid, 0)
-
-
-def kill_group(proc: subprocess.Popen, grace_seconds: float) -> None:
-    """SIGTERM first so the CLI can flush its last events, SIGKILL whatever ignores it."""
-    pgid = proc.pid  # start_new_session=True makes the child its own group leader
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + grace_seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not _group_alive(pgid):
-            return
-        time.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
-
-
 def _pump_stdout(proc: subprocess.Popen, sink: list[str],
                  on_line: Callable[[str], None] | None) -> None:
     assert proc.stdout is not None
@@ -199,11 +171,17 @@ def run_process_group(
     Raises FileNotFoundError when argv[0] does not exist (a setup problem, not a trial result).
     """
     start = time.monotonic()
-    proc = subprocess.Popen(
+    with process_group.group(
         list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-        errors="replace", bufsize=1, start_new_session=True,
-    )
+        errors="replace", bufsize=1,
+    ) as proc:
+        return _run_group(proc, start, timeout_seconds, on_line, grace_seconds, stop_when, stop_poll)
+
+
+def _run_group(proc: subprocess.Popen, start: float, timeout_seconds: float,
+               on_line: Callable[[str], None] | None, grace_seconds: float,
+               stop_when: Callable[[str], bool] | None, stop_poll: Callable[[], bool] | None) -> ProcessOutcome:
     out: list[str] = []
     err: list[str] = []
     stop = threading.Event()

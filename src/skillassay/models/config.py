@@ -54,6 +54,9 @@ class SandboxConfig(ClosedSpecModel):
                                                        "(e.g. /usr, for an image that borrows the host's tools).")
 
 
+MAX_SKILL_FILE_BYTES = 100 * 2**20  # the default of max_skill_file_bytes (store/layout.skill_file_problems)
+
+
 class BenchmarkConfig(ClosedSpecModel):
     schema_: str | None = schema_ref()
     skill_name: str | None = None
@@ -86,3 +89,7 @@ class BenchmarkConfig(ClosedSpecModel):
     ray_address: str | None = Field(
         None, description="With backend ray: what ray.init(address=...) takes (auto, ray://host:10001, "
                           "host:6379); unset: a local Ray instance.")
+    max_skill_file_bytes: int = Field(
+        MAX_SKILL_FILE_BYTES, ge=1, strict=True,
+        description="The largest file a skill folder may hold, in bytes (default 100 MiB): the folder is hashed "
+                    "and copied into every iteration's snapshot, so a bigger file is refused (exit 2, naming it).")

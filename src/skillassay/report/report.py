@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillassay.analyze.benchmark_md import environment
 from skillassay.analyze.compare import FILENAME as COMPARISON
@@ -34,6 +34,9 @@ from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
+
+if TYPE_CHECKING:
+    from skillassay.report.report_charts import ChartDrawer
 
 FILENAME = "report.md"
 THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
@@ -388,14 +391,14 @@ def _with_loading(recs: list[str], gate: GateResult, loading: dict[str, Any] | N
 
 
 def draw_charts(iteration_dir: Path, data: dict[str, Any] | None = None,
-                background: bool = False) -> tuple[list[str], str | None]:
+                drawer: ChartDrawer | None = None) -> tuple[list[str], str | None]:
     """PNG paths relative to the iteration, when the charts module is installed and can draw;
-    a chart that fails to draw costs the report a picture, not the run. `background`: drawn by
-    a child nobody waits for (`run`: see report/report_charts.py), the paths known beforehand."""
-    from skillassay.report.report_charts import draw_report_charts, start_report_charts
+    a chart that fails to draw costs the report a picture, not the run. `drawer`: the chart
+    process the caller started early (`run`: see report/report_charts.py), else a new one."""
+    from skillassay.report.report_charts import draw_report_charts
 
     try:
-        drawn = (start_report_charts if background else draw_report_charts)(iteration_dir, data)
+        drawn = (drawer.draw if drawer is not None else draw_report_charts)(iteration_dir, data)
         return [str(p.relative_to(iteration_dir)) for p in drawn], None
     except Exception as exc:  # noqa: BLE001 - a drawing failure must not lose the report
         return [], f"charts could not be drawn: {type(exc).__name__}: {exc}"
@@ -443,9 +446,9 @@ class Gated:
 
 def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
                   point_estimate: bool = False, charts: bool = True, bench: Benchmark | None = None,
-                  background_charts: bool = False, gated: Gated | None = None) -> dict[str, Any]:
+                  drawer: ChartDrawer | None = None, gated: Gated | None = None) -> dict[str, Any]:
     """`bench`: the benchmark in memory when the caller has it (run), instead of re-reading a
-    file whose runs[] can be hundreds of megabytes. `background_charts`: see draw_charts.
+    file whose runs[] can be hundreds of megabytes. `drawer`: see draw_charts.
     `gated`: the gate the caller evaluated on `bench` (which must then be given), with its
     thresholds; its benchmark was aggregated for them, so there is nothing to recompute."""
     path = iteration_dir / "benchmark.json"
@@ -464,7 +467,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
                         not_measured=unmeasurable, executor=executor)
     st = bench.statistics or {}
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
-    chart_paths, chart_error = draw_charts(iteration_dir, chart_data, background_charts) if charts else ([], None)
+    chart_paths, chart_error = draw_charts(iteration_dir, chart_data, drawer) if charts else ([], None)
     validity = st.get("validity") or []
     loading = loading_context(bench)
     return {
@@ -520,10 +523,10 @@ def render_report(context: dict[str, Any]) -> str:
 
 def write_report(iteration_dir: Path, config: Path | None = None, *, strict: bool = False,
                  point_estimate: bool = False, bench: Benchmark | None = None,
-                 background_charts: bool = False, gated: Gated | None = None) -> Path:
+                 drawer: ChartDrawer | None = None, gated: Gated | None = None) -> Path:
     """Write ITERATION/report.md from the iteration's files; returns its path."""
     context = build_context(iteration_dir, config, strict=strict, point_estimate=point_estimate, bench=bench,
-                            background_charts=background_charts, gated=gated)
+                            drawer=drawer, gated=gated)
     out = iteration_dir / FILENAME
     atomic_write_text(out, render_report(context))
     return out

@@ -168,11 +168,11 @@ def run_rounds(pending: list[Trial], done: list[TrialRecord], settings: Adaptive
             return result()
         chosen, size = {id(t) for t in batch}, len(batch)
         left = [t for t in left if id(t) not in chosen]
-        got = execute(batch)  # may consume the list (engine.execute_all does, to free each trial)
+        got = execute(batch)  # may consume the list (schedule.execute_all does, to free each trial)
         rounds += 1
         executed += got
         records += got
-        if len(got) < size:  # the executor stopped early (streak): no further round
+        if len(got) < size:  # the executor stopped early (streak, or a stop: run/interrupt.py): no further round
             return result()
 
 

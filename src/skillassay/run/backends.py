@@ -34,6 +34,7 @@ from typing import Any
 
 from skillassay.errors import InputError, Problem
 from skillassay.executors import Executor, ExecutorSettings, TrialResult, check_executor, load_executor_class
+from skillassay.executors.process_group import STOP_GRACE_SECONDS, end_all
 from skillassay.models import Metrics, Timing
 from skillassay.run.execute import RetryPolicy, execute_trial
 from skillassay.run.plan import Trial
@@ -75,6 +76,9 @@ class Backend:
 
     def node_of(self, run_dir: Path | None) -> str | None:
         return None
+
+    def stop(self) -> None:  # noqa: B027 - optional hook
+        """End agents running elsewhere (run/interrupt.py); here the stop itself ends them."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the cluster connection, if any."""
@@ -357,6 +361,10 @@ class TrialActor:
               policy: RetryPolicy, limit: int) -> Returned:
         return worker_trial(self.name, self.settings, trial, skill, inputs, policy, limit)
 
+    def stop(self) -> int:
+        """End this node's agents (called in the `control` concurrency group: never queued behind trials)."""
+        return end_all()
+
 
 # ---------------------------------------------------------------------------------------------
 # The driver side.
@@ -412,7 +420,7 @@ class RayBackend(Backend):
         self.startup_seconds = time.perf_counter() - t0
         errors_to_stderr(ray)
         self.resource = SLOT_RESOURCE if ray.cluster_resources().get(SLOT_RESOURCE, 0) else "CPU"
-        self.actor_class = ray.remote(TrialActor)
+        self.actor_class = ray.remote(concurrency_groups={"control": 1})(TrialActor)  # type: ignore[call-overload]  # documented; not in its stubs
         self.pool: list[Member] = []
         self.pool_lock = threading.Lock()
         self.refs: dict[object, Any] = {}  # skill / eval inputs -> their object in the store
@@ -544,6 +552,12 @@ class RayBackend(Backend):
 
     def node_of(self, run_dir: Path | None) -> str | None:
         return self.nodes.get(str(run_dir)) if run_dir is not None else None
+
+    def stop(self) -> None:
+        """Each node's actor ends its agents; the trials then return and are not kept."""
+        with contextlib.suppress(Exception):
+            refs = [m.handle.stop.options(concurrency_group="control").remote() for m in list(self.pool)]
+            self.ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE_SECONDS)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -8,10 +8,7 @@ the next run archives it (reuse.archive_failed_attempt) and runs it again."""
 from __future__ import annotations
 
 import os
-import threading
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -41,8 +38,10 @@ from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.models.config import SandboxConfig
 from skillassay.report.report import Gated, write_report
+from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy, token_note
+from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
@@ -61,6 +60,7 @@ from skillassay.run.reuse import (
     reuse_hint,
     reuse_unchanged_skill_runs,
 )
+from skillassay.run.schedule import execute_all
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
@@ -78,6 +78,7 @@ from skillassay.store.layout import (
     copy_skill_tree,
     default_workspace,
     iteration_dir,
+    linked_folders,
     outside_links,
     remove_tree,
 )
@@ -351,18 +352,22 @@ class TrialRunner:
         self.streak = SameErrorStreak(0)  # run_locked's; while it is unproven, one attempt per trial
         self.sink: FileSink = DIRECT  # run_locked's trial_file_sink while trials run
         self.token_warnings: list[Path] = []  # trials whose agent's own token counts disagreed
+        self.closed = False  # set when the trial phase is over: a trial left running then is never committed
         # Evals whose grading reads the run folder (a check that opens files, the judge): their
         # files are on disk before grading, whatever the sink (store/writebehind.py).
         self.reads_folder = {eval_id: any(e.plugin is None or e.plugin.reads_run_folder for e in exps)
                              for eval_id, exps in compiled.items()}
 
-    def __call__(self, trial: Trial) -> TrialRecord:
+    def __call__(self, trial: Trial) -> TrialRecord | None:
+        """The trial's record, or None when the run was stopped while it ran (nothing committed)."""
         retry = replace(self.retry, attempts=1) if self.streak.unproven else self.retry
         retry = replace(retry, give_up=self.streak.give_up())
         pending = Collect()
         result, metrics, timing = self.p.backend.execute(
             trial, self.p.executor, self.skills[trial.configuration],
             self.p.input_files.get(trial.eval.id, []), retry, self.redactor, pending)
+        if self.closed or stop_requested():  # its agent may have been killed by the stop: not a result
+            return None
         if result.usage.warning:
             self.token_warnings.append(trial.run_dir)
         if self.reads_folder[trial.eval.id] and pending.files:
@@ -373,6 +378,8 @@ class TrialRunner:
                         final_text=result.final_text, listed_outputs=metrics.files_created)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
+        if self.closed or stop_requested():  # a check's process may have been killed by the stop
+            return None
         run_s = os.fspath(trial.run_dir)  # string paths on the hot path (pathlib's joins cost more than the write)
         # grading.json last, atomically: it commits the trial
         self.sink.submit([*pending.files, json_entry(f"{run_s}/timing.json", timing, self.redactor),
@@ -394,15 +401,17 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
         p.executor.close()  # prepare built it (an HTTP client, say) and nothing else will close it
         p.backend.close()
         raise
+    drawer = ChartDrawer()  # imports matplotlib while the trials run; gone when run returns
     try:
-        return run_locked(req, p, progress or Progress(), on_choice)
+        return run_locked(req, p, progress or Progress(), on_choice, drawer)
     finally:
+        drawer.close()
         lock.release()
         p.backend.close()
 
 
 def run_locked(req: RunRequest, p: Prepared, progress: Progress,
-               on_choice: Callable[[IterationChoice], None] | None) -> RunOutcome:
+               on_choice: Callable[[IterationChoice], None] | None, drawer: ChartDrawer | None = None) -> RunOutcome:
     compiled = p.compiled or {ev.id: compile_expectations(ev, p.evals_path) for ev in p.evals.evals}
     if p.not_measured:
         progress.notice(unmeasured_notice(p.executor.name, p.not_measured))
@@ -415,8 +424,10 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     adaptive = adaptive_settings(req, p.config)
     trials = adaptive.max_trials_per_eval if adaptive else req.trials or p.config.trials_per_eval
     seed = p.seed
-    base_config, base_skill = baseline_skill(p, it_dir, choice)
+    base_config, base_skill = baseline_skill(p, it_dir, choice)  # reads the previous iteration only
     configurations = ["with_skill", base_config]
+    if links := linked_folders(it_dir, [ev.slug for ev in p.evals.evals], configurations):
+        raise InputError(links)  # before anything is written or deleted there
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed, adaptive)
@@ -456,8 +467,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
+    total = len(done) + len(todo)
     # Every trial's files are on disk when this block ends (the sink waits for its writer).
-    with trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
+    with StopSignals(p.backend.stop) as stop, trial_file_sink(len(todo), enabled=p.backend.uses_sink) as runner.sink:
         if adaptive:
             from skillassay.run.adaptive import (  # a fixed design needs none of it
                 design_record,
@@ -468,13 +480,20 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
             questions = questions_for(p.config.thresholds)
             rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
                                 lambda batch: execute_all(batch, runner, concurrency, progress, streak),
-                                halted=lambda: streak.tripped)
+                                halted=lambda: streak.tripped or stop_requested())
             executed = rounds.executed
             design = design_record(adaptive, questions, rounds.states, names, done + executed)
         else:
             executed = execute_all(todo, runner, concurrency, progress, streak)
+    runner.closed = True
     progress.finish()
     p.executor.close()
+    if stop.received is not None:
+        kept = sort_records(done + executed)
+        if kept:
+            aggregate_and_write(it_dir, kept, p, choice.number, trials, Arms("with_skill", base_config), req.strict,
+                                req.point_estimate, design, [interrupted_note(len(kept), total)])
+        raise RunInterrupted(stop.received, it_dir, len(kept), total - len(kept), bool(kept))
     if streak.tripped:
         raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
@@ -491,13 +510,9 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
-    # The charts are drawn by a child this process does not wait for (~1 CPU-s of matplotlib
-    # import otherwise in every run's wall time); report.md links them already. Except in CI
-    # (the CI variable every CI service sets), where the workspace is archived the moment
-    # `run` exits and PNGs drawn a second later would be missing from the artifact.
     # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,
-                 background_charts=not os.environ.get("CI"), gated=Gated(gate_result, p.config.thresholds))
+                 drawer=drawer, gated=Gated(gate_result, p.config.thresholds))
     hint = (reuse_hint(p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
             if req.baseline_from is None and any(r.configuration == base_config for r in executed) else None)
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
@@ -532,51 +547,20 @@ def reused_note(reuse: tuple[Path, list[Path]] | None) -> str | None:
             f"seed) were reused from it, not run again (listed in this iteration's {SKILL_PROVENANCE})")
 
 
-def execute_all(todo: list[Trial], runner: TrialRunner, concurrency: int, progress: Progress,
-                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
-    """Runs the trials; once `streak` trips no trial starts (those already running finish and
-    are recorded). The streak is fed in the worker, before it takes its next trial."""
-    streak = streak or SameErrorStreak(0)
-    lock = threading.Lock()
-
-    def guarded(trial: Trial) -> TrialRecord | None:
-        if streak.tripped:
-            return None
-        rec = runner(trial)
-        with lock:
-            streak.add(rec)
-        return rec
-
-    results: list[TrialRecord] = []
-    if concurrency <= 1:
-        queue = deque(todo)
-        todo.clear()
-        while queue and (rec := guarded(queue.popleft())) is not None:
-            results.append(rec)
-            progress.trial_done(rec)
-        return results
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(guarded, t) for t in todo]
-        for fut in as_completed(futures):
-            if (rec := fut.result()) is None:
-                continue
-            results.append(rec)
-            progress.trial_done(rec)
-            if streak.tripped:
-                for pending in futures:
-                    pending.cancel()
-    return results
-
-
 def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, iteration: int,
                         trials: int, arms: Arms, strict: bool, point_estimate: bool,
-                        adaptive: dict | None = None) -> Benchmark:
+                        adaptive: dict | None = None, notes: list[str] | None = None) -> Benchmark:
     bench = build_benchmark(
         records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
         timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
-        executor_model=p.executor.identity().get("model"),
+        executor_model=p.executor.identity().get("model"), notes=notes,
         min_detectable_effect=p.config.min_detectable_effect)
     if adaptive is not None:
         bench.adaptive = adaptive
     write_benchmark(it_dir / "benchmark.json", bench)
     return bench
+
+
+def interrupted_note(kept: int, total: int) -> str:
+    return (f"interrupted: {kept} of the {total} planned trials had finished when the run was stopped; "
+            "these figures cover those only. Run the same command again to resume this iteration.")

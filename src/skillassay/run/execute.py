@@ -18,6 +18,7 @@ from pydantic_core import to_json
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult, Usage
 from skillassay.executors.give_up import GiveUp
+from skillassay.executors.process_group import stop_requested
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
@@ -52,7 +53,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 def run_with_deadline(executor: Executor, request: TrialRequest) -> TrialResult:
     """Stop waiting at the per-trial timeout for executors that cannot enforce it themselves.
     The abandoned call keeps running in a daemon thread (in-process code cannot be killed);
-    the trial is recorded as timed out."""
+    the trial is recorded as timed out (or as stopped, when the run is: it is then not kept)."""
     if executor.handles_timeout:
         return executor.run(request)
     box: dict[str, TrialResult | BaseException] = {}
@@ -65,8 +66,12 @@ def run_with_deadline(executor: Executor, request: TrialRequest) -> TrialResult:
 
     worker = threading.Thread(target=target, daemon=True, name="skillassay-trial")
     worker.start()
-    worker.join(request.settings.timeout_seconds)
+    deadline = time.monotonic() + request.settings.timeout_seconds
+    while worker.is_alive() and not stop_requested() and (left := deadline - time.monotonic()) > 0:
+        worker.join(min(left, 0.25))  # in slices: a stopped run (run/interrupt.py) stops waiting too
     if worker.is_alive():
+        if stop_requested():
+            return TrialResult(status="error", error="stopped: the run was interrupted")
         return TrialResult(status="timeout", error=f"timed out after {request.settings.timeout_seconds:g}s")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,19 @@ def plan_trials(evals: list[Eval], configurations: list[str], trials: int, itera
     return out
 
 
+_CHUNK = 2**20  # hashing reads this much at a time: memory stays flat whatever the file's size
+
+
+def _update_from_file(h: Any, path: Path | str) -> None:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+
+
 def hash_tree(root: Path) -> str:
-    """Content hash of a folder (relative paths + bytes), ignoring caches and VCS folders."""
+    """Content hash of a folder (relative paths + bytes), ignoring caches and VCS folders.
+    A special file (FIFO, socket, device: preflight refuses them in a skill folder) counts as
+    its kind and is never opened: opening a FIFO waits for a writer that may never come."""
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in {".git", "__pycache__"} and not d.endswith("-workspace"))
@@ -58,13 +70,21 @@ def hash_tree(root: Path) -> str:
             h.update(str(p.relative_to(root)).encode())
             h.update(b"\0")
             # A link counts as where it points, never as what is there (it may lead anywhere).
-            h.update(b"->" + os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+            mode = os.lstat(p).st_mode
+            if stat.S_ISLNK(mode):
+                h.update(b"->" + os.readlink(p).encode())
+            elif stat.S_ISREG(mode):
+                _update_from_file(h, p)
+            else:
+                h.update(f"<special {stat.S_IFMT(mode):o}>".encode())
             h.update(b"\0")
     return h.hexdigest()
 
 
 def hash_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    h = hashlib.sha256()
+    _update_from_file(h, path)
+    return h.hexdigest()
 
 
 def hash_value(value: Any) -> str:

@@ -18,6 +18,7 @@ from typing import TypeVar
 from skillassay.errors import InputError, Problem
 from skillassay.grade.grader import CompiledExpectation, compile_expectations
 from skillassay.models import KINDS, BenchmarkConfig, EvalSet
+from skillassay.models.config import MAX_SKILL_FILE_BYTES
 from skillassay.spec.scaffold import placeholder_problems
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.spec.skillmd import check_skill_folder
@@ -29,6 +30,7 @@ from skillassay.spec.validate import (
     validate_file,
 )
 from skillassay.store.jsonio import load_model
+from skillassay.store.layout import skill_file_problems
 
 CONFIG_FILE = Path("evals") / "benchmark_config.json"
 EVALS_FILE = Path("evals") / "evals.json"
@@ -99,10 +101,14 @@ def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: P
     """Every problem of the skill folder, its benchmark config and its eval set, raised
     together as one InputError (exit 2). `require_evals=False` (validate on a bare skill
     folder) returns None when there is no eval set to check, instead of refusing."""
-    problems = check_skill_folder(skill_dir)
-    skill = None if problems else load_skill(skill_dir)
     cfg = find_config(skill_dir, config_path)
-    config = _load(cfg, BenchmarkConfig, problems) if cfg is not None else BenchmarkConfig()
+    config_problems: list[Problem] = []
+    config = _load(cfg, BenchmarkConfig, config_problems) if cfg is not None else BenchmarkConfig()
+    # Before anything in the folder is read: a FIFO there would make the read wait forever.
+    problems = skill_file_problems(skill_dir, config.max_skill_file_bytes if config else MAX_SKILL_FILE_BYTES)
+    problems = problems or check_skill_folder(skill_dir)
+    skill = None if problems else load_skill(skill_dir)
+    problems += config_problems
     path = find_evals(skill_dir, evals_path, config, cfg)
     evals = None
     if require_evals or evals_path is not None or (config and config.eval_set_path) or path.exists():

@@ -13,14 +13,19 @@ has written everything it was sent and exits 0."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import marshal
 import os
+import signal
 import struct
 import sys
 import threading
 from typing import BinaryIO
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NOFOLLOW: a link where a file of ours goes (a workspace someone else prepared) is replaced,
+# never written through: its target may be any file of the user's.
+_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+          | getattr(os, "O_NOFOLLOW", 0))
 _HEADER = struct.Struct("<I")
 
 
@@ -29,6 +34,11 @@ def write_in_place(path: str, data: bytes) -> None:
         fd = os.open(path, _FLAGS, 0o666)
     except FileNotFoundError:  # the run and outputs folders of a trial whose agent wrote nothing
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _FLAGS, 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP or not os.path.islink(path):
+            raise
+        os.unlink(path)  # the link goes, its target is untouched
         fd = os.open(path, _FLAGS, 0o666)
     try:
         view = memoryview(data)
@@ -87,5 +97,15 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
             return 1
 
 
+def ignore_stop_signals() -> None:
+    """A terminal's Ctrl-C (and its hang-up) reaches this process too, being in the run's process
+    group: the run decides when to stop (run/interrupt.py), and this process ends when the run
+    closes the pipe, having written everything it was sent. Dying here would lose those files."""
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
 if __name__ == "__main__":
+    ignore_stop_signals()
     sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))

@@ -390,6 +390,8 @@ def read_json(path: Path) -> Any:
         raise InputError.one(path, "", "file not found")
     if path.is_dir():
         raise InputError.one(path, "", "is a directory, expected a JSON file")
+    if not path.is_file():  # a FIFO would make the read wait forever, a device never end
+        raise InputError.one(path, "", "not a regular file (a FIFO, socket or device), expected a JSON file")
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
             raise InputError.one(path, "", f"{path.stat().st_size:,} bytes is over the {MAX_JSON_BYTES:,}-byte limit")

@@ -6,10 +6,12 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from skillassay.errors import InputError, Problem
+from skillassay.models.config import MAX_SKILL_FILE_BYTES
 
 RUN_DIR = re.compile(r"run-(\d+)")  # a run folder's name, run-K (run_dir writes it)
 SNAPSHOT_DIR = "skill-snapshot"  # the copy of the skill an iteration ran with
@@ -40,6 +42,34 @@ def existing_iterations(workspace: Path) -> list[int]:
 
 def run_dir(iteration: Path, eval_slug: str, configuration: str, run_number: int) -> Path:
     return iteration / eval_slug / configuration / f"run-{run_number}"
+
+
+def linked_folders(iteration: Path, eval_slugs: list[str], configurations: list[str]) -> list[Problem]:
+    """The folders a run writes into and deletes in (the iteration, its eval folders, their
+    configuration folders and run-K folders) that are symbolic links: through one, files of the
+    link's target would be written and deleted (skill-snapshot/, run outputs), wherever it
+    leads. Checked for an iteration asked for (--iteration) and one the run chose alike."""
+    why = ("is a symbolic link: a run writes and deletes inside this folder, so it never follows a link "
+           "there (it could lead anywhere); replace it with a real folder or choose another iteration")
+    if iteration.is_symlink():
+        return [Problem(str(iteration), "", why)]
+    problems = []
+    for slug in eval_slugs:
+        folder = iteration / slug
+        if folder.is_symlink():
+            problems.append(Problem(str(folder), "", why))
+            continue
+        for configuration in configurations:
+            config_dir = folder / configuration
+            if config_dir.is_symlink():
+                problems.append(Problem(str(config_dir), "", why))
+                continue
+            try:
+                with os.scandir(config_dir) as entries:  # d_type: no stat per run folder
+                    problems += [Problem(e.path, "", why) for e in entries if e.is_symlink()]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+    return problems
 
 
 def inside(base: Path, candidate: Path) -> bool:
@@ -94,6 +124,36 @@ def outside_links(root: Path) -> list[Problem]:
             if path.is_symlink() and not inside(root, path):
                 problems.append(Problem(str(path), "", f"symbolic link to {os.readlink(path)!r} leads out of "
                                         f"the skill folder {root}: replace it with the file it points to"))
+    return problems
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def skill_file_problems(root: Path, max_file_bytes: int = MAX_SKILL_FILE_BYTES) -> list[Problem]:
+    """What in a skill folder nothing may read: special files (opening a FIFO waits forever for
+    a writer; a device may never end) and files over the size limit (the folder is hashed,
+    copied into every snapshot and, redacted, held in memory while copied). Links are left to
+    outside_links; the folders a copy skips are skipped here too."""
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are listed, not entered
+        dirnames[:] = [d for d in dirnames if not _skipped(d)]
+        for name in filenames:
+            path = Path(dirpath) / name
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                problems.append(Problem(str(path), "", f"cannot read: {exc.strerror}"))
+                continue
+            kind = next((what for test, what in _SPECIAL if test(st.st_mode)), None)
+            if kind is not None:
+                problems.append(Problem(str(path), "", f"is {kind}: a skill folder may hold only files, folders "
+                                        "and links; remove it"))
+            elif stat.S_ISREG(st.st_mode) and st.st_size > max_file_bytes:
+                problems.append(Problem(str(path), "", f"{st.st_size:,} bytes is over the limit of {max_file_bytes:,} "
+                                        "bytes for a file in a skill folder (max_skill_file_bytes in the benchmark "
+                                        "config raises it)"))
     return problems
 
 

@@ -1,0 +1,114 @@
+"""Running a list of trials: in this thread (concurrency 1) or in `concurrency` worker threads,
+until the list is done, the same-error streak trips (run/stop.py) or the run is told to stop
+(run/interrupt.py).
+
+The workers are daemon threads taking trials one at a time from a shared queue, not a
+ThreadPoolExecutor with every trial submitted up front: a pool's queued trials all ran after a
+Ctrl-C (its shutdown waits for them), and its threads are joined at exit, so one trial stuck in
+a call nobody can interrupt held the process. Here a stop is seen before each trial is taken;
+the main thread waits for the trials in flight at most STOP_WAIT_SECONDS after it and then
+leaves them, and a worker's exception (a failed write, say) stops the others taking more and
+is raised in the caller once the trials in flight are back."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+from skillassay.executors.process_group import stop_requested
+from skillassay.run.interrupt import STOP_WAIT_SECONDS
+from skillassay.run.plan import Trial
+from skillassay.run.stop import SameErrorStreak
+from skillassay.store.records import TrialRecord
+
+
+class Progress(Protocol):
+    def trial_done(self, record: TrialRecord) -> None: ...
+
+
+Runner = Callable[[Trial], "TrialRecord | None"]  # None: the trial was stopped, nothing recorded
+_EXIT = object()  # a worker's last message: it takes no more trials
+
+
+def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: Progress,
+                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
+    """The records of the trials that ran to the end, in the order they finished. `todo` is
+    emptied (each Trial is dropped once it has run: memory stays flat on big suites). Once
+    `streak` trips no trial starts; those already running finish and are recorded."""
+    streak = streak or SameErrorStreak(0)
+    pending = deque(todo)
+    todo.clear()
+    lock = threading.Lock()
+
+    def halted() -> bool:
+        return streak.tripped or stop_requested()
+
+    def guarded(trial: Trial) -> TrialRecord | None:
+        rec = runner(trial)
+        if rec is not None:
+            with lock:
+                streak.add(rec)
+        return rec
+
+    results: list[TrialRecord] = []
+    if concurrency <= 1:
+        while pending and not halted() and (rec := guarded(pending.popleft())) is not None:
+            results.append(rec)
+            progress.trial_done(rec)
+        return results
+    return _in_workers(pending, guarded, concurrency, progress, halted, results)
+
+
+def _in_workers(pending: deque[Trial], guarded: Runner, concurrency: int, progress: Progress,
+                halted: Callable[[], bool], results: list[TrialRecord]) -> list[TrialRecord]:
+    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
+    take = threading.Lock()
+    failed = threading.Event()
+
+    def work() -> None:
+        try:
+            while True:
+                with take:
+                    if not pending or failed.is_set() or halted():
+                        return
+                    trial = pending.popleft()
+                try:
+                    inbox.put(guarded(trial))
+                except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+                    failed.set()
+                    inbox.put(exc)
+                    return
+        finally:
+            inbox.put(_EXIT)
+
+    workers = min(concurrency, len(pending))
+    for i in range(workers):
+        threading.Thread(target=work, daemon=True, name=f"skillassay-trial-{i}").start()
+    running, error, leave_at = workers, None, None
+    while running:
+        if leave_at is None and stop_requested():
+            leave_at = time.monotonic() + STOP_WAIT_SECONDS
+        try:
+            item = inbox.get(timeout=0.1 if leave_at is None else max(leave_at - time.monotonic(), 0.001))
+        except queue.Empty:
+            if leave_at is not None and time.monotonic() >= leave_at:
+                break  # trials that cannot be stopped (in-process calls): left to their daemon threads
+            continue
+        if item is _EXIT:
+            running -= 1
+        elif isinstance(item, BaseException):
+            error = error or item
+        elif item is not None:
+            assert isinstance(item, TrialRecord)
+            results.append(item)
+            progress.trial_done(item)
+    if error is not None:
+        raise error
+    return results
+
+
+__all__ = ["execute_all"]
