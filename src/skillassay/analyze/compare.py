@@ -491,6 +491,9 @@ def drifted(baseline: dict[str, Any], level: float = DRIFT_LEVEL) -> list[Any]:
                    if p is not None) <= level]
 
 
+MAX_EVALS_STATED = 10**12  # detection_limit's "among up to N evals" stops growing here
+
+
 def smallest_regression_p(k: int) -> float:
     """The smallest one-sided Boschloo p-value K trials per arm can give: K/K -> 0/K, whose
     p is sup_pi pi^K (1 - pi)^K = 4^-K (the most extreme table is alone in Boschloo's order;
@@ -508,10 +511,14 @@ def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
     """What the design cannot detect, said before any figure: with K trials per arm a single
     regressed eval can be called only when n_evals * 4^-K <= q."""
     p = smallest_regression_p(k) if k >= 1 else 1.0
-    can = k >= 1 and n_evals * p <= q
+    # Compared in logs: 4^-K underflows to 0 from K = 538 (and q / 4^-K overflows before that),
+    # which crashed every run of 537 or more trials after all of them had run.
+    log_most = math.log(q) + k * math.log(4) if k >= 1 else -math.inf
     # Capped: 4^K grows past what JSON readers take as an integer (120 digits at K = 200; ours
     # refuse more than 64), and no suite comes near 10^12 evals.
-    most = min(math.floor(q / p + 1e-12), 10**12) if k >= 1 else 0
+    most = MAX_EVALS_STATED if log_most >= math.log(MAX_EVALS_STATED) else (
+        math.floor(math.exp(log_most) + 1e-9) if k >= 1 else 0)
+    can = k >= 1 and n_evals <= most
     needed = trials_to_detect(n_evals, q)
     if can:
         up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
