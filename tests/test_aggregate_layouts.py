@@ -304,7 +304,8 @@ def test_output_option_config_and_names(tmp_path: Path) -> None:
     assert bench["metadata"]["skill_name"] == "pdf" and bench["metadata"]["skill_path"] == "/skills/pdf"
     assert bench["metadata"]["runs_per_configuration"] == 5
     assert bench["per_eval"][0]["with_skill"]["trials_requested"] == 5
-    assert bench["thresholds_met"] == {"min_pass_rate": True}
+    # the estimate clears 0.5; the gate does not decide it on these few trials (issue 34)
+    assert bench["estimate_meets"] == {"min_pass_rate": True} and bench["thresholds_met"] == {"min_pass_rate": False}
     assert "## Gate:" in (tmp_path / "reports" / "b.md").read_text(encoding="utf-8")
     assert not (it / "benchmark.json").exists()
 

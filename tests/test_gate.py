@@ -24,7 +24,7 @@ def gate(*args: str) -> tuple[int, str]:
 
 def test_value_at_threshold_passes_the_plain_comparison(tmp_path: Path) -> None:
     it = write_iteration(tmp_path, 1, HALF, thresholds={"min_pass_rate": 0.5})
-    assert json.loads((it / "benchmark.json").read_text())["thresholds_met"]["min_pass_rate"] is True
+    assert json.loads((it / "benchmark.json").read_text())["estimate_meets"]["min_pass_rate"] is True
     assert gate(str(it), "--point-estimate")[0] == 0
     code, out = gate(str(it))
     assert code == 3 and "INCONCLUSIVE: min_pass_rate" in out  # the interval straddles 0.5

@@ -303,7 +303,8 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             results.append(ThresholdResult(key, float(limit), None, NOT_MEASURED, advice=(
                 f"the {executor or 'this'} executor reports no token counts, so it is not part of the verdict")))
             continue
-        plain = (bench.thresholds_met or {}).get(key)
+        # The plain comparison: estimate_meets, or thresholds_met in a file from before it existed
+        plain = (bench.estimate_meets if bench.estimate_meets is not None else bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
         unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
         if unbounded is not None:
@@ -333,7 +334,11 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
                                        advice))
         if status == "FAIL" and not point_estimate and sg:
             # A benchmark.json written before the p-values were recorded: its FAIL stands as it was.
-            results[-1].fail_p_value = sg.get("fail_p_value", 0.0)
+            # So does a FAIL recorded with a null p: the statistics give none where the figure has
+            # no spread (every eval's tokens the same: a zero-width interval past the threshold),
+            # and the Holm step then crashed formatting it (exit 70 on `gate`).
+            fail_p = sg.get("fail_p_value")
+            results[-1].fail_p_value = 0.0 if fail_p is None else fail_p
     adjustment = None
     if not point_estimate:
         results, adjustment = hold_fails_to_family(results, comparison)

@@ -185,8 +185,14 @@ class Benchmark(SpecModel):
     timestamp: str | None = None
     summary: Summary | None = None
     per_eval: list[PerEval] | None = None
-    thresholds_met: dict[str, bool] | None = None
+    thresholds_met: dict[str, bool] | None = Field(None, description=(
+        "Per threshold: true only when the gate passes it (its interval clears the threshold on a valid "
+        "measurement); false when it fails or is undecided. A file without estimate_meets (an older one) holds the "
+        "plain comparison here instead."))
     # ours
+    estimate_meets: dict[str, bool] | None = Field(None, description=(
+        "Per threshold: the plain comparison of the estimate with the threshold (a value exactly at it "
+        "meets it), with no regard to uncertainty: what --point-estimate gates on."))
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
