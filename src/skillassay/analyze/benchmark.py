@@ -260,9 +260,12 @@ def run_entry(r: TrialRecord) -> dict:
     ungraded = r.ungraded_expectations  # neither passed nor failed
     failed = r.total_count - r.passed_count - ungraded if r.completed else r.total_count
     notes = list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else [])
-    if ungraded:
+    if ungraded and r.ungraded:
         notes.append(f"trial ungraded: {ungraded} of {r.total_count} expectations have no verdict "
                      "(excluded from pass rates)")
+    elif ungraded:
+        notes.append(f"trial failed: {ungraded} of {r.total_count} expectations have no verdict, but another "
+                     "failed, which fails the trial whatever they would say")
     return _entry(r.eval_id, r.eval_name, r.configuration, r.run_number, r.expectation_pass_rate or 0.0,
                   r.passed_count, failed, r.total_count, r.duration_seconds, r.tokens, r.tool_calls, r.errors,
                   r.expectations, notes)

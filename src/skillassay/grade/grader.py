@@ -2,7 +2,7 @@
 
 Typed assertions are checked by their plugins; plain-string expectations need a judge
 (none configured -> ungraded with the reason, never silently passed or failed). A trial
-passes when every graded expectation passes and none is left ungraded. `Grader` adds the
+passes when every expectation passes; one that fails fails it, whatever is left ungraded. `Grader` adds the
 judge, its cache and the grader's timing (grading.json and timing.json) on top of the pure
 `grade`; the engine and `skillassay grade` both use it."""
 
