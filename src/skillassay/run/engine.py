@@ -45,6 +45,7 @@ from skillassay.run.execute import RetryPolicy
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
+    check_same_design,
     choose_iteration,
     hash_file,
     hash_tree,
@@ -389,6 +390,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     seed = p.seed
     base_config, base_skill = baseline_skill(p, it_dir, choice)
     configurations = ["with_skill", base_config]
+    if choice.resumed:
+        check_same_design(it_dir, trials, adaptive.model_dump() if adaptive else None)
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed, adaptive)
