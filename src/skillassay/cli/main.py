@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
-                "analysis", "feedback", "config", "triggers", "description_history")
+                "analysis", "feedback", "config", "triggers", "description_history", "comparison_previous",
+                "iteration", "trigger_evals")
 
 app = typer.Typer(
     name="skillassay",
@@ -41,11 +42,12 @@ app = typer.Typer(
 def validate(
     paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
     kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
+    judge: Annotated[str | None, typer.Option(help="The judge `run` will use for plain-string expectations: none, local, openai or anthropic (default: none, and then plain strings are refused, as `run` refuses them without --judge).")] = None,
 ) -> None:
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
     from skillassay.run.preflight import validate_paths
 
-    problems = validate_paths(paths, kind)
+    problems = validate_paths(paths, kind, judge)
     for problem in problems:
         err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
     if problems:

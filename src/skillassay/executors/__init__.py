@@ -34,7 +34,14 @@ def load_executor_class(name: str) -> type[Executor]:
     for ep in plugins.group(GROUP):
         if ep.name == name and _allowed(name):
             return ep.load()
-    raise InputError.one("--executor", name, f"unknown executor; installed: {', '.join(executor_names())}")
+    raise InputError.one("--executor", name, unknown_executor(name))
+
+
+def unknown_executor(name: str) -> str:
+    from skillassay.errors import did_you_mean
+
+    names = executor_names()
+    return f"unknown executor{did_you_mean(name, names)}; installed: {', '.join(names)}"
 
 
 def check_executor(executor: Executor) -> None:

@@ -167,7 +167,7 @@ def config_path(req: RunRequest) -> Path | None:
 def prepare(req: RunRequest) -> Prepared:
     """The inputs through the one validation path `validate` uses too (run/preflight.py),
     then the executor: built, and asked whether it can run here, before any trial is spent."""
-    inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path)
+    inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path, judge=req.judge)
     assert inputs is not None  # require_evals: an eval set or an InputError
     skill, config, evals, evals_path = inputs.skill, inputs.config, inputs.evals, inputs.evals_path
     if links := outside_links(skill.path):  # before hashing or copying anything of it
