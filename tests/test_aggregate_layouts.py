@@ -115,7 +115,7 @@ def check_hand_computed(bench: dict[str, Any], skill: str = "with_skill", baseli
     assert rs[baseline]["pass_rate"]["mean"] == pytest.approx(0.1667, abs=1e-4)
     assert rs[skill]["tokens"]["mean"] == 2000 and rs[baseline]["tokens"]["mean"] == 600
     assert rs[skill]["time_seconds"]["mean"] == 20 and rs[baseline]["time_seconds"]["mean"] == 5
-    assert rs["delta"] == {"pass_rate": "+0.67", "time_seconds": "+15.0", "tokens": "+1400"}
+    assert rs["delta"] == {"pass_rate": "+0.67", "expectation_pass_rate": "+0.67", "time_seconds": "+15.0", "tokens": "+1400"}
     s = bench["summary"]
     assert s["with_skill"]["pass_rate"] == pytest.approx(2 / 3, abs=1e-4)
     assert s["baseline"]["pass_rate"] == 0
@@ -154,7 +154,7 @@ def test_flat_outputs_layout_counts_as_run_one(tmp_path: Path) -> None:
     build(it / "eval-1-alpha", {"with_skill": GOOD[:1], "without_skill": POOR[:1]}, run_level=False)
     bench = load(aggregate_iteration(it).json_path)
     assert [(r["configuration"], r["run_number"]) for r in bench["runs"]] == [("with_skill", 1), ("without_skill", 1)]
-    assert bench["run_summary"]["delta"] == {"pass_rate": "+1.00", "time_seconds": "+5.0", "tokens": "+500"}
+    assert bench["run_summary"]["delta"] == {"pass_rate": "+1.00", "expectation_pass_rate": "+1.00", "time_seconds": "+5.0", "tokens": "+500"}
 
 
 def test_old_skill_baseline_keeps_skill_minus_baseline(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_new_skill_worse_than_old_skill_gives_negative_delta(tmp_path: Path) -> 
     result = aggregate_iteration(it)
     assert (result.arms.skill, result.arms.baseline) == ("new_skill", "old_skill")
     delta = load(result.json_path)["run_summary"]["delta"]
-    assert delta == {"pass_rate": "-0.67", "time_seconds": "-15.0", "tokens": "-1400"}
+    assert delta == {"pass_rate": "-0.67", "expectation_pass_rate": "-0.67", "time_seconds": "-15.0", "tokens": "-1400"}
 
 
 def test_two_unrecognised_configuration_names_are_refused(tmp_path: Path) -> None:
@@ -335,7 +335,7 @@ def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path, monkeypatch: py
         "assertions": ["The output names John Smith"],
     }]}
     write(skill / "evals" / "evals.json", evals)
-    assert runner.invoke(app, ["validate", str(skill / "evals" / "evals.json")]).exit_code == 0
+    assert runner.invoke(app, ["validate", str(skill / "evals" / "evals.json"), "--judge", "local"]).exit_code == 0
     ws = tmp_path / "ws"
     refused = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1"])
     assert refused.exit_code == 2 and "eval 1" in refused.output and "--judge" in refused.output, refused.output

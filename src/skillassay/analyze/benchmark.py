@@ -297,7 +297,10 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
     out: dict = {}
     for config in configs:
         rates, durations, tokens = config_values(cells, config)
-        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens),
+        # skill-creator reads pass_rate here: its per-expectation mean. The same figure under the
+        # name that says so, since "pass rate" everywhere else is per trial (issue 34).
+        out[config] = {"pass_rate": _stat(rates), "expectation_pass_rate": _stat(rates),
+                       "time_seconds": _stat(durations), "tokens": _stat(tokens),
                        "ungraded_trials": sum(c.arms[config].ungraded for c in cells)}
     s, b = out.get(arms.skill), out.get(arms.baseline)
     if s and b:
@@ -305,6 +308,7 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
             x, y = s[metric]["mean"], b[metric]["mean"]
             return None if x is None or y is None else x - y
         out["delta"] = {"pass_rate": _signed(d("pass_rate"), ".2f"),
+                        "expectation_pass_rate": _signed(d("pass_rate"), ".2f"),
                         "time_seconds": _signed(d("time_seconds"), ".1f"),
                         "tokens": _signed(d("tokens"), ".0f")}
     return out

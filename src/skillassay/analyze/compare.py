@@ -31,6 +31,7 @@ from skillassay.store.discover import METADATA, find_evals
 from skillassay.store.jsonio import load_model, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
+from skillassay.wording import UNBOUNDED, pct, ratio_value
 
 SCHEMA_VERSION = 1
 FILENAME = "comparison_previous.json"
@@ -276,7 +277,7 @@ def ratio_difference(a1: list[float], b1: list[float], a2: list[float], b2: list
     if m1 == 0 or m2 == 0:
         which = "current" if m1 == 0 else "previous"
         return {"delta": None, "interval": None, "n_evals": int(x1.size),
-                "undefined_reason": f"the {which} baseline pass rate is 0, so its ratio is undefined"}
+                "undefined_reason": f"the {which} baseline passed nothing, so its ratio is {UNBOUNDED} and the change has no size"}
     r1, r2 = float(x1.mean()) / m1, float(x2.mean()) / m2
     out: dict[str, Any] = {"delta": _f(r1 - r2), "interval": None, "n_evals": int(x1.size), "undefined_reason": None}
     if x1.size >= 2:
@@ -352,7 +353,12 @@ def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+    return pct(x)
+
+
+def _num(x: float | None) -> str:
+    """A figure of the comparison as a person reads it: n/a when not recorded, never None."""
+    return "n/a" if x is None else ratio_value(float(x), ".4g", "")
 
 
 def eval_label(row: dict[str, Any]) -> str:
@@ -647,9 +653,6 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     m = result["metrics"]
     prev = result["previous"]
 
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x * 100:.0f}%"
-
     def iv(v: list | None, scale: float = 100, unit: str = " pts") -> str:
         return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
 
@@ -659,11 +662,18 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
              + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + iv(pr["interval"])]
     for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
         c = m[key]
+        if c["previous"] is None and c["current"] is None:
+            lines.append(f"{name}: not recorded in either iteration")  # never "None -> None"
+            continue
         rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
-        lines.append(f"{name} {c['previous']} -> {c['current']}: {rel}{iv(c['relative_interval'], unit='%')}")
+        lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
+                     f"{iv(c['relative_interval'], unit='%')}")
     ir = m["improvement_ratio"]
-    lines.append(f"improvement ratio {ir['previous']} -> {ir['current']}: "
-                 + (f"{ir['delta']:+.2f}x" if ir["delta"] is not None else f"n/a ({ir['undefined_reason']})"))
+    if ir["delta"] is not None:
+        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: {ir['delta']:+.2f}x")
+    else:
+        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: change n/a"
+                     f" ({ir['undefined_reason'] or 'not computable'})")
     for row in result["per_eval"]:
         if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
             lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")

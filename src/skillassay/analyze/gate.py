@@ -21,6 +21,7 @@ from typing import Any
 from skillassay.analyze.numerics import wilson_interval
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
+from skillassay.wording import bound, ratio_value
 
 INVALID = "INVALID"
 NOT_GATED = "NOT_GATED"
@@ -93,13 +94,11 @@ class ThresholdResult:
 
     def line(self) -> str:
         label, op = _LINE_LABELS[self.key]
-        value = ("n/a" if self.value is None else "∞" if math.isinf(self.value) else f"{self.value:.4g}")
+        value = "n/a" if self.value is None else ratio_value(self.value, ".4g", "")
         ci = ""
         if self.interval and any(b is not None for b in self.interval):
-            # an unbounded side (e.g. a ratio whose baseline can resample to 0) is shown as such
-            lo, hi = (("-∞" if b is None and i == 0 else "∞" if b is None else f"{b:.3g}")
-                      for i, b in enumerate(self.interval))
-            ci = f" (95% CI {lo}..{hi})"
+            # an unbounded side (e.g. a ratio over a baseline that passed nothing) is said so
+            ci = f" (95% CI {bound(self.interval[0], True)}..{bound(self.interval[1], False)})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
             noun = "queries" if self.key in TRIGGER_LABELS else "evals"
@@ -146,7 +145,7 @@ class GateResult:
 
 
 def _finite(x: float | None) -> float | None:
-    """JSON has no infinity: an unbounded ratio is written as null (its line says ∞)."""
+    """JSON has no infinity: an unbounded ratio is written as null (its line says unbounded)."""
     return None if x is None or not math.isfinite(x) else x
 
 

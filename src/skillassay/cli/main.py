@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
                 "analysis", "feedback", "config", "triggers", "description_history", "comparison_previous",
-                "iteration", "trigger_evals")
+                "iteration")
 
 app = typer.Typer(
     name="skillassay",
@@ -174,15 +174,15 @@ def _print_ungraded(s: "Summary") -> None:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+    from skillassay.wording import pct
+
+    return pct(x)
 
 
 def _ratio_text(s: Any) -> str:
-    if s.improvement_ratio is not None:
-        return f"{s.improvement_ratio:.2f}x"
-    if s.baseline.pass_rate == 0 and s.with_skill.pass_rate:
-        return "unbounded (the baseline passed nothing)"
-    return "n/a"
+    from skillassay.wording import improvement_text
+
+    return improvement_text(s.improvement_ratio, s.baseline.pass_rate, s.with_skill.pass_rate)
 
 
 @app.command()

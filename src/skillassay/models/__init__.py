@@ -21,7 +21,7 @@ _WHERE = {
     **dict.fromkeys(("Analysis", "Comparison", "History", "HistoryEntry"), "improve"),
     **dict.fromkeys(("ExecutionMetrics", "ExpectationResult", "Grading", "GradingSummary", "Metrics", "Timing"),
                     "runfiles"),
-    **dict.fromkeys(("DescriptionHistory", "TriggerReport", "TriggerEvalSet"), "triggers"),
+    **dict.fromkeys(("DescriptionHistory", "TriggerReport"), "triggers"),
 }
 
 # kind name -> model name; the kind is also the file's usual name without ".json".
@@ -42,7 +42,6 @@ _KINDS = {
     # the tool's own files beside those (issue 34: `validate` refused comparison_previous.json)
     "comparison_previous": "IterationComparison",
     "iteration": "IterationRecord",
-    "trigger_evals": "TriggerEvalSet",
 }
 
 # The kinds, without building a model (`validate`'s file-name rules, error messages).
@@ -50,8 +49,7 @@ KINDS = tuple(_KINDS)
 
 
 def model_of(kind: str) -> type[SpecModel]:
-    """The model of one kind (KeyError for an unknown kind), building only that one. (The
-    trigger eval set is a RootModel, a list: load_model and parse_model take it the same way.)"""
+    """The model of one kind (KeyError for an unknown kind), building only that one."""
     model: type[SpecModel] = __getattr__(_KINDS[kind])
     return model
 
@@ -61,7 +59,7 @@ __all__ = [
     "Comparison", "Eval", "EvalMetadata", "EvalSet", "ExecutionMetrics", "Expectation",
     "DescriptionHistory", "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
     "Metrics", "Review", "RunResult", "Thresholds", "Timing", "TriggerReport",
-    "ComparedEval", "IterationComparison", "IterationRecord", "TriggerEvalSet",
+    "ComparedEval", "IterationComparison", "IterationRecord",
 ]
 
 

@@ -54,7 +54,13 @@ class Stat(SpecModel):
 
 
 class ConfigRunSummary(SpecModel):
-    pass_rate: Stat
+    pass_rate: Stat = Field(description=(
+        "skill-creator's figure, kept where it reads it: the mean over runs of each run's fraction of "
+        "expectations passed (per expectation, not per trial; the same as expectation_pass_rate)."))
+    expectation_pass_rate: Stat | None = Field(None, description=(
+        "pass_rate under the name that says what it is (ours, additive): per expectation. The pass rate "
+        "everywhere else (summary, per_eval, statistics, the gate) is per trial: a trial passes when all "
+        "its expectations do."))
     time_seconds: Stat
     tokens: Stat
     ungraded_trials: int = Field(0, description="Completed trials with an expectation left without a verdict: "
@@ -68,7 +74,9 @@ class RunSummary(SpecModel):
     # name in error locations ($.run_summary.with_skill.tokens) and in the JSON Schema.
     __pydantic_extra__: dict[str, ConfigRunSummary] = Field(init=False)
 
-    delta: dict[str, str] | None = None
+    delta: dict[str, str] | None = Field(None, description=(
+        "with_skill minus baseline means; delta.pass_rate is per expectation, as run_summary's pass_rate "
+        "(also as delta.expectation_pass_rate)."))
 
     def configs(self) -> dict[str, ConfigRunSummary]:
         return dict(self.model_extra or {})

@@ -34,6 +34,7 @@ from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW
 
 FILENAME = "report.md"
 THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
@@ -79,7 +80,7 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
         if value is None and key == "min_improvement_ratio":
             current = "n/a (" + (imp.get("undefined_reason") or "not computable") + ")"
             if t is not None and t.value is not None and math.isinf(t.value):
-                current = "∞ (the baseline passed nothing)" + fmt_interval(t.interval, kind)
+                current = f"{UNBOUNDED} (the baseline passed nothing)" + fmt_interval(t.interval, kind)
         rows.append({"metric": label, "current": cell(current),
                      "previous": fmt(m.get("previous"), kind) if comparison else "-",
                      "delta": cell(delta) if comparison else "-",
@@ -215,8 +216,8 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
     if iv is None:
         return (f"The {label} is {value} against {op} {limit}, but there is no interval (fewer than 2 evals), "
                 f"so `{t.key}` cannot be decided: add evals.")
-    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
-    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    lo = UNBOUNDED_BELOW if iv[0] is None else fmt(iv[0], kind)
+    hi = UNBOUNDED if iv[1] is None else fmt(iv[1], kind)
     test = ""
     if t.key == "min_improvement_ratio" and g.get("test_p_value") is not None:
         test = f" (paired sign-flip test at {limit}: p = {p_text(g['test_p_value'])})"
@@ -229,7 +230,10 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
         return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) misses {op} {limit}{test}: FAIL."
     note = g.get("decide_note") or t.advice or ""
     note = note[:1].upper() + note[1:]
-    plain = "would pass" if g.get("plain") else "would fail"
+    # The plain comparison of the figure shown: an unbounded ratio (baseline passed nothing)
+    # clears any >= threshold, though the statistics record no plain verdict for it.
+    meets = g.get("plain") if t.value is None or math.isfinite(t.value) else t.value > 0
+    plain = "would pass" if meets else "would fail"
     where = (f"its 95% interval runs from {lo} to {hi} and includes {limit}" if _includes(iv, t.threshold)
              else f"the paired test at {limit} cannot confirm it{test}")
     return (f"The {label} is {value}, but {where}: the data cannot tell yet whether the skill meets {op} {limit} "
