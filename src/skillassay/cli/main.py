@@ -120,7 +120,7 @@ def run(
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N trials all fail with the same error before any succeeds: a dead provider or a broken setup. 0: never stop.")] = 5,
     adaptive: Annotated[bool, typer.Option(help="Adaptive trials: rounds until every gate is decided or settled (group-sequential: Haybittle-Peto bounds, curtailment, futility), min 3 / max 10 per arm unless the config's `adaptive` block says otherwise; --trials sets the maximum. On by default when the config has `adaptive`.")] = False,
-    backend: Annotated[str | None, typer.Option(help="Where trials run: local (a thread pool on this machine) or ray (one Ray task per trial; needs the [ray] extra: pip install -e '.[ray]' in a checkout; see docs/distributed.md). Default: the config's backend, else local.")] = None,
+    backend: Annotated[str | None, typer.Option(help="Where trials run: local (a thread pool on this machine) or ray (one long-lived Ray actor per node, running that node's share of the trials in threads; needs the [ray] extra: pip install -e '.[ray]' in a checkout; see docs/distributed.md). Default: the config's backend, else local.")] = None,
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
