@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out
 from skillassay.errors import EXIT_FAIL
 
 
@@ -63,10 +63,13 @@ def best_reason(history: Any) -> str:
 
 
 @history_app.command("show")
-def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", help="A workspace folder (holding iteration-N/).")]) -> None:
+def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", help="A workspace folder (holding iteration-N/); an iteration folder: its workspace.")]) -> None:
     """Show the progression and which version is the current best, and why."""
     from skillassay.errors import InputError
     from skillassay.improve.history import HISTORY_FILE, load_history
+
+    if (workspace / "iteration.json").is_file():  # an iteration: the history is its workspace's
+        workspace = workspace.resolve().parent
 
     history = load_history(workspace)
     if history is None:
@@ -77,12 +80,14 @@ def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", 
 
 @history_app.command("record")
 def history_record(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-3.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-3 (a workspace: its latest iteration).")],
     seed: Annotated[int, typer.Option(help="Seed for Monte-Carlo p-values (more than 14 differing evals).")] = 0,
 ) -> None:
     """Add (or replace) an iteration in its workspace's history.json."""
     from skillassay.improve.history import HISTORY_FILE, record_iteration
 
+    if iteration_dir.is_dir():
+        iteration_dir = latest_if_workspace(iteration_dir, "recording")
     workspace = iteration_dir.resolve().parent
     history = record_iteration(workspace, iteration_dir.resolve(), seed=seed)
     err.print(f"wrote {workspace / HISTORY_FILE}", highlight=False)

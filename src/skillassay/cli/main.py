@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out, parse_options
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out, parse_options
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 
 if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
@@ -284,7 +284,7 @@ def compare(
 @app.command()
 @handles_input_errors
 def report(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json); a workspace: its latest iteration.")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
@@ -296,6 +296,8 @@ def report(
     iteration first when comparison_previous.json is missing."""
     from skillassay.report.report import report_iteration
 
+    if iteration_dir.is_dir():
+        iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
 
@@ -353,7 +355,7 @@ def view(
     for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
         if path is not None and not path.is_dir():
             raise InputError.one(path, label, "not a folder")
-    iteration_dir = _latest_if_workspace(iteration_dir)
+    iteration_dir = latest_if_workspace(iteration_dir, "opening")
     if static is not None:
         from skillassay.viewer.static_html import write_static
 
@@ -362,20 +364,6 @@ def view(
     from skillassay.viewer.server import serve
 
     serve(iteration_dir, previous, port, open_browser=not no_browser, announce=lambda m: err.print(m, highlight=False))
-
-
-def _latest_if_workspace(folder: Path) -> Path:
-    """A workspace (iteration-N folders, no runs of its own) stands for its latest iteration;
-    an empty page for it would look like an iteration with no runs."""
-    from skillassay.store.discover import find_evals
-    from skillassay.store.layout import existing_iterations, iteration_dir
-
-    numbers = existing_iterations(folder)
-    if not numbers or (folder / "iteration.json").is_file() or find_evals(folder)[0]:
-        return folder
-    latest = iteration_dir(folder, numbers[-1])
-    err.print(f"{folder} is a workspace: opening its latest iteration, {latest.name}", highlight=False)
-    return latest
 
 
 @app.command("executors")
