@@ -513,9 +513,10 @@ def trials_to_detect(n_evals: int, q: float) -> int:
     return max(1, math.ceil(math.log(max(n_evals, 1) / q) / math.log(4) - 1e-12))
 
 
-def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
+def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None = None) -> dict[str, Any]:
     """What the design cannot detect, said before any figure: with K trials per arm a single
-    regressed eval can be called only when n_evals * 4^-K <= q."""
+    regressed eval can be called only when n_evals * 4^-K <= q. n_evals are the evals compared;
+    `suite_evals`, when more (a changed eval is reported, never compared), is said beside it."""
     p = smallest_regression_p(k) if k >= 1 else 1.0
     # Compared in logs: 4^-K underflows to 0 from K = 538 (and q / 4^-K overflows before that),
     # which crashed every run of 537 or more trials after all of them had run.
@@ -528,8 +529,10 @@ def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
     needed = trials_to_detect(n_evals, q)
     if can:
         up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
+        suite = (f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals
+                 else f"this suite has {n_evals}")
         text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
-                f"{up_to} evals (this suite has {n_evals}); smaller drops need more trials.")
+                f"{up_to} evals ({suite}); smaller drops need more trials.")
     else:
         text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
@@ -550,6 +553,7 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     prev_skill, prev_base = skill_and_baseline(prev)
     changed_rows = changed_evals(cur.contents, prev.contents, {r.eval_id: r.eval_name for r in cur.records},
                                  {r.eval_id: r.eval_name for r in prev.records})
+    suite_size = len({r.eval_id for r in cur.records})  # before a changed eval is set aside
     changed_ids = {r["eval_id"] for r in changed_rows}
     if changed_ids:  # a changed eval is reported, never compared (nor in the suite figures)
         cur = dataclasses.replace(cur, records=[r for r in cur.records if r.eval_id not in changed_ids])
@@ -584,7 +588,7 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     }
     rows = main["per_eval"]
     k = max((min(r["before"]["completed"], r["after"]["completed"]) for r in rows), default=0)
-    result["detection_limit"] = detection_limit(len(rows), k, q)
+    result["detection_limit"] = detection_limit(len(rows), k, q, suite_evals=suite_size)
     result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)
     result["notes"] = comparison_notes(result, changed, drift)
     return result
