@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out
 from skillassay.errors import EXIT_FAIL
+from skillassay.wording import pct
 
 
 class _DefaultToShow(TyperGroup):
@@ -45,7 +46,7 @@ def render_history(history: Any) -> Any:
             diff += f" ({iv[0]:+.3f}..{iv[1]:+.3f})"
         p = c.get("p_value")
         table.add_row(entry.version, str(extra.get("iteration", "")), entry.parent or "-",
-                      f"{entry.expectation_pass_rate:.0%}", entry.grading_result, c.get("against", "-"), diff,
+                      f"{pct(entry.expectation_pass_rate)}", entry.grading_result, c.get("against", "-"), diff,
                       "" if p is None else f"{p:.3g}", "*" if entry.is_current_best else "")
     return table
 
@@ -126,8 +127,8 @@ def compare_blind(
                       f"{'' if consistent else ' (verdict flipped with the order)'} -> {o.path}", highlight=False)
     s = result.summary
     iv = s["win_rate_b_interval"]
-    rate = "n/a" if s["win_rate_b"] is None else f"{s['win_rate_b']:.0%}"
-    ci = f" (95% CI {iv[0]:.0%}..{iv[1]:.0%})" if iv else ""
+    rate = "n/a" if s["win_rate_b"] is None else f"{pct(s['win_rate_b'])}"
+    ci = f" (95% CI {pct(iv[0])}..{pct(iv[1])})" if iv else ""
     out.print(f"B wins {s['b_wins']}, A wins {s['a_wins']}, ties {s['ties']} of {s['n_evals']} evals: "
               f"win rate of B {rate}{ci} -> {result.summary_path}", highlight=False)
     if s["failures"]:

@@ -34,7 +34,7 @@ from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
-from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 FILENAME = "report.md"
 THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
@@ -269,7 +269,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
     diff = (st.get("paired") or {}).get("pass_rate_difference") or {}
     if diff.get("mean") is not None:
         more = "more" if diff["mean"] >= 0 else "less"
-        notes.append(f"With the skill, evals pass {abs(diff['mean']) * 100:.0f} percentage points {more} often than "
+        notes.append(f"With the skill, evals pass {abs(whole_percent(diff['mean']))} percentage points {more} often than "
                      f"without (95% CI {signed_interval(diff.get('interval'), 'pts')[9:-1] or 'n/a'}).")
         notes.append(significance_sentence(diff, "between with and without the skill"))
         imp = (st.get("paired") or {}).get("improvement_ratio") or {}
@@ -420,7 +420,7 @@ def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
         rows.append({"eval": cell(label), "trials": cell(e.get("trials_per_arm")), "stopped": cell(e.get("stopped")),
                      "why": cell("; ".join(str(r) for r in e.get("reasons") or []) or "-")})
     used, fixed = design.get("trials_recorded"), design.get("trials_fixed_design")
-    saving = (f"{used} trials recorded where the fixed design runs {fixed} ({1 - used / fixed:.0%} fewer)"
+    saving = (f"{used} trials recorded where the fixed design runs {fixed} ({pct(1 - used / fixed)} fewer)"
               if isinstance(used, int) and isinstance(fixed, int) and fixed else "")
     summary = (f"Trials ran in rounds: {design.get('min_trials_per_eval')} to {design.get('max_trials_per_eval')} per "
                f"eval and arm, {design.get('round_size')} more per round. When to stop was decided by a "
