@@ -75,3 +75,12 @@ def disk_full(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
+    """' (did you mean 'x'?)' for the choice nearest a misspelt name, '' when none is near:
+    a typo in a config or an eval file is the commonest bad input, and the fix is one word."""
+    import difflib  # only on the error path
+
+    near = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{near[0]}'?)" if near else ""

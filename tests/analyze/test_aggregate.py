@@ -112,7 +112,7 @@ def check_hand_computed(bench: dict[str, Any], skill: str = "with_skill", baseli
     assert rs[baseline]["pass_rate"]["mean"] == pytest.approx(0.1667, abs=1e-4)
     assert rs[skill]["tokens"]["mean"] == 2000 and rs[baseline]["tokens"]["mean"] == 600
     assert rs[skill]["time_seconds"]["mean"] == 20 and rs[baseline]["time_seconds"]["mean"] == 5
-    assert rs["delta"] == {"pass_rate": "+0.67", "time_seconds": "+15.0", "tokens": "+1400"}
+    assert rs["delta"] == {"pass_rate": "+0.67", "expectation_pass_rate": "+0.67", "time_seconds": "+15.0", "tokens": "+1400"}
     s = bench["summary"]
     assert s["with_skill"]["pass_rate"] == pytest.approx(2 / 3, abs=1e-4)
     assert s["baseline"]["pass_rate"] == 0
@@ -151,7 +151,7 @@ def test_flat_outputs_layout_counts_as_run_one(tmp_path: Path) -> None:
     build(it / "eval-1-alpha", {"with_skill": GOOD[:1], "without_skill": POOR[:1]}, run_level=False)
     bench = load(aggregate_iteration(it).json_path)
     assert [(r["configuration"], r["run_number"]) for r in bench["runs"]] == [("with_skill", 1), ("without_skill", 1)]
-    assert bench["run_summary"]["delta"] == {"pass_rate": "+1.00", "time_seconds": "+5.0", "tokens": "+500"}
+    assert bench["run_summary"]["delta"] == {"pass_rate": "+1.00", "expectation_pass_rate": "+1.00", "time_seconds": "+5.0", "tokens": "+500"}
 
 
 def test_old_skill_baseline_keeps_skill_minus_baseline(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_new_skill_worse_than_old_skill_gives_negative_delta(tmp_path: Path) -> 
     result = aggregate_iteration(it)
     assert (result.arms.skill, result.arms.baseline) == ("new_skill", "old_skill")
     delta = load(result.json_path)["run_summary"]["delta"]
-    assert delta == {"pass_rate": "-0.67", "time_seconds": "-15.0", "tokens": "-1400"}
+    assert delta == {"pass_rate": "-0.67", "expectation_pass_rate": "-0.67", "time_seconds": "-15.0", "tokens": "-1400"}
 
 
 def test_two_unrecognised_configuration_names_are_refused(tmp_path: Path) -> None:
@@ -301,7 +301,8 @@ def test_output_option_config_and_names(tmp_path: Path) -> None:
     assert bench["metadata"]["skill_name"] == "pdf" and bench["metadata"]["skill_path"] == "/skills/pdf"
     assert bench["metadata"]["runs_per_configuration"] == 5
     assert bench["per_eval"][0]["with_skill"]["trials_requested"] == 5
-    assert bench["thresholds_met"] == {"min_pass_rate": True}
+    # the estimate clears 0.5; the gate does not decide it on these few trials (issue 34)
+    assert bench["estimate_meets"] == {"min_pass_rate": True} and bench["thresholds_met"] == {"min_pass_rate": False}
     assert "## Gate:" in (tmp_path / "reports" / "b.md").read_text(encoding="utf-8")
     assert not (it / "benchmark.json").exists()
 
@@ -331,7 +332,7 @@ def test_skill_creator_evals_json_runs_unchanged(tmp_path: Path, monkeypatch: py
         "assertions": ["The output names John Smith"],
     }]}
     write(skill / "evals" / "evals.json", evals)
-    assert cli(["validate", str(skill / "evals" / "evals.json")]).exit_code == 0
+    assert cli(["validate", str(skill / "evals" / "evals.json"), "--judge", "local"]).exit_code == 0
     ws = tmp_path / "ws"
     refused = cli(["run", str(skill), "--executor", "echo", "--workspace", str(ws), "--trials", "1"])
     assert refused.exit_code == 2 and "eval 1" in refused.output and "--judge" in refused.output, refused.output

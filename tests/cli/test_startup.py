@@ -137,6 +137,8 @@ def test_fresh_trials_are_not_probed_one_by_one(example_skill: Path, tmp_path: P
     assert cli(["run", str(example_skill), "--executor", "echo", "--workspace", str(ws),
                                "--trials", "1"]).exit_code in (0, 1, 3)
     assert read == []
+    # as if killed before aggregating: a finished iteration is not extended in place (issue 34)
+    (ws / "iteration-1" / "benchmark.json").unlink()
     result = cli(["run", str(example_skill), "--executor", "echo", "--workspace", str(ws),
                                  "--trials", "2"])
     assert "8 trials already graded, 8 to run" in result.output or "already graded" in result.output, result.output

@@ -231,7 +231,7 @@ def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None
     view = gate_view(it, json.loads((it / "benchmark.json").read_text()))
     assert view is not None and view["status"] == "PASS"
     json.dumps(view, allow_nan=False)  # the page's data is JSON: no Infinity in it
-    assert "∞" in view["thresholds"][0]["line"]
+    assert "unbounded" in view["thresholds"][0]["line"]
     broken = write_iteration(tmp_path / "b", 1, {1: ("EEE", "FFF"), 2: ("EEE", "FFF")}, thresholds={"min_pass_rate": 0.5})
     view = gate_view(broken, json.loads((broken / "benchmark.json").read_text()))
     assert view is not None and view["status"] == "INVALID" and "all with_skill trials errored" in view["headline"]
@@ -247,7 +247,7 @@ def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
     text = (it / "report.md").read_text()
     assert "**Gate: PASS**" in text
     row = next(line for line in text.splitlines() if line.startswith("| Improvement |"))
-    assert "∞ (the baseline passed nothing) (95% CI " in row and row.rstrip().endswith("| PASS |")
+    assert "unbounded (the baseline passed nothing) (95% CI " in row and row.rstrip().endswith("| PASS |")
 
 
 def test_baseline_of_unchanged_evals_is_reused_when_another_eval_changed(example_skill: Path, tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ EXAMPLES = {
     "config.json": "config",
     "triggers.json": "triggers",
     "description_history.json": "description_history",
+    "comparison_previous.json": "comparison_previous",
+    "iteration.json": "iteration",
 }
 
 

@@ -208,6 +208,8 @@ def test_init_placeholders_are_refused_until_edited(scaffolded: Path, tmp_path: 
             ev["expectations"] = [{"type": "contains", "value": ","}, "The answer is a CSV table."]
     edit_json(evals_of(scaffolded), fill)
     code, out = cli("validate", str(scaffolded))
+    assert code == 2 and "needs a judge" in out, out  # a plain expectation: refused without --judge, as by run
+    code, out = cli("validate", str(scaffolded), "--judge", "local")
     assert code == 0, out
 
 

@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import cli
 from fake_model_api import FakeModelAPI, Reply, ToolCall
 from sandbox_support import needs_bwrap
-from typer.testing import CliRunner
 
-from skillassay.cli.main import app
 from skillassay.executors.agent_sandbox import contaminating
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.claude_code import ClaudeCodeExecutor
@@ -39,7 +38,7 @@ def write_skill(tmp_path: Path) -> Path:
 
 def test_a_baseline_that_loads_the_skill_under_test_is_an_invalid_measurement(tmp_path: Path) -> None:
     skill = write_skill(tmp_path)
-    result = CliRunner().invoke(app, [
+    result = cli([
         "run", str(skill), "--executor", "command", "--trials", "2", "--sandbox", "none",
         "-o", "argv=" + json.dumps([sys.executable, "-c", AGENT])], env={"COLUMNS": "200"})
     assert result.exit_code == 3, result.output
@@ -58,7 +57,7 @@ def test_a_baseline_that_loads_the_skill_under_test_is_an_invalid_measurement(tm
 def test_a_clean_baseline_of_an_executor_that_reports_loads_says_false_not_null(tmp_path: Path) -> None:
     skill = write_skill(tmp_path)
     agent = "import os; open(os.environ['SKILLASSAY_LOADED_SKILLS_FILE'], 'a'); print('hello')"
-    result = CliRunner().invoke(app, [
+    result = cli([
         "run", str(skill), "--executor", "command", "--trials", "1", "--sandbox", "none",
         "-o", "argv=" + json.dumps([sys.executable, "-c", agent])], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -135,7 +134,7 @@ def test_auto_records_its_choice_and_warns_once_when_it_falls_back_to_none(tmp_p
     for why in (bwrap.works(), "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"):
         monkeypatch.setattr(bwrap, "works", lambda why=why: why)
         skill = write_skill(tmp_path / ("works" if why is None else "fails"))
-        result = CliRunner().invoke(app, ["run", str(skill), "--executor", "command", "--trials", "1",
+        result = cli(["run", str(skill), "--executor", "command", "--trials", "1",
                                           "-o", "argv=" + json.dumps(["bash", "-c", "echo hello"])],
                                     env={"COLUMNS": "300"})
         assert result.exit_code == 0, result.output

@@ -10,14 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_runner import cli
 from docker_support import IMAGE, MOUNTS, docker_env  # noqa: F401 - the session fixture
 from fake_model_api import FakeModelAPI, Reply, ToolCall
 from sandbox_support import KEY, KEY_VAR, NONE_ESCAPED, targets
 from test_sandbox import make_skill
 from test_sandbox_contamination import write_skill
-from typer.testing import CliRunner
 
-from skillassay.cli.main import app
 from skillassay.errors import InputError
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.claude_code import ClaudeCodeExecutor
@@ -91,7 +90,7 @@ def test_a_run_records_the_image_digest_and_limits(tmp_path: Path, docker: None)
     skill = write_skill(tmp_path)
     (skill / "evals" / "benchmark_config.json").write_text(json.dumps({"sandbox": {
         "kind": "docker", "image": IMAGE, "cpus": 1.0, "memory": "1g", "network": "none", "mounts": list(MOUNTS)}}))
-    result = CliRunner().invoke(app, ["run", str(skill), "--executor", "command", "--trials", "1",
+    result = cli(["run", str(skill), "--executor", "command", "--trials", "1",
                                       "-o", 'argv=["bash", "-c", "echo hello from $(hostname)"]'],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output

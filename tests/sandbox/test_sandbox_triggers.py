@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_runner import cli
 
-from skillassay.cli.main import app
 from skillassay.sandbox import bwrap
 
 pytestmark = pytest.mark.sandbox
@@ -29,7 +28,7 @@ def write_skill(tmp_path: Path) -> Path:
 
 
 def invoke(skill: Path, *extra: str) -> tuple[int, str]:
-    res = CliRunner().invoke(app, ["triggers", str(skill), "--executor", "command", "--runs", "1",
+    res = cli(["triggers", str(skill), "--executor", "command", "--runs", "1",
                                    "-o", "argv=" + json.dumps(["bash", "-c", AGENT, "{prompt}"]), *extra],
                              env={"COLUMNS": "300"})
     return res.exit_code, " ".join(res.output.split())

@@ -60,8 +60,8 @@ def test_kind_from_file_name(name: str, kind: str | None) -> None:
 
 def test_every_spec_fixture_validates_by_its_name() -> None:
     paths = sorted(SPEC.glob("*.json"))
-    assert len(paths) == 14
-    assert validate_paths(paths, None) == []
+    assert len(paths) == 16
+    assert validate_paths(paths, None, "local") == []  # plain expectations: with a judge, as run takes them
 
 
 def test_unknown_kind_asks_for_kind_option(tmp_path: Path) -> None:
@@ -186,6 +186,9 @@ MALFORMED = [
     ("feedback.json", "feedback.json", _set(("reviews",), {"a": 1}), "$.reviews", "list"),
     ("feedback.json", "feedback.json", _set(("reviews", 0, "run_id"), ""),
      "$.reviews[0].run_id", "1 char"),
+    # the tool's own files (issue 34: validate refused comparison_previous.json)
+    ("comparison_previous.json", "comparison_previous.json", _del(("per_eval",)), "$.per_eval", "required"),
+    ("iteration.json", "iteration.json", _set(("trials_per_eval",), "three"), "$.trials_per_eval", "integer"),
     # benchmark config
     ("config.json", "benchmark_config.json", _set(("trials_per_eval",), "3x"),
      "$.trials_per_eval", "integer"),
@@ -293,10 +296,10 @@ def test_skill_folder_checks_skill_md_and_its_evals(tmp_path: Path) -> None:
     data = load("evals.json")
     data["skill_name"] = "my-skill"
     write(skill / "evals" / "evals.json", data)
-    assert validate_paths([skill], None) == []
+    assert validate_paths([skill], None, "local") == []  # plain expectations: with a judge, as run takes them
     del data["evals"][0]["prompt"]
     write(skill / "evals" / "evals.json", data)
-    [problem] = validate_paths([skill], None)
+    [problem] = validate_paths([skill], None, "local")
     assert problem.file == str(skill / "evals" / "evals.json")
     assert problem.location == "$.evals[0].prompt"
 
@@ -304,7 +307,7 @@ def test_skill_folder_checks_skill_md_and_its_evals(tmp_path: Path) -> None:
 def test_skill_folder_evals_must_name_the_skill(tmp_path: Path) -> None:
     skill = make_skill(tmp_path)
     write(skill / "evals" / "evals.json", load("evals.json"))  # skill_name: example-skill
-    [problem] = validate_paths([skill], None)
+    [problem] = validate_paths([skill], None, "local")
     assert problem.location == "$.skill_name" and "my-skill" in problem.message
 
 
@@ -318,7 +321,7 @@ def test_skill_folder_with_bad_skill_md(tmp_path: Path) -> None:
 
 def test_problems_from_every_path_are_collected(tmp_path: Path) -> None:
     bad = write(tmp_path / "grading.json", {"expectations": []})
-    problems = validate_paths([SPEC / "evals.json", bad, tmp_path / "gone.json"], None)
+    problems = validate_paths([SPEC / "evals.json", bad, tmp_path / "gone.json"], None, "local")
     assert {p.file for p in problems} == {str(bad), str(tmp_path / "gone.json")}
 
 
@@ -337,7 +340,7 @@ def test_json_schemas() -> None:
 # ---- CLI ---------------------------------------------------------------------------------
 
 def test_cli_validate_valid_files_exit_0() -> None:
-    result = cli(["validate", str(SPEC / "grading.json"), str(SPEC / "evals.json")])
+    result = cli(["validate", str(SPEC / "grading.json"), str(SPEC / "evals.json"), "--judge", "local"])
     assert result.exit_code == 0, result.output
     assert "2 valid" in result.stdout
 

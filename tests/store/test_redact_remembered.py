@@ -13,12 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_runner import cli
 
 import skillassay
-from skillassay.cli.main import app
 
-runner = CliRunner()
 SRC = Path(skillassay.__file__).resolve().parent.parent  # the code under test, in the child processes too
 KEY = "Zx81kQ0pLm2nVb7cXz9aQwTy"  # no known key shape: only the environment says it is secret
 KEY_VAR = "MY_SERVICE_API_KEY"
@@ -38,7 +36,7 @@ def make_skill(parent: Path) -> Path:
 def run_agent(tmp_path: Path, script: str, *options: str) -> Path:
     skill = make_skill(tmp_path / "skills")
     ws = tmp_path / "ws"
-    result = runner.invoke(app, ["run", str(skill), "--executor", "command", "--trials", "2", "--workspace", str(ws),
+    result = cli(["run", str(skill), "--executor", "command", "--trials", "2", "--workspace", str(ws),
                                  "-o", f"argv={json.dumps(['/bin/sh', '-c', script])}", *options])
     assert result.exit_code in (0, 1, 3), result.output
     return ws / "iteration-1"

@@ -11,11 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from skillassay.cli.main import app
-
-runner = CliRunner()
+from cli_runner import cli
 
 
 def make_skill(root: Path) -> Path:
@@ -30,7 +26,7 @@ def make_skill(root: Path) -> Path:
 
 
 def run(skill: Path, ws: Path, *extra: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(ws),
+    result = cli(["run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(ws),
                                  *extra])
     return result.exit_code, result.output
 

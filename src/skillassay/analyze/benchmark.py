@@ -1,5 +1,6 @@
 """Aggregation: TrialRecords -> benchmark.json in both spec shapes (skill-creator's
 metadata/runs/run_summary/notes and the benchmark process's summary/per_eval/thresholds_met),
+plus estimate_meets
 with the statistics beside them. Pure: reading records from disk is in `store.read`."""
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else round(a / b, 4)
 
 
-def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
-    """The spec's plain comparison: a value exactly at the threshold passes. A figure that
-    could not be computed (e.g. no improvement ratio without a baseline) is left out."""
+def estimate_meets(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
+    """The plain comparison of each estimate with its threshold (a value exactly at it passes):
+    benchmark.json's `estimate_meets`, what --point-estimate gates on. Not `thresholds_met`,
+    which says what the gate decided (gated_thresholds_met). A figure that could not be
+    computed (e.g. no improvement ratio without a baseline) is left out."""
     ws = summary["with_skill"]
     checks = {
         "min_pass_rate": (ws["pass_rate"], thresholds.min_pass_rate, "min"),
@@ -76,6 +79,18 @@ def thresholds_met(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
             continue
         met[key] = value >= limit if direction == "min" else value <= limit
     return met
+
+
+def gated_thresholds_met(bench: Benchmark, thresholds: Thresholds) -> dict[str, bool]:
+    """benchmark.json's `thresholds_met`: true only where the gate PASSES that threshold on a
+    valid measurement, so a script (or skill-creator's publish step) reading it never takes an
+    INCONCLUSIVE estimate that happens to sit above the bar for a pass. The keys are those the
+    gate has a figure for (an unbounded improvement ratio included); the family-wise hold on
+    FAIL calls and a comparison with the previous iteration change no PASS, so neither is needed."""
+    from skillassay.analyze.gate import evaluate  # the gate reads this module's figures, not the reverse
+
+    result = evaluate(bench, thresholds)
+    return {t.key: t.status == "PASS" and not result.problems for t in result.thresholds if t.value is not None}
 
 
 # Writes benchmark.json's runs[] entries, already serialised (see write_benchmark).
@@ -133,7 +148,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
     split = trigger_split(cells, arms.skill, arms.baseline)
     all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
                  + cell_notes(cells, arms, tally))
-    return Benchmark.model_validate({
+    bench = Benchmark.model_validate({
         "metadata": {
             "skill_name": skill_name, "skill_path": skill_path, "executor_model": executor_model,
             "timestamp": timestamp, "evals_run": [c.eval_id for c in cells],
@@ -146,10 +161,13 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         "timestamp": timestamp,
         "summary": summary,
         "per_eval": per_eval,
-        "thresholds_met": thresholds_met(summary, thresholds),
+        "thresholds_met": {},
+        "estimate_meets": estimate_meets(summary, thresholds),
         "statistics": statistics,
         **({"trigger_conditioned": split} if split is not None else {}),
     })
+    bench.thresholds_met = gated_thresholds_met(bench, thresholds)
+    return bench
 
 
 def indented_json(value: Any, prefix: str) -> str:
@@ -242,9 +260,12 @@ def run_entry(r: TrialRecord) -> dict:
     ungraded = r.ungraded_expectations  # neither passed nor failed
     failed = r.total_count - r.passed_count - ungraded if r.completed else r.total_count
     notes = list(r.notes) + ([f"trial {r.status}: {r.error}"] if not r.completed else [])
-    if ungraded:
+    if ungraded and r.ungraded:
         notes.append(f"trial ungraded: {ungraded} of {r.total_count} expectations have no verdict "
                      "(excluded from pass rates)")
+    elif ungraded:
+        notes.append(f"trial failed: {ungraded} of {r.total_count} expectations have no verdict, but another "
+                     "failed, which fails the trial whatever they would say")
     return _entry(r.eval_id, r.eval_name, r.configuration, r.run_number, r.expectation_pass_rate or 0.0,
                   r.passed_count, failed, r.total_count, r.duration_seconds, r.tokens, r.tool_calls, r.errors,
                   r.expectations, notes)
@@ -276,7 +297,10 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
     out: dict = {}
     for config in configs:
         rates, durations, tokens = config_values(cells, config)
-        out[config] = {"pass_rate": _stat(rates), "time_seconds": _stat(durations), "tokens": _stat(tokens),
+        # skill-creator reads pass_rate here: its per-expectation mean. The same figure under the
+        # name that says so, since "pass rate" everywhere else is per trial (issue 34).
+        out[config] = {"pass_rate": _stat(rates), "expectation_pass_rate": _stat(rates),
+                       "time_seconds": _stat(durations), "tokens": _stat(tokens),
                        "ungraded_trials": sum(c.arms[config].ungraded for c in cells)}
     s, b = out.get(arms.skill), out.get(arms.baseline)
     if s and b:
@@ -284,6 +308,7 @@ def _run_summary(cells: list[EvalCell], configs: list[str], arms: Arms) -> dict:
             x, y = s[metric]["mean"], b[metric]["mean"]
             return None if x is None or y is None else x - y
         out["delta"] = {"pass_rate": _signed(d("pass_rate"), ".2f"),
+                        "expectation_pass_rate": _signed(d("pass_rate"), ".2f"),
                         "time_seconds": _signed(d("time_seconds"), ".1f"),
                         "tokens": _signed(d("tokens"), ".0f")}
     return out

@@ -9,10 +9,7 @@ import jinja2
 from skillassay.analyze.gate import GateResult
 from skillassay.models import Benchmark
 from skillassay.store.templates import template_bytecode_cache
-
-
-def pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+from skillassay.wording import improvement_text, pct
 
 
 def num(x: float | None, nd: int = 2) -> str:
@@ -40,7 +37,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False,  # markdown, not HTML
                              bytecode_cache=template_bytecode_cache())
-    env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio)
+    env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio, improvement=improvement_text)
     return env
 
 

@@ -31,6 +31,7 @@ from skillassay.store.discover import METADATA, find_evals
 from skillassay.store.jsonio import load_model, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
+from skillassay.wording import UNBOUNDED, pct, ratio_value
 
 SCHEMA_VERSION = 1
 FILENAME = "comparison_previous.json"
@@ -276,7 +277,7 @@ def ratio_difference(a1: list[float], b1: list[float], a2: list[float], b2: list
     if m1 == 0 or m2 == 0:
         which = "current" if m1 == 0 else "previous"
         return {"delta": None, "interval": None, "n_evals": int(x1.size),
-                "undefined_reason": f"the {which} baseline pass rate is 0, so its ratio is undefined"}
+                "undefined_reason": f"the {which} baseline passed nothing, so its ratio is {UNBOUNDED} and the change has no size"}
     r1, r2 = float(x1.mean()) / m1, float(x2.mean()) / m2
     out: dict[str, Any] = {"delta": _f(r1 - r2), "interval": None, "n_evals": int(x1.size), "undefined_reason": None}
     if x1.size >= 2:
@@ -352,7 +353,12 @@ def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+    return pct(x)
+
+
+def _num(x: float | None) -> str:
+    """A figure of the comparison as a person reads it: n/a when not recorded, never None."""
+    return "n/a" if x is None else ratio_value(float(x), ".4g", "")
 
 
 def eval_label(row: dict[str, Any]) -> str:
@@ -491,6 +497,9 @@ def drifted(baseline: dict[str, Any], level: float = DRIFT_LEVEL) -> list[Any]:
                    if p is not None) <= level]
 
 
+MAX_EVALS_STATED = 10**12  # detection_limit's "among up to N evals" stops growing here
+
+
 def smallest_regression_p(k: int) -> float:
     """The smallest one-sided Boschloo p-value K trials per arm can give: K/K -> 0/K, whose
     p is sup_pi pi^K (1 - pi)^K = 4^-K (the most extreme table is alone in Boschloo's order;
@@ -504,19 +513,26 @@ def trials_to_detect(n_evals: int, q: float) -> int:
     return max(1, math.ceil(math.log(max(n_evals, 1) / q) / math.log(4) - 1e-12))
 
 
-def detection_limit(n_evals: int, k: int, q: float = Q) -> dict[str, Any]:
+def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None = None) -> dict[str, Any]:
     """What the design cannot detect, said before any figure: with K trials per arm a single
-    regressed eval can be called only when n_evals * 4^-K <= q."""
+    regressed eval can be called only when n_evals * 4^-K <= q. n_evals are the evals compared;
+    `suite_evals`, when more (a changed eval is reported, never compared), is said beside it."""
     p = smallest_regression_p(k) if k >= 1 else 1.0
-    can = k >= 1 and n_evals * p <= q
+    # Compared in logs: 4^-K underflows to 0 from K = 538 (and q / 4^-K overflows before that),
+    # which crashed every run of 537 or more trials after all of them had run.
+    log_most = math.log(q) + k * math.log(4) if k >= 1 else -math.inf
     # Capped: 4^K grows past what JSON readers take as an integer (120 digits at K = 200; ours
     # refuse more than 64), and no suite comes near 10^12 evals.
-    most = min(math.floor(q / p + 1e-12), 10**12) if k >= 1 else 0
+    most = MAX_EVALS_STATED if log_most >= math.log(MAX_EVALS_STATED) else (
+        math.floor(math.exp(log_most) + 1e-9) if k >= 1 else 0)
+    can = k >= 1 and n_evals <= most
     needed = trials_to_detect(n_evals, q)
     if can:
         up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
+        suite = (f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals
+                 else f"this suite has {n_evals}")
         text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
-                f"{up_to} evals (this suite has {n_evals}); smaller drops need more trials.")
+                f"{up_to} evals ({suite}); smaller drops need more trials.")
     else:
         text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
@@ -537,6 +553,7 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     prev_skill, prev_base = skill_and_baseline(prev)
     changed_rows = changed_evals(cur.contents, prev.contents, {r.eval_id: r.eval_name for r in cur.records},
                                  {r.eval_id: r.eval_name for r in prev.records})
+    suite_size = len({r.eval_id for r in cur.records})  # before a changed eval is set aside
     changed_ids = {r["eval_id"] for r in changed_rows}
     if changed_ids:  # a changed eval is reported, never compared (nor in the suite figures)
         cur = dataclasses.replace(cur, records=[r for r in cur.records if r.eval_id not in changed_ids])
@@ -571,7 +588,7 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     }
     rows = main["per_eval"]
     k = max((min(r["before"]["completed"], r["after"]["completed"]) for r in rows), default=0)
-    result["detection_limit"] = detection_limit(len(rows), k, q)
+    result["detection_limit"] = detection_limit(len(rows), k, q, suite_evals=suite_size)
     result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)
     result["notes"] = comparison_notes(result, changed, drift)
     return result
@@ -640,9 +657,6 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     m = result["metrics"]
     prev = result["previous"]
 
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x * 100:.0f}%"
-
     def iv(v: list | None, scale: float = 100, unit: str = " pts") -> str:
         return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
 
@@ -652,11 +666,18 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
              + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + iv(pr["interval"])]
     for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
         c = m[key]
+        if c["previous"] is None and c["current"] is None:
+            lines.append(f"{name}: not recorded in either iteration")  # never "None -> None"
+            continue
         rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
-        lines.append(f"{name} {c['previous']} -> {c['current']}: {rel}{iv(c['relative_interval'], unit='%')}")
+        lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
+                     f"{iv(c['relative_interval'], unit='%')}")
     ir = m["improvement_ratio"]
-    lines.append(f"improvement ratio {ir['previous']} -> {ir['current']}: "
-                 + (f"{ir['delta']:+.2f}x" if ir["delta"] is not None else f"n/a ({ir['undefined_reason']})"))
+    if ir["delta"] is not None:
+        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: {ir['delta']:+.2f}x")
+    else:
+        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: change n/a"
+                     f" ({ir['undefined_reason'] or 'not computable'})")
     for row in result["per_eval"]:
         if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
             lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")

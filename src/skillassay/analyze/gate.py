@@ -21,6 +21,7 @@ from typing import Any
 from skillassay.analyze.numerics import wilson_interval
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
+from skillassay.wording import bound, ratio_value
 
 INVALID = "INVALID"
 NOT_GATED = "NOT_GATED"
@@ -93,13 +94,11 @@ class ThresholdResult:
 
     def line(self) -> str:
         label, op = _LINE_LABELS[self.key]
-        value = ("n/a" if self.value is None else "∞" if math.isinf(self.value) else f"{self.value:.4g}")
+        value = "n/a" if self.value is None else ratio_value(self.value, ".4g", "")
         ci = ""
         if self.interval and any(b is not None for b in self.interval):
-            # an unbounded side (e.g. a ratio whose baseline can resample to 0) is shown as such
-            lo, hi = (("-∞" if b is None and i == 0 else "∞" if b is None else f"{b:.3g}")
-                      for i, b in enumerate(self.interval))
-            ci = f" (95% CI {lo}..{hi})"
+            # an unbounded side (e.g. a ratio over a baseline that passed nothing) is said so
+            ci = f" (95% CI {bound(self.interval[0], True)}..{bound(self.interval[1], False)})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
             noun = "queries" if self.key in TRIGGER_LABELS else "evals"
@@ -146,7 +145,7 @@ class GateResult:
 
 
 def _finite(x: float | None) -> float | None:
-    """JSON has no infinity: an unbounded ratio is written as null (its line says ∞)."""
+    """JSON has no infinity: an unbounded ratio is written as null (its line says unbounded)."""
     return None if x is None or not math.isfinite(x) else x
 
 
@@ -303,7 +302,8 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             results.append(ThresholdResult(key, float(limit), None, NOT_MEASURED, advice=(
                 f"the {executor or 'this'} executor reports no token counts, so it is not part of the verdict")))
             continue
-        plain = (bench.thresholds_met or {}).get(key)
+        # The plain comparison: estimate_meets, or thresholds_met in a file from before it existed
+        plain = (bench.estimate_meets if bench.estimate_meets is not None else bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
         unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
         if unbounded is not None:
@@ -333,7 +333,11 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
                                        advice))
         if status == "FAIL" and not point_estimate and sg:
             # A benchmark.json written before the p-values were recorded: its FAIL stands as it was.
-            results[-1].fail_p_value = sg.get("fail_p_value", 0.0)
+            # So does a FAIL recorded with a null p: the statistics give none where the figure has
+            # no spread (every eval's tokens the same: a zero-width interval past the threshold),
+            # and the Holm step then crashed formatting it (exit 70 on `gate`).
+            fail_p = sg.get("fail_p_value")
+            results[-1].fail_p_value = 0.0 if fail_p is None else fail_p
     adjustment = None
     if not point_estimate:
         results, adjustment = hold_fails_to_family(results, comparison)

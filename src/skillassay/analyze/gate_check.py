@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.benchmark import thresholds_met
+from skillassay.analyze.benchmark import estimate_meets, gated_thresholds_met
 from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
 from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT, build_statistics, group_records
@@ -88,8 +88,10 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
                                        min_detectable_effect=planned_effect(st))["gates"]
     except InputError:
         st["gates"] = {}
-    return bench.model_copy(update={"statistics": st,
-                                    "thresholds_met": thresholds_met(bench.summary.model_dump(), thresholds)})
+    out = bench.model_copy(update={"statistics": st,
+                                   "estimate_meets": estimate_meets(bench.summary.model_dump(), thresholds)})
+    out.thresholds_met = gated_thresholds_met(out, thresholds)
+    return out
 
 
 def planned_effect(st: dict[str, Any]) -> float:

@@ -15,6 +15,7 @@ from skillassay.analyze.numerics import within_eval_variance
 from skillassay.analyze.statistics import EvalCell, group_records, joined, mean_or_none
 from skillassay.analyze.triggered import rarely_loaded_notes
 from skillassay.store.records import ExpectationTally, TrialRecord, VerdictCounts
+from skillassay.wording import pct
 
 # Beyond this many, assertions of one kind are summarised in one note so that a large suite's
 # notes stay readable.
@@ -84,7 +85,7 @@ def variance_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
             if var is None or var == 0:
                 continue
             notes.append(f"{_eval(cell.eval_id, cell.eval_name)} shows high variance in {config} ({c} of {k} trials passed, "
-                         f"{c / k:.0%} ± {math.sqrt(var):.0%}) - may be flaky or model-dependent")
+                         f"{pct(c / k)} ± {pct(math.sqrt(var))}) - may be flaky or model-dependent")
     return notes
 
 

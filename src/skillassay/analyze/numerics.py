@@ -20,6 +20,7 @@ import numpy as np
 
 from skillassay.analyze import distributions as dists
 from skillassay.analyze.ufuncs import ufuncs
+from skillassay.wording import UNBOUNDED
 
 # The quantiles and the sign-flip test come from `distributions` (scipy.special and numpy,
 # bit-identical to scipy.stats): importing scipy.stats costs about 1.3 CPU-s, which `aggregate`
@@ -602,6 +603,14 @@ class RatioEstimate:
     se: float | None = None  # delta-method SE; None for the bootstrap or E < 2
 
 
+def zero_baseline_reason(mean_a: float) -> str:
+    """Why a ratio over a baseline mean of 0 has no value, in the words used everywhere
+    (wording.UNBOUNDED): unbounded when the skill passed something, else there is no ratio."""
+    if mean_a > 0:
+        return f"the baseline passed nothing, so the ratio is {UNBOUNDED}"
+    return "neither arm passed anything, so there is no ratio (0 over 0)"
+
+
 def ratio_of_means(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
@@ -623,10 +632,7 @@ def ratio_of_means(
         return RatioEstimate(None, None, method, 0, "no paired evals")
     mb = float(y.mean())
     if mb == 0:
-        return RatioEstimate(
-            None, None, method, int(x.size),
-            "baseline mean is 0: the ratio is undefined (division by zero)",
-        )
+        return RatioEstimate(None, None, method, int(x.size), zero_baseline_reason(float(x.mean())))
     r = float(x.mean() / mb)
     if x.size < 2:
         return RatioEstimate(r, None, method, int(x.size))
@@ -731,8 +737,7 @@ def ratio_by_test_inversion(
         return RatioEstimate(None, None, method, 0, "no paired evals")
     mb = float(y.mean())
     if mb == 0:
-        return RatioEstimate(None, None, method, int(x.size),
-                             "baseline mean is 0: the ratio is undefined (division by zero)")
+        return RatioEstimate(None, None, method, int(x.size), zero_baseline_reason(float(x.mean())))
     r = float(x.mean() / mb)
     if x.size < 2:
         return RatioEstimate(r, None, method, int(x.size))

@@ -21,6 +21,7 @@ from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
+from skillassay.wording import pct
 
 SCHEMA_VERSION = 1
 ALPHA = 0.05
@@ -679,7 +680,7 @@ def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
         return effect, f"the true pass rate is at least {_points(effect)} from {threshold:g}"
     unit = "tokens" if key == "max_avg_tokens" else "s"
     gap = effect * threshold
-    return gap, f"the true mean is at least {effect:.0%} of the threshold ({gap:.4g} {unit}) from {threshold:g}"
+    return gap, f"the true mean is at least {pct(effect)} of the threshold ({gap:.4g} {unit}) from {threshold:g}"
 
 
 MIN_EVALS_FOR_TRIALS_ADVICE = 10  # fewer, and a pass rate's trials advice is not promised (_gap_advice)

@@ -19,6 +19,7 @@ from typing import Any
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.statistics import Arm, EvalCell
+from skillassay.wording import pct
 
 SCHEMA_VERSION = 1
 # An eval is flagged when fewer than half of its with-skill trials (whose loading is known)
@@ -159,6 +160,6 @@ def rarely_loaded_notes(cells: list[EvalCell], skill: str) -> list[str]:
         lo, hi = stats.wilson_interval(yes, seen) or (0.0, 1.0)
         how = "never loaded the skill" if yes == 0 else "rarely loaded the skill"
         notes.append(f"{_eval(cell.eval_id, cell.eval_name)}: the {skill} arm {how} ({yes} of {seen} trials, "
-                     f"95% CI {lo:.0%} to {hi:.0%}) - its {skill} result says little about the skill's "
+                     f"95% CI {pct(lo)} to {pct(hi)}) - its {skill} result says little about the skill's "
                      "content; check the description triggers on this prompt")
     return notes

@@ -25,8 +25,11 @@ def build(spec: Assertion) -> AssertionPlugin:
     """Instantiate the plugin for spec.type; AssertionConfigError when unknown or misconfigured."""
     cls = registry().get(spec.type)
     if cls is None:
-        known = ", ".join(sorted(registry()))
-        raise AssertionConfigError(f"unknown assertion type '{spec.type}' (known: {known})")
+        from skillassay.errors import did_you_mean
+
+        known = sorted(registry())
+        raise AssertionConfigError(f"unknown assertion type '{spec.type}'{did_you_mean(spec.type, known)} "
+                                   f"(known: {', '.join(known)})")
     return cls(spec)
 
 

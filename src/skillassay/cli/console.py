@@ -33,6 +33,21 @@ err = Console(stderr=True, soft_wrap=True, markup=False)
 out = Console(soft_wrap=True, markup=False)
 
 
+def latest_if_workspace(folder: Path, doing: str) -> Path:
+    """A workspace (iteration-N folders, no runs of its own) stands for its latest iteration,
+    for every command that takes an iteration (view, report, history record): an empty page or
+    report for it would look like an iteration with no runs. Says which it took."""
+    from skillassay.store.discover import find_evals
+    from skillassay.store.layout import existing_iterations, iteration_dir
+
+    numbers = existing_iterations(folder)
+    if not numbers or (folder / "iteration.json").is_file() or find_evals(folder)[0]:
+        return folder
+    latest = iteration_dir(folder, numbers[-1])
+    err.print(f"{folder} is a workspace: {doing} its latest iteration, {latest.name}", highlight=False)
+    return latest
+
+
 def parse_options(items: list[str]) -> dict[str, Any]:
     """`-o KEY=VALUE` executor options; a VALUE that parses as JSON is taken as JSON."""
     out: dict[str, Any] = {}

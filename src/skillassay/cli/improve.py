@@ -10,8 +10,9 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out
 from skillassay.errors import EXIT_FAIL
+from skillassay.wording import pct
 
 
 class _DefaultToShow(TyperGroup):
@@ -45,7 +46,7 @@ def render_history(history: Any) -> Any:
             diff += f" ({iv[0]:+.3f}..{iv[1]:+.3f})"
         p = c.get("p_value")
         table.add_row(entry.version, str(extra.get("iteration", "")), entry.parent or "-",
-                      f"{entry.expectation_pass_rate:.0%}", entry.grading_result, c.get("against", "-"), diff,
+                      f"{pct(entry.expectation_pass_rate)}", entry.grading_result, c.get("against", "-"), diff,
                       "" if p is None else f"{p:.3g}", "*" if entry.is_current_best else "")
     return table
 
@@ -63,10 +64,13 @@ def best_reason(history: Any) -> str:
 
 
 @history_app.command("show")
-def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", help="A workspace folder (holding iteration-N/).")]) -> None:
+def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", help="A workspace folder (holding iteration-N/); an iteration folder: its workspace.")]) -> None:
     """Show the progression and which version is the current best, and why."""
     from skillassay.errors import InputError
     from skillassay.improve.history import HISTORY_FILE, load_history
+
+    if (workspace / "iteration.json").is_file():  # an iteration: the history is its workspace's
+        workspace = workspace.resolve().parent
 
     history = load_history(workspace)
     if history is None:
@@ -77,12 +81,14 @@ def history_show(workspace: Annotated[Path, typer.Argument(metavar="WORKSPACE", 
 
 @history_app.command("record")
 def history_record(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-3.")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder, e.g. WORKSPACE/iteration-3 (a workspace: its latest iteration).")],
     seed: Annotated[int, typer.Option(help="Seed for Monte-Carlo p-values (more than 14 differing evals).")] = 0,
 ) -> None:
     """Add (or replace) an iteration in its workspace's history.json."""
     from skillassay.improve.history import HISTORY_FILE, record_iteration
 
+    if iteration_dir.is_dir():
+        iteration_dir = latest_if_workspace(iteration_dir, "recording")
     workspace = iteration_dir.resolve().parent
     history = record_iteration(workspace, iteration_dir.resolve(), seed=seed)
     err.print(f"wrote {workspace / HISTORY_FILE}", highlight=False)
@@ -121,8 +127,8 @@ def compare_blind(
                       f"{'' if consistent else ' (verdict flipped with the order)'} -> {o.path}", highlight=False)
     s = result.summary
     iv = s["win_rate_b_interval"]
-    rate = "n/a" if s["win_rate_b"] is None else f"{s['win_rate_b']:.0%}"
-    ci = f" (95% CI {iv[0]:.0%}..{iv[1]:.0%})" if iv else ""
+    rate = "n/a" if s["win_rate_b"] is None else f"{pct(s['win_rate_b'])}"
+    ci = f" (95% CI {pct(iv[0])}..{pct(iv[1])})" if iv else ""
     out.print(f"B wins {s['b_wins']}, A wins {s['a_wins']}, ties {s['ties']} of {s['n_evals']} evals: "
               f"win rate of B {rate}{ci} -> {result.summary_path}", highlight=False)
     if s["failures"]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, out, parse_options
+from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out, parse_options
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 
 if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
-                "analysis", "feedback", "config", "triggers", "description_history")
+                "analysis", "feedback", "config", "triggers", "description_history", "comparison_previous",
+                "iteration")
 
 app = typer.Typer(
     name="skillassay",
@@ -42,11 +43,12 @@ app = typer.Typer(
 def validate(
     paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
     kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
+    judge: Annotated[str | None, typer.Option(help="The judge `run` will use for plain-string expectations: none, local, openai or anthropic (default: none, and then plain strings are refused, as `run` refuses them without --judge).")] = None,
 ) -> None:
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
     from skillassay.run.preflight import validate_paths
 
-    problems = validate_paths(paths, kind)
+    problems = validate_paths(paths, kind, judge)
     for problem in problems:
         err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
     if problems:
@@ -119,7 +121,7 @@ def run(
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N failures all have the same error before any trial succeeds: a dead provider or a broken setup. An agent CLI's own retries of its provider count, and until a trial succeeds one that gets no answer in 30 s gives up. 0: never stop.")] = 5,
     adaptive: Annotated[bool, typer.Option(help="Adaptive trials: rounds until every gate is decided or settled (group-sequential: Haybittle-Peto bounds, curtailment, futility), min 3 / max 10 per arm unless the config's `adaptive` block says otherwise; --trials sets the maximum. On by default when the config has `adaptive`.")] = False,
-    backend: Annotated[str | None, typer.Option(help="Where trials run: local (a thread pool on this machine) or ray (one Ray task per trial; needs the [ray] extra: pip install -e '.[ray]' in a checkout; see docs/distributed.md). Default: the config's backend, else local.")] = None,
+    backend: Annotated[str | None, typer.Option(help="Where trials run: local (a thread pool on this machine) or ray (one long-lived Ray actor per node, running that node's share of the trials in threads; needs the [ray] extra: pip install -e '.[ray]' in a checkout; see docs/distributed.md). Default: the config's backend, else local.")] = None,
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="Where each trial's agent and commands run: auto (bwrap where it works, else none with a warning), none, bwrap (host read-only, only the trial's folder writable, homes hidden, no API key inside) or docker (a container per trial; image from --sandbox-image or the config's `sandbox`). See docs/sandbox.md. Default: the config's sandbox, else auto.")] = None,
     sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
@@ -184,15 +186,15 @@ def _print_ungraded(s: "Summary") -> None:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+    from skillassay.wording import pct
+
+    return pct(x)
 
 
 def _ratio_text(s: Any) -> str:
-    if s.improvement_ratio is not None:
-        return f"{s.improvement_ratio:.2f}x"
-    if s.baseline.pass_rate == 0 and s.with_skill.pass_rate:
-        return "unbounded (the baseline passed nothing)"
-    return "n/a"
+    from skillassay.wording import improvement_text
+
+    return improvement_text(s.improvement_ratio, s.baseline.pass_rate, s.with_skill.pass_rate)
 
 
 @app.command()
@@ -296,7 +298,7 @@ def compare(
 @app.command()
 @handles_input_errors
 def report(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json); a workspace: its latest iteration.")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
@@ -308,6 +310,8 @@ def report(
     iteration first when comparison_previous.json is missing."""
     from skillassay.report.report import report_iteration
 
+    if iteration_dir.is_dir():
+        iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
     remember_iterations(iteration_dir)
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
@@ -367,7 +371,7 @@ def view(
     for label, path in (("ITERATION_DIR", iteration_dir), ("--previous", previous)):
         if path is not None and not path.is_dir():
             raise InputError.one(path, label, "not a folder")
-    iteration_dir = _latest_if_workspace(iteration_dir)
+    iteration_dir = latest_if_workspace(iteration_dir, "opening")
     remember_iterations(iteration_dir, previous)
     if static is not None:
         from skillassay.viewer.static_html import write_static
@@ -386,20 +390,6 @@ def remember_iterations(*folders: Path | None) -> None:
     from skillassay.store.remembered import remember_iterations as load
 
     load(*folders)
-
-
-def _latest_if_workspace(folder: Path) -> Path:
-    """A workspace (iteration-N folders, no runs of its own) stands for its latest iteration;
-    an empty page for it would look like an iteration with no runs."""
-    from skillassay.store.discover import find_evals
-    from skillassay.store.layout import existing_iterations, iteration_dir
-
-    numbers = existing_iterations(folder)
-    if not numbers or (folder / "iteration.json").is_file() or find_evals(folder)[0]:
-        return folder
-    latest = iteration_dir(folder, numbers[-1])
-    err.print(f"{folder} is a workspace: opening its latest iteration, {latest.name}", highlight=False)
-    return latest
 
 
 @app.command("executors")

@@ -5,6 +5,7 @@ scipy), which `aggregate` must not wait for before its reader processes start.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -48,12 +49,19 @@ class RichProgress(EngineProgress):
 
 
 class LineProgress(EngineProgress):
-    """One line per finished trial: greppable, and nothing fancy in non-TTY logs."""
+    """Plain lines for non-TTY logs (CI), throttled: a line for a finished trial only when
+    `every` seconds have passed since the last one or the run crossed another `step` of its
+    trials (5%), and always for the first and the last trial and for every errored one. One
+    line per trial put 50,006 lines in a CI log for a 50,000-trial run; a small run still
+    gets a line per trial (each is more than 5% of it)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, every: float = 10.0, step: float = 0.05,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.console = console
         self.done = self.total = self.failures = 0
-        self.t0 = time.perf_counter()
+        self.every, self.step, self.clock = every, step, clock
+        self.t0 = self.last_time = clock()
+        self.last_step = 0
 
     def notice(self, message: str) -> None:
         self.console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
@@ -62,10 +70,21 @@ class LineProgress(EngineProgress):
         self.total = total
         self.console.print(f"{message}; {skipped} trials already graded, {total} to run", highlight=False)
 
+    def _due(self, record: TrialRecord, now: float) -> bool:
+        step = int(self.done / max(self.total, 1) / self.step) if self.step > 0 else self.done
+        due = (self.done in (1, self.total) or not record.completed or step > self.last_step
+               or now - self.last_time >= self.every)
+        if due:
+            self.last_time, self.last_step = now, step
+        return due
+
     def trial_done(self, record: TrialRecord) -> None:
         self.done += 1
         if not record.completed:
             self.failures += 1
+        now = self.clock()
+        if not self._due(record, now):
+            return
         verdict = ("PASS" if record.passed else "UNGRADED" if record.ungraded
                    else "FAIL" if record.completed else record.status.upper())
         # "errored so far", not "failed": a trial that ran and failed its expectations is not an
@@ -76,7 +95,7 @@ class LineProgress(EngineProgress):
         self.console.file.write(
             f"[{self.done}/{self.total}] eval {record.eval_id} {record.configuration} run-{record.run_number}"
             f"{f' on {node}' if node else ''}: "
-            f"{verdict} ({self.failures} errored so far, {time.perf_counter() - self.t0:.1f}s elapsed)\n")
+            f"{verdict} ({self.failures} errored so far, {now - self.t0:.1f}s elapsed)\n")
 
     def finish(self) -> None:
         pass

@@ -51,7 +51,14 @@ def load_executor_class(name: str) -> type[Executor]:
                     raise
                 raise InputError.one(f"--executor {name}", "",
                                      f"needs the `{extra}` extra: {install_hint(extra)}") from None
-    raise InputError.one("--executor", name, f"unknown executor; installed: {', '.join(executor_names())}")
+    raise InputError.one("--executor", name, unknown_executor(name))
+
+
+def unknown_executor(name: str) -> str:
+    from skillassay.errors import did_you_mean
+
+    names = executor_names()
+    return f"unknown executor{did_you_mean(name, names)}; installed: {', '.join(names)}"
 
 
 def check_executor(executor: Executor) -> None:

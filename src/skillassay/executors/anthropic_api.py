@@ -6,9 +6,7 @@ Messages API's usage fields); tools, skill presentation and limits are agent_loo
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
-
-import anthropic
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import (
@@ -22,6 +20,9 @@ from skillassay.executors.agent_loop import (
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 
+if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
+    import anthropic  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
+
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 # The Messages API requires max_tokens on every request; used when settings leave it unset.
 DEFAULT_MAX_TOKENS = 4096
@@ -29,6 +30,8 @@ DEFAULT_MAX_TOKENS = 4096
 
 def is_transient(exc: BaseException) -> bool:
     """429 rate limit, 529 overloaded, other 5xx and dropped connections are worth a retry."""
+    import anthropic
+
     return is_transient_api_error(exc, anthropic.APIConnectionError, anthropic.APIStatusError)
 
 
@@ -105,6 +108,8 @@ class AnthropicExecutor(AgentLoopExecutor):
         if not key:
             raise InputError.one("executor options", "api_key_env", f"{key_env} is not set")
         base_url = settings.options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
+        import anthropic
+
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0,
                                           timeout=settings.timeout_seconds)
 
@@ -116,6 +121,8 @@ class AnthropicExecutor(AgentLoopExecutor):
 
     def ready(self) -> str | None:
         """The key was checked when the client was built; the endpoint is probed here."""
+        import anthropic
+
         return probe_endpoint(self.client, anthropic)
 
     def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],

@@ -7,9 +7,7 @@ result from this executor means the same as one from the `anthropic` executor.""
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
-
-import openai
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import (
@@ -24,6 +22,9 @@ from skillassay.executors.agent_loop import (
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 
+if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
+    import openai  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
+
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Local servers ignore the key, but the SDK refuses to build a client without one.
 NO_KEY_PLACEHOLDER = "no-key-needed"
@@ -31,6 +32,8 @@ NO_KEY_PLACEHOLDER = "no-key-needed"
 
 def is_transient(exc: BaseException) -> bool:
     """Rate limits, server errors and dropped connections pass; a bad request never will."""
+    import openai
+
     return is_transient_api_error(exc, openai.APIConnectionError, openai.APIStatusError)
 
 
@@ -123,6 +126,8 @@ class OpenAIExecutor(AgentLoopExecutor):
         if not key and not base_url:
             raise InputError.one("executor options", "api_key_env",
                                  f"{key_env} is not set (or set base_url for a local server)")
+        import openai
+
         self.client = openai.OpenAI(api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
                                     max_retries=0, timeout=settings.timeout_seconds)
 
@@ -136,6 +141,8 @@ class OpenAIExecutor(AgentLoopExecutor):
 
     def ready(self) -> str | None:
         """The key was checked when the client was built; the endpoint is probed here."""
+        import openai
+
         return probe_endpoint(self.client, openai)
 
     def conversation(self, request: TrialRequest, system: str, tools: list[ToolSpec],

@@ -2,7 +2,7 @@
 
 Typed assertions are checked by their plugins; plain-string expectations need a judge
 (none configured -> ungraded with the reason, never silently passed or failed). A trial
-passes when every graded expectation passes and none is left ungraded. `Grader` adds the
+passes when every expectation passes; one that fails fails it, whatever is left ungraded. `Grader` adds the
 judge, its cache and the grader's timing (grading.json and timing.json) on top of the pure
 `grade`; the engine and `skillassay grade` both use it."""
 
@@ -84,6 +84,14 @@ def require_judge(evals: Iterable[Eval], source: Path | str, grader: Grader) -> 
     Refused before any trial runs, naming each eval and `--judge`."""
     if grader.judge is not None:
         return
+    problems = plain_expectation_problems(evals, source)
+    if problems:
+        raise InputError(problems)
+
+
+def plain_expectation_problems(evals: Iterable[Eval], source: Path | str) -> list[Problem]:
+    """require_judge's problems, one per eval with plain-language expectations (`validate`
+    without --judge reports them as `run` without --judge refuses them)."""
     problems = []
     for ev in evals:
         plain = [i for i, exp in enumerate(ev.all_expectations()) if isinstance(exp, str)]
@@ -96,8 +104,7 @@ def require_judge(evals: Iterable[Eval], source: Path | str, grader: Grader) -> 
                 f"{'expectation needs' if len(plain) == 1 else 'expectations need'} a judge ({texts}{more}) and "
                 "none is chosen: run with --judge local (the embedded model), --judge openai or --judge "
                 "anthropic, or write them as typed assertions"))
-    if problems:
-        raise InputError(problems)
+    return problems
 
 
 def assertion_text(spec: Assertion, plugin: AssertionPlugin) -> str:

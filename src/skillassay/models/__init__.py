@@ -16,6 +16,8 @@ _WHERE = {
     **dict.fromkeys(("Adaptive", "BenchmarkConfig", "Thresholds"), "config"),
     **dict.fromkeys(("Assertion", "Eval", "EvalMetadata", "EvalSet", "Expectation"), "evals"),
     **dict.fromkeys(("Feedback", "Review"), "feedback"),
+    **dict.fromkeys(("ComparedEval", "IterationComparison"), "comparison"),
+    "IterationRecord": "iteration",
     **dict.fromkeys(("Analysis", "Comparison", "History", "HistoryEntry"), "improve"),
     **dict.fromkeys(("ExecutionMetrics", "ExpectationResult", "Grading", "GradingSummary", "Metrics", "Timing"),
                     "runfiles"),
@@ -37,6 +39,9 @@ _KINDS = {
     "config": "BenchmarkConfig",
     "triggers": "TriggerReport",
     "description_history": "DescriptionHistory",
+    # the tool's own files beside those (issue 34: `validate` refused comparison_previous.json)
+    "comparison_previous": "IterationComparison",
+    "iteration": "IterationRecord",
 }
 
 # The kinds, without building a model (`validate`'s file-name rules, error messages).
@@ -54,6 +59,7 @@ __all__ = [
     "Comparison", "Eval", "EvalMetadata", "EvalSet", "ExecutionMetrics", "Expectation",
     "DescriptionHistory", "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
     "Metrics", "Review", "RunResult", "Thresholds", "Timing", "TriggerReport",
+    "ComparedEval", "IterationComparison", "IterationRecord",
 ]
 
 

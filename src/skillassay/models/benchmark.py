@@ -54,7 +54,13 @@ class Stat(SpecModel):
 
 
 class ConfigRunSummary(SpecModel):
-    pass_rate: Stat
+    pass_rate: Stat = Field(description=(
+        "skill-creator's figure, kept where it reads it: the mean over runs of each run's fraction of "
+        "expectations passed (per expectation, not per trial; the same as expectation_pass_rate)."))
+    expectation_pass_rate: Stat | None = Field(None, description=(
+        "pass_rate under the name that says what it is (ours, additive): per expectation. The pass rate "
+        "everywhere else (summary, per_eval, statistics, the gate) is per trial: a trial passes when all "
+        "its expectations do."))
     time_seconds: Stat
     tokens: Stat
     ungraded_trials: int = Field(0, description="Completed trials with an expectation left without a verdict: "
@@ -68,7 +74,9 @@ class RunSummary(SpecModel):
     # name in error locations ($.run_summary.with_skill.tokens) and in the JSON Schema.
     __pydantic_extra__: dict[str, ConfigRunSummary] = Field(init=False)
 
-    delta: dict[str, str] | None = None
+    delta: dict[str, str] | None = Field(None, description=(
+        "with_skill minus baseline means; delta.pass_rate is per expectation, as run_summary's pass_rate "
+        "(also as delta.expectation_pass_rate)."))
 
     def configs(self) -> dict[str, ConfigRunSummary]:
         return dict(self.model_extra or {})
@@ -185,8 +193,14 @@ class Benchmark(SpecModel):
     timestamp: str | None = None
     summary: Summary | None = None
     per_eval: list[PerEval] | None = None
-    thresholds_met: dict[str, bool] | None = None
+    thresholds_met: dict[str, bool] | None = Field(None, description=(
+        "Per threshold: true only when the gate passes it (its interval clears the threshold on a valid "
+        "measurement); false when it fails or is undecided. A file without estimate_meets (an older one) holds the "
+        "plain comparison here instead."))
     # ours
+    estimate_meets: dict[str, bool] | None = Field(None, description=(
+        "Per threshold: the plain comparison of the estimate with the threshold (a value exactly at it "
+        "meets it), with no regard to uncertainty: what --point-estimate gates on."))
     statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))

@@ -16,6 +16,7 @@ from skillassay.models import Benchmark
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
 from skillassay.store.jsonio import atomic_write_text
 from skillassay.store.redact import disk_redactor
+from skillassay.wording import pct
 
 # XML 1.0 forbids most control characters even when escaped; agent output is full of them.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -79,9 +80,9 @@ def _counts_text(arm: dict[str, Any]) -> str:
     ungraded = f"{arm['ungraded']} ungraded" if arm.get("ungraded") else ""
     if arm["pass_rate"] is None:
         return f"no graded trial ({ungraded})" if ungraded else "no completed trial"
-    text = f"{arm['passes']}/{arm['completed']} trials passed ({arm['pass_rate'] * 100:.0f}%"
+    text = f"{arm['passes']}/{arm['completed']} trials passed ({pct(arm['pass_rate'])}"
     if arm["interval"]:
-        text += f", 95% CI {arm['interval'][0] * 100:.0f}%..{arm['interval'][1] * 100:.0f}%"
+        text += f", 95% CI {pct(arm['interval'][0])}..{pct(arm['interval'][1])}"
     return text + (f"; {ungraded})" if ungraded else ")")
 
 
@@ -197,7 +198,7 @@ def md_cell(value: Any) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.0f}%"
+    return pct(x)
 
 
 def _fmt(x: float | None, digits: int) -> str:

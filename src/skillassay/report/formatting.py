@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
+
 
 def cell(value: Any) -> str:
     """Text safe inside a markdown table cell (eval names come from users)."""
@@ -14,11 +16,11 @@ def cell(value: Any) -> str:
 
 def fmt(x: float | None, kind: str) -> str:
     if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
-        return "∞"  # over a baseline that passed nothing (gate.zero_baseline_ratio)
+        return UNBOUNDED  # over a baseline that passed nothing (gate.zero_baseline_ratio)
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "n/a"
     if kind == "pct":
-        return f"{x * 100:.0f}%"
+        return pct(x)
     if kind == "int":
         return f"{x:,.0f}"
     if kind == "sec":
@@ -32,8 +34,8 @@ def fmt_interval(iv: list | None, kind: str) -> str:
     """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
     if not iv or all(b is None for b in iv):
         return ""
-    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
-    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    lo = UNBOUNDED_BELOW if iv[0] is None else fmt(iv[0], kind)
+    hi = UNBOUNDED if iv[1] is None else fmt(iv[1], kind)
     return f" (95% CI {lo} to {hi})"
 
 
@@ -41,9 +43,9 @@ def signed(x: float | None, kind: str) -> str:
     if x is None:
         return "n/a"
     if kind == "pts":
-        return f"{x * 100:+.0f} pts"
+        return f"{whole_percent(x):+d} pts"
     if kind == "rel":
-        return f"{x * 100:+.0f}%"
+        return f"{whole_percent(x):+d}%"
     return f"{x:+.2f}x"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from skillassay.models import Benchmark
 from skillassay.report.formatting import cell, fmt, signed, signed_interval
+from skillassay.wording import pct
 
 CAVEAT = ("This split is observational: the agent chose when to load the skill, so the trials that loaded it "
           "may differ from the others in other ways (how the prompt read, how the agent started); a gap between "
@@ -81,7 +82,7 @@ def sentences(split: dict[str, Any]) -> list[str]:
                                                         " (no interval with fewer than 2 evals)") + ".")
     rare = [r for r in split.get("per_eval") or [] if r.get("rarely_loaded")]
     if rare:
-        out.append(f"{len(rare)} eval(s) loaded the skill in fewer than {split['rarely_loaded_below']:.0%} of their "
+        out.append(f"{len(rare)} eval(s) loaded the skill in fewer than {pct(split['rarely_loaded_below'])} of their "
                    "with-skill trials (flagged below): their with-skill result mostly measures the agent without the "
                    "skill, so it cannot say whether the skill's content helps.")
     out.append(CAVEAT)

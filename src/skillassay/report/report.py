@@ -34,6 +34,7 @@ from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 if TYPE_CHECKING:
     from skillassay.report.report_charts import ChartDrawer
@@ -82,7 +83,7 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
         if value is None and key == "min_improvement_ratio":
             current = "n/a (" + (imp.get("undefined_reason") or "not computable") + ")"
             if t is not None and t.value is not None and math.isinf(t.value):
-                current = "∞ (the baseline passed nothing)" + fmt_interval(t.interval, kind)
+                current = f"{UNBOUNDED} (the baseline passed nothing)" + fmt_interval(t.interval, kind)
         rows.append({"metric": label, "current": cell(current),
                      "previous": fmt(m.get("previous"), kind) if comparison else "-",
                      "delta": cell(delta) if comparison else "-",
@@ -218,8 +219,8 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
     if iv is None:
         return (f"The {label} is {value} against {op} {limit}, but there is no interval (fewer than 2 evals), "
                 f"so `{t.key}` cannot be decided: add evals.")
-    lo = "-∞" if iv[0] is None else fmt(iv[0], kind)
-    hi = "∞" if iv[1] is None else fmt(iv[1], kind)
+    lo = UNBOUNDED_BELOW if iv[0] is None else fmt(iv[0], kind)
+    hi = UNBOUNDED if iv[1] is None else fmt(iv[1], kind)
     test = ""
     if t.key == "min_improvement_ratio" and g.get("test_p_value") is not None:
         test = f" (paired sign-flip test at {limit}: p = {p_text(g['test_p_value'])})"
@@ -232,7 +233,10 @@ def threshold_sentence(t: ThresholdResult, gate_stats: dict[str, Any]) -> str:
         return f"The {label} is {value}; its whole 95% interval ({lo} to {hi}) misses {op} {limit}{test}: FAIL."
     note = g.get("decide_note") or t.advice or ""
     note = note[:1].upper() + note[1:]
-    plain = "would pass" if g.get("plain") else "would fail"
+    # The plain comparison of the figure shown: an unbounded ratio (baseline passed nothing)
+    # clears any >= threshold, though the statistics record no plain verdict for it.
+    meets = g.get("plain") if t.value is None or math.isfinite(t.value) else t.value > 0
+    plain = "would pass" if meets else "would fail"
     where = (f"its 95% interval runs from {lo} to {hi} and includes {limit}" if _includes(iv, t.threshold)
              else f"the paired test at {limit} cannot confirm it{test}")
     return (f"The {label} is {value}, but {where}: the data cannot tell yet whether the skill meets {op} {limit} "
@@ -268,7 +272,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
     diff = (st.get("paired") or {}).get("pass_rate_difference") or {}
     if diff.get("mean") is not None:
         more = "more" if diff["mean"] >= 0 else "less"
-        notes.append(f"With the skill, evals pass {abs(diff['mean']) * 100:.0f} percentage points {more} often than "
+        notes.append(f"With the skill, evals pass {abs(whole_percent(diff['mean']))} percentage points {more} often than "
                      f"without (95% CI {signed_interval(diff.get('interval'), 'pts')[9:-1] or 'n/a'}).")
         notes.append(significance_sentence(diff, "between with and without the skill"))
         imp = (st.get("paired") or {}).get("improvement_ratio") or {}
@@ -419,7 +423,7 @@ def adaptive_section(design: dict[str, Any] | None) -> dict[str, Any] | None:
         rows.append({"eval": cell(label), "trials": cell(e.get("trials_per_arm")), "stopped": cell(e.get("stopped")),
                      "why": cell("; ".join(str(r) for r in e.get("reasons") or []) or "-")})
     used, fixed = design.get("trials_recorded"), design.get("trials_fixed_design")
-    saving = (f"{used} trials recorded where the fixed design runs {fixed} ({1 - used / fixed:.0%} fewer)"
+    saving = (f"{used} trials recorded where the fixed design runs {fixed} ({pct(1 - used / fixed)} fewer)"
               if isinstance(used, int) and isinstance(fixed, int) and fixed else "")
     summary = (f"Trials ran in rounds: {design.get('min_trials_per_eval')} to {design.get('max_trials_per_eval')} per "
                f"eval and arm, {design.get('round_size')} more per round. When to stop was decided by a "

@@ -45,6 +45,7 @@ from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
     IterationChoice,
     Trial,
+    check_same_design,
     choose_iteration,
     hash_file,
     hash_tree,
@@ -173,7 +174,7 @@ def config_path(req: RunRequest) -> Path | None:
 def prepare(req: RunRequest) -> Prepared:
     """The inputs through the one validation path `validate` uses too (run/preflight.py),
     then the executor: built, and asked whether it can run here, before any trial is spent."""
-    inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path)
+    inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path, judge=req.judge)
     assert inputs is not None  # require_evals: an eval set or an InputError
     skill, config, evals, evals_path = inputs.skill, inputs.config, inputs.evals, inputs.evals_path
     if links := outside_links(skill.path):  # before hashing or copying anything of it
@@ -428,6 +429,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     configurations = ["with_skill", base_config]
     if links := linked_folders(it_dir, [ev.slug for ev in p.evals.evals], configurations):
         raise InputError(links)  # before anything is written or deleted there
+    if choice.resumed:
+        check_same_design(it_dir, trials, adaptive.model_dump() if adaptive else None)
     for folder in (p.workspace, it_dir, *(it_dir / ev.slug for ev in p.evals.evals)):
         remove_stale_temps(folder)  # what a killed run or aggregation left half-written
     write_iteration_record(it_dir, p, choice, trials, configurations, seed, adaptive)

@@ -136,3 +136,46 @@ def read_fingerprint(iteration: Path) -> dict[str, str]:
     data = load_json_lenient(iteration / "iteration.json")
     fingerprint = data.get("fingerprint") if isinstance(data, dict) else None
     return {str(k): str(v) for k, v in fingerprint.items()} if isinstance(fingerprint, dict) else {}
+
+
+def _design_words(trials: object, adaptive: object) -> str:
+    if isinstance(adaptive, dict):
+        return (f"adaptive trials ({adaptive.get('min_trials_per_eval')} to {adaptive.get('max_trials_per_eval')} "
+                f"per arm, rounds of {adaptive.get('round_size')})")
+    return f"{trials} fixed trials per arm"
+
+
+def _resume_flags(trials: int, adaptive: object) -> str:
+    return f"--adaptive --trials {trials}" if isinstance(adaptive, dict) else f"--trials {trials}"
+
+
+def check_same_design(it_dir: Path, trials: int, adaptive: dict[str, Any] | None) -> None:
+    """A finished iteration (one with a benchmark.json) resumes only with the design it was run
+    with. Another trial count or an adaptive design on it would add (or drop) trials in place
+    and replace its verdict, while its earlier report, history and any reader of it hold the
+    old one; more trials of the same skill are a new iteration, which this says how to start.
+    A killed iteration (no benchmark.json yet) resumes with whatever design is asked, as before."""
+    path = it_dir / "iteration.json"
+    record = load_json_lenient(path)
+    if not isinstance(record, dict) or not (it_dir / "benchmark.json").is_file():
+        return
+    was_trials, was_adaptive = record.get("trials_per_eval"), record.get("adaptive")
+    if not isinstance(was_trials, int) or isinstance(was_trials, bool):
+        return  # an iteration.json from elsewhere says nothing about its design
+    same = json.dumps([was_trials, was_adaptive], sort_keys=True) == json.dumps([trials, adaptive], sort_keys=True)
+    if same:
+        return
+    number = iteration_number_of(it_dir)
+    latest = existing_iterations(it_dir.parent)
+    nxt = (latest[-1] if latest else number) + 1
+    raise InputError.one(path, "adaptive" if (was_adaptive is None) != (adaptive is None) else "trials_per_eval",
+                         f"iteration {number} is finished with {_design_words(was_trials, was_adaptive)}; this run "
+                         f"asks for {_design_words(trials, adaptive)}. Changing it in place would rewrite its "
+                         f"verdict, so run the new design as a new iteration: the same command with "
+                         f"--iteration {nxt}. To resume iteration {number} as it was run, use "
+                         f"{_resume_flags(was_trials, was_adaptive)} instead.")
+
+
+def iteration_number_of(it_dir: Path) -> int:
+    tail = it_dir.name.rpartition("-")[2]
+    return int(tail) if tail.isdigit() else 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from skillassay.errors import InputError, Problem
-from skillassay.grade.grader import CompiledExpectation, compile_expectations
+from skillassay.grade.grader import CompiledExpectation, compile_expectations, plain_expectation_problems
 from skillassay.models import KINDS, BenchmarkConfig, EvalSet
 from skillassay.models.config import MAX_SKILL_FILE_BYTES
 from skillassay.spec.scaffold import placeholder_problems
@@ -79,11 +79,28 @@ def _load(path: Path, model: type[M], problems: list[Problem]) -> M | None:
     return None
 
 
-def eval_set_problems(evals: EvalSet, evals_path: Path, skill: Skill | None
+# --judge's names (grade.judge.JUDGES, which `validate` does not import: jinja2, tenacity, ...)
+JUDGE_NAMES = ("none", "local", "openai", "anthropic")
+
+
+def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
+    """What the config names that `run` would refuse later, said against the config's file and
+    key (not as a flag the user never passed): an executor that is not installed."""
+    from skillassay.executors import executor_names, unknown_executor
+
+    if config.executor is not None and config.executor not in executor_names():
+        return [Problem(str(path), "$.executor", f"{config.executor!r}: {unknown_executor(config.executor)}")]
+    return []
+
+
+def eval_set_problems(evals: EvalSet, evals_path: Path, skill: Skill | None, judge: str | None = "none"
                       ) -> tuple[dict[int, list[Path]], dict[int, list[CompiledExpectation]], list[Problem]]:
     """What is wrong with a well-formed eval set: the skill it names, init's placeholders,
-    input files leaving the skill folder, typed assertions their plugins refuse."""
+    input files leaving the skill folder, typed assertions their plugins refuse, and plain
+    expectations when there is no judge (`judge` None or "none"), as `run` refuses them."""
     problems = skill_name_problems(evals, skill.name, evals_path) if skill is not None else []
+    if judge in (None, "", "none"):
+        problems += plain_expectation_problems(evals.evals, evals_path)
     problems += placeholder_problems(evals, evals_path)
     files, file_problems = resolve_input_files(evals, evals_path, skill.path if skill else None)
     problems += file_problems
@@ -97,18 +114,21 @@ def eval_set_problems(evals: EvalSet, evals_path: Path, skill: Skill | None
 
 
 def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: Path | None = None,
-                 *, require_evals: bool = True) -> Inputs | None:
+                 *, require_evals: bool = True, judge: str | None = "none") -> Inputs | None:
     """Every problem of the skill folder, its benchmark config and its eval set, raised
     together as one InputError (exit 2). `require_evals=False` (validate on a bare skill
-    folder) returns None when there is no eval set to check, instead of refusing."""
+    folder) returns None when there is no eval set to check, instead of refusing. `judge`:
+    the --judge given (plain expectations are refused without one)."""
     cfg = find_config(skill_dir, config_path)
-    config_problems: list[Problem] = []
-    config = _load(cfg, BenchmarkConfig, config_problems) if cfg is not None else BenchmarkConfig()
+    loading: list[Problem] = []
+    config = _load(cfg, BenchmarkConfig, loading) if cfg is not None else BenchmarkConfig()
     # Before anything in the folder is read: a FIFO there would make the read wait forever.
     problems = skill_file_problems(skill_dir, config.max_skill_file_bytes if config else MAX_SKILL_FILE_BYTES)
     problems = problems or check_skill_folder(skill_dir)
     skill = None if problems else load_skill(skill_dir)
-    problems += config_problems
+    problems += loading
+    if config is not None and cfg is not None:
+        problems += config_problems(config, cfg)
     path = find_evals(skill_dir, evals_path, config, cfg)
     evals = None
     if require_evals or evals_path is not None or (config and config.eval_set_path) or path.exists():
@@ -116,7 +136,7 @@ def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: P
     files: dict[int, list[Path]] = {}
     compiled: dict[int, list[CompiledExpectation]] = {}
     if evals is not None:
-        files, compiled, more = eval_set_problems(evals, path, skill)
+        files, compiled, more = eval_set_problems(evals, path, skill, judge)
         problems += more
     if problems:
         raise InputError(problems)
@@ -125,16 +145,16 @@ def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: P
     return Inputs(skill, config, cfg.resolve() if cfg else None, evals, path, files, compiled)
 
 
-def skill_problems(skill_dir: Path, evals_path: Path | None = None) -> list[Problem]:
+def skill_problems(skill_dir: Path, evals_path: Path | None = None, judge: str | None = "none") -> list[Problem]:
     """check_inputs as a list of problems ([]: usable), for `validate`."""
     try:
-        check_inputs(skill_dir, evals_path, require_evals=evals_path is not None)
+        check_inputs(skill_dir, evals_path, require_evals=evals_path is not None, judge=judge)
     except InputError as exc:
         return exc.problems
     return []
 
 
-def _standalone_evals(path: Path) -> list[Problem]:
+def _standalone_evals(path: Path, judge: str | None) -> list[Problem]:
     """An eval set given alone gets the eval-set checks of `run` too; when it sits in a skill
     folder (`<skill>/evals/evals.json`) that folder is its skill, as `run` would take it."""
     problems = validate_file(path, "evals")
@@ -142,21 +162,23 @@ def _standalone_evals(path: Path) -> list[Problem]:
         return problems
     skill_dir = path.resolve().parent.parent
     if (skill_dir / "SKILL.md").is_file() and path.resolve() == (skill_dir / EVALS_FILE).resolve():
-        return skill_problems(skill_dir, path)
-    return eval_set_problems(load_model(path, EvalSet), path, None)[2]
+        return skill_problems(skill_dir, path, judge)
+    return eval_set_problems(load_model(path, EvalSet), path, None, judge)[2]
 
 
-def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
+def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "none") -> list[Problem]:
     """`skillassay validate`: every problem in every path. Folders are skill folders (SKILL.md,
-    plus its config and eval set when present, checked exactly as `run` checks them); files are
-    spec JSON files of the kind their name says, or --kind."""
+    plus its config and eval set when present, checked exactly as `run` checks them, with the
+    same --judge); files are spec JSON files of the kind their name says, or --kind."""
     if kind is not None and kind not in KINDS:
         return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(KINDS))]
+    if judge is not None and judge not in JUDGE_NAMES:
+        return [Problem("--judge", judge, "unknown judge; choose one of: " + ", ".join(JUDGE_NAMES))]
     problems: list[Problem] = []
     for path in map(Path, paths):
         if path.is_dir():
             if (path / "SKILL.md").is_file():
-                problems += skill_problems(path)
+                problems += skill_problems(path, judge=judge)
             else:
                 problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
                                         "a skill folder or a JSON file"))
@@ -167,7 +189,9 @@ def validate_paths(paths: list[Path], kind: str | None) -> list[Problem]:
         else:
             file_kind = kind or kind_of(path)
             if file_kind == "evals":
-                problems += _standalone_evals(path)
+                problems += _standalone_evals(path, judge)
+            elif file_kind == "config":
+                problems += validate_file(path, file_kind) or config_problems(load_model(path, BenchmarkConfig), path)
             else:
                 problems += validate_file(path, file_kind) if file_kind else [unknown_kind(path)]
     return problems

@@ -22,14 +22,28 @@ class Outcome(NamedTuple):
 
 def has_ungraded(expectations: Iterable[ExpectationResult | Outcome]) -> bool:
     """An expectation without a verdict (passed null: no judge, the judge abstained or
-    failed, a check crashed) makes the trial neither a pass nor a fail."""
+    failed, a check crashed) makes the trial neither a pass nor a fail, unless another
+    expectation failed (undecided)."""
     return any(e.passed is None for e in expectations)
+
+
+def undecided(expectations: Iterable[ExpectationResult | Outcome]) -> bool:
+    """No verdict for the trial: an expectation has none and none failed. A trial passes only
+    when every expectation passes, so one that failed decides it whatever the others say; a
+    failed typed check beside a judge's abstention is a failed trial, not an ungraded one."""
+    verdicts = {e.passed for e in expectations}
+    return None in verdicts and False not in verdicts
 
 
 def trial_verdict(status: str, passed: int, total: int,
                   expectations: Iterable[ExpectationResult | Outcome]) -> bool | None:
-    """TrialRecord.passed: None unless the trial completed and every expectation has a verdict."""
-    if status != "ok" or has_ungraded(expectations):
+    """TrialRecord.passed: None unless the trial completed and is decided (see undecided)."""
+    if status != "ok":
+        return None
+    expectations = tuple(expectations)
+    if any(e.passed is False for e in expectations):
+        return False
+    if has_ungraded(expectations):
         return None
     return total > 0 and passed == total
 
@@ -68,9 +82,9 @@ class TrialRecord:
 
     @property
     def ungraded(self) -> bool:
-        """Completed, but an expectation has no verdict: excluded from pass rates and counted,
-        like an errored trial, never taken as a failure."""
-        return self.status == "ok" and has_ungraded(self.expectations)
+        """Completed, but undecided (an expectation has no verdict and none failed): excluded
+        from pass rates and counted, like an errored trial, never taken as a failure."""
+        return self.status == "ok" and undecided(self.expectations)
 
     @property
     def ungraded_expectations(self) -> int:

@@ -5,6 +5,7 @@ where they could be mistaken for markup."""
 from __future__ import annotations
 
 from skillassay.models.triggers import QueryResult, Rate, TriggerReport
+from skillassay.wording import pct
 
 
 def md_cell(text: str, limit: int = 160) -> str:
@@ -16,8 +17,8 @@ def md_cell(text: str, limit: int = 160) -> str:
 def fmt_rate(rate: Rate) -> str:
     if rate.value is None:
         return "n/a (nothing measured)"
-    ci = f" (95% CI {rate.interval[0]:.0%}..{rate.interval[1]:.0%})" if rate.interval else ""
-    return f"{rate.value:.0%}{ci}, {rate.numerator}/{rate.denominator} runs"
+    ci = f" (95% CI {pct(rate.interval[0])}..{pct(rate.interval[1])})" if rate.interval else ""
+    return f"{pct(rate.value)}{ci}, {rate.numerator}/{rate.denominator} runs"
 
 
 def _query_row(q: QueryResult) -> str:

@@ -322,9 +322,12 @@ def gate_view(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any] | No
     met = as_dict(bench.get("thresholds_met"))
     if not met:
         return None
-    rows = [{"key": k, "status": "PASS" if v else "FAIL", "value": None, "threshold": None, "interval": None,
-             "line": f"{'PASS' if v else 'FAIL'}: {k} (from thresholds_met)"} for k, v in met.items()]
-    return {"status": "FAIL" if not all(met.values()) else "PASS", "thresholds": rows}
+    # A file with estimate_meets holds the gate's decisions in thresholds_met: false there is
+    # "not passed" (failed or undecided), not FAIL; an older file holds the plain comparison.
+    miss = "NOT_PASSED" if "estimate_meets" in bench else "FAIL"
+    rows = [{"key": k, "status": "PASS" if v else miss, "value": None, "threshold": None, "interval": None,
+             "line": f"{'PASS' if v else miss}: {k} (from thresholds_met)"} for k, v in met.items()]
+    return {"status": miss if not all(met.values()) else "PASS", "thresholds": rows}
 
 
 def _spread(values: list[float]) -> dict[str, float | None]:
