@@ -10,7 +10,7 @@ advice keeps its promise: each advice is planned for the effect that is there (t
 difference EFFECT gives; the gate's gap), and re-running at the advised number of evals must
 detect the effect or decide the gate about as often as the note states (its planned power).
 benchmarks/advice_power.py measures the same promise cell by cell at 300 pilots, with the exact
-test's power beside the re-runs'; the README's power table is its output.
+test's power beside the re-runs'; the power table in docs/statistics.md is its output.
 
     python benchmarks/calibration.py --quick     # one setting, about 25 s
     python benchmarks/calibration.py --no-power --jobs 3 --cache /tmp/calib   # the README table
