@@ -57,7 +57,7 @@ power ("<= "). The pass-rate gate's re-runs have no such table (their decision i
 library's interval), so only their re-run figure is printed.
 
     python benchmarks/advice_power.py --quick       # one setting per advice kind, ~1 min
-    python benchmarks/advice_power.py               # the README table (300 per cell)
+    python benchmarks/advice_power.py               # the table in docs/statistics.md (300 per cell)
     python benchmarks/advice_power.py --experiments 100 --k 3 --evals 10 --jobs 2
     python benchmarks/advice_power.py --planned 0.1  # the default plan against larger truths
 
