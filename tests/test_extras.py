@@ -33,8 +33,9 @@ script()
 """
 
 
-def skillassay_without(hidden: str, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(repo_paths.SRC)}
+def skillassay_without(hidden: str, *args: str | Path, env: dict[str, str] | None = None,
+                       cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(repo_paths.SRC), **(env or {})}
     return subprocess.run([sys.executable, "-c", HIDE, hidden, *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=120)
 
@@ -44,7 +45,7 @@ def skillassay_without(hidden: str, *args: str | Path, cwd: Path | None = None) 
 def test_an_executor_without_its_extra_is_refused_naming_the_extra(example_skill: Path, tmp_path: Path,
                                                                     executor: str, module: str, extra: str) -> None:
     done = skillassay_without(module, "run", example_skill, "--executor", executor, "--workspace", tmp_path / "ws",
-                              "--trials", "1")
+                              "--trials", "1", "--model", "m", env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"`{extra}` extra" in done.stderr and f".[{extra}]" in done.stderr, done.stderr

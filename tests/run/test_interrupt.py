@@ -49,7 +49,9 @@ def command_argv(tmp_path: Path, trap_term: bool = False) -> list[str]:
 def run_argv(skill: Path, ws: Path, argv: list[str], concurrency: int = 4) -> list[str]:
     return [sys.executable, "-m", "skillassay", "run", str(skill), "--workspace", str(ws), "--executor", "command",
             "-o", "argv=" + json.dumps(argv), "--trials", str(TRIALS), "--concurrency", str(concurrency),
-            "--fail-fast", "0"]
+            "--fail-fast", "0",
+            # the agents record their host pids and read a flag outside their work folder: no sandbox
+            "--sandbox", "none"]
 
 
 def start(argv: list[str], tmp_path: Path, write_behind: str = "") -> subprocess.Popen[str]:

@@ -33,9 +33,10 @@ def test_init_writes_valid_evals_and_config(skill_dir: Path) -> None:
     assert written == [evals_path, config_path]
     assert validate_paths([config_path], None) == []
     # well-formed, but every placeholder is named until edited (test_preflight.py: run refuses too)
-    problems = validate_paths([skill_dir], None)
+    # (with a judge: its plain-language expectations need one, which validate asks for too)
+    problems = validate_paths([skill_dir], None, judge="local")
     assert problems and all("placeholder" in p.message for p in problems)
-    assert validate_paths([evals_path], None) == problems
+    assert validate_paths([evals_path], None, judge="local") == problems
 
 
 def test_init_evals_content(skill_dir: Path) -> None:

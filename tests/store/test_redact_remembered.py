@@ -37,7 +37,9 @@ def run_agent(tmp_path: Path, script: str, *options: str) -> Path:
     skill = make_skill(tmp_path / "skills")
     ws = tmp_path / "ws"
     result = cli(["run", str(skill), "--executor", "command", "--trials", "2", "--workspace", str(ws),
-                                 "-o", f"argv={json.dumps(['/bin/sh', '-c', script])}", *options])
+                                 "-o", f"argv={json.dumps(['/bin/sh', '-c', script])}",
+                  # the agent must see the key to leak it: a sandbox would hide it (tests/sandbox/)
+                  "--sandbox", "none", *options])
     assert result.exit_code in (0, 1, 3), result.output
     return ws / "iteration-1"
 

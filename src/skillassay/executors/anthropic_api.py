@@ -5,6 +5,7 @@ Messages API's usage fields); tools, skill presentation and limits are agent_loo
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +20,7 @@ from skillassay.executors.agent_loop import (
     probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
+from skillassay.extras import import_optional, install_hint
 
 if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
     import anthropic  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
@@ -108,13 +110,14 @@ class AnthropicExecutor(AgentLoopExecutor):
         if not key:
             raise InputError.one("executor options", "api_key_env", f"{key_env} is not set")
         base_url = settings.options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
-        import anthropic
-
+        anthropic = import_optional("anthropic", "--executor anthropic")
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0,
                                           timeout=settings.timeout_seconds)
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
+        if importlib.util.find_spec("anthropic") is None:
+            return False, f"needs the `anthropic` extra: {install_hint('anthropic')}"
         if os.environ.get(DEFAULT_KEY_ENV):
             return True, f"{DEFAULT_KEY_ENV} set"
         return False, f"{DEFAULT_KEY_ENV} not set"

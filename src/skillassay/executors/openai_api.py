@@ -6,6 +6,7 @@ result from this executor means the same as one from the `anthropic` executor.""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,6 +22,7 @@ from skillassay.executors.agent_loop import (
     probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
+from skillassay.extras import import_optional, install_hint
 
 if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
     import openai  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
@@ -126,13 +128,14 @@ class OpenAIExecutor(AgentLoopExecutor):
         if not key and not base_url:
             raise InputError.one("executor options", "api_key_env",
                                  f"{key_env} is not set (or set base_url for a local server)")
-        import openai
-
+        openai = import_optional("openai", "--executor openai")
         self.client = openai.OpenAI(api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
                                     max_retries=0, timeout=settings.timeout_seconds)
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
+        if importlib.util.find_spec("openai") is None:
+            return False, f"needs the `openai` extra: {install_hint('openai')}"
         if os.environ.get(DEFAULT_KEY_ENV):
             return True, f"{DEFAULT_KEY_ENV} set"
         if os.environ.get("OPENAI_BASE_URL"):
