@@ -134,6 +134,11 @@ class Executor(ABC):
         return {"executor": self.name, "model": s.model, "temperature": s.temperature,
                 "max_tokens": s.max_tokens, "options": s.options}
 
+    def runtime(self) -> dict[str, Any]:
+        """How this executor runs here, beyond its settings (threads, build, model file hash):
+        recorded in iteration.json, never in the fingerprint. Empty when nothing applies."""
+        return {}
+
     @abstractmethod
     def run(self, request: TrialRequest) -> TrialResult: ...
 

