@@ -18,6 +18,19 @@ from typing import Any
 from skillassay.errors import InputError
 
 
+def import_llama_cpp() -> Any:
+    """llama_cpp, with OpenMP's idle threads told to sleep instead of spin unless the user
+    chose otherwise (libgomp reads OMP_WAIT_POLICY once, when llama.cpp's library loads). Its
+    spinning threads wait for a CPU that another process holds: measured on this 2-core
+    machine under a load of ~11, two spinning threads took 6x the CPU time and 3x the wall time
+    of one thread, two sleeping threads the same CPU time as one and half its wall time.
+    The child processes (the batch probe) inherit the setting."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    return llama_cpp
+
+
 def available_cpus() -> int:
     """The CPUs this process may run on: its affinity mask (what taskset or a container's
     cpuset allow), not the machine's count."""
@@ -62,13 +75,13 @@ def model_sha256(path: Path) -> str:
 def build_info() -> dict[str, str]:
     """llama-cpp-python's version and what its llama.cpp build uses on this CPU (SIMD flags,
     llamafile GEMM, repacking, OpenMP): answers at the same seed can differ between builds."""
-    import llama_cpp
-
+    llama_cpp = import_llama_cpp()
     return {"llama_cpp_python": llama_cpp.__version__,
             "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip()}
 
 
 def runtime_record(model: Path, n_threads: int, n_batch: int, n_batch_source: str) -> dict[str, Any]:
     """What iteration.json records about how the embedded model ran."""
-    return {"n_threads": n_threads, "n_batch": n_batch, "n_ubatch": n_batch, "n_batch_source": n_batch_source,
+    return {"n_threads": n_threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+            "n_batch": n_batch, "n_ubatch": n_batch, "n_batch_source": n_batch_source,
             "model_file": model.name, "model_sha256": model_sha256(model), **build_info()}

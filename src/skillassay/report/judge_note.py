@@ -14,7 +14,8 @@ def weak_judge_note(record: Any) -> str | None:
     or there was no judge)."""
     if not isinstance(record, dict) or not record.get("allowed_by"):
         return None
-    identity = record.get("judge") if isinstance(record.get("judge"), dict) else {}
+    judge = record.get("judge")
+    identity: dict[str, Any] = judge if isinstance(judge, dict) else {}
     label = f"{identity.get('judge')} ({identity.get('model')})"
     floor = record.get("floor", 0.8)
     if not record.get("measured"):
