@@ -173,3 +173,20 @@ def test_grade_refuses_a_judge_below_the_floor(fake_api, example_skill: Path, tm
     result = runner.invoke(app, ["grade", str(ws), "--judge", "openai", "--no-cache"])
     fake.assert_clean()
     assert result.exit_code == 2 and "--allow-weak-judge" in result.output, result.output
+
+
+@pytest.mark.model
+def test_judge_check_measures_the_embedded_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded judge for real on every labelled case: its agreement, its interval and the
+    note that it is a tiny model; it writes nothing (no cache entry) without --save."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out_file = tmp_path / "local.json"
+    result = runner.invoke(app, ["judge-check", "--judge", "local", "--output", str(out_file)])
+    assert result.exit_code in (0, 1), result.output
+    measured = json.loads(out_file.read_text())
+    assert measured["cases"] == len(CASES) and measured["judge"]["judge"] == "local"
+    assert (measured["low"], measured["high"]) == pytest.approx(wilson(measured["agreed"], len(CASES)), abs=1e-4)
+    assert f"on {measured['agreed']} of {len(CASES)} labelled cases" in result.output
+    assert "tiny model" in result.output
+    assert result.exit_code == (0 if measured["meets_floor"] else 1)
+    assert not (tmp_path / "cache" / "skillassay" / "judge-check.json").exists()

@@ -74,14 +74,15 @@ def test_answers_do_not_depend_on_threads_or_batch_size(example_skill: Path, tmp
 @pytest.mark.model
 def test_the_examples_gate_is_the_same_under_two_thread_and_batch_settings(example_skill: Path,
                                                                            tmp_path: Path) -> None:
-    """The README's demo (examples/acme-vpn as shipped) run with one thread and a 512-token
-    batch, then with two threads and the default batch (the whole context): every answer, hence
-    the gate, is the same; iteration.json says how each ran."""
+    """The README's demo (examples/acme-vpn as shipped, every eval and gate; 2 trials per arm
+    instead of 4 to save CPU) run with one thread and a 512-token batch, then with two threads
+    and the default batch (the whole context): every answer, hence the gate, is the same;
+    iteration.json says how each ran."""
     outcomes, answers = [], []
     for i, options in enumerate(({"n_threads": 1, "n_batch": 512}, {"n_threads": 2})):
         ws = tmp_path / f"ws{i}"
         _models.clear()
-        outcome = run_benchmark(RunRequest(skill_dir=example_skill, executor="local", workspace=ws,
+        outcome = run_benchmark(RunRequest(skill_dir=example_skill, executor="local", workspace=ws, trials=2,
                                            executor_options=options))
         outcomes.append(outcome)
         answers.append({p.relative_to(ws).as_posix(): p.read_text() for p in sorted(ws.glob("iteration-1/eval-*/*/run-*/outputs/answer.md"))})
@@ -90,6 +91,10 @@ def test_the_examples_gate_is_the_same_under_two_thread_and_batch_settings(examp
         assert runtime["n_batch"] == options.get("n_batch", 2048) and runtime["n_ubatch"] == runtime["n_batch"]
         assert len(runtime["model_sha256"]) == 64 and runtime["llama_cpp_python"]
         assert "AVX" in runtime["system_info"] or "NEON" in runtime["system_info"]
-    assert answers[0] == answers[1] and len(answers[0]) == 48
-    assert outcomes[0].gate.headline() == outcomes[1].gate.headline() == "PASS"
-    assert outcomes[0].gate.exit_code == outcomes[1].gate.exit_code == 0
+    assert answers[0] == answers[1] and len(answers[0]) == 32
+    assert outcomes[0].gate.headline() == outcomes[1].gate.headline()
+    assert outcomes[0].gate.exit_code == outcomes[1].gate.exit_code
+    # every figure but the durations (wall time) is computed from the same answers
+    same = [[(t.key, t.status, t.value, t.interval) for t in o.gate.thresholds if "duration" not in t.key]
+            for o in outcomes]
+    assert same[0] == same[1] and len(same[0]) == 3
