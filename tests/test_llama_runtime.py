@@ -75,7 +75,7 @@ def test_answers_do_not_depend_on_threads_or_batch_size(example_skill: Path, tmp
 def test_the_examples_gate_is_the_same_under_two_thread_and_batch_settings(example_skill: Path,
                                                                            tmp_path: Path) -> None:
     """The README's demo (examples/acme-vpn as shipped, every eval and gate; 2 trials per arm
-    instead of 4 to save CPU) run with one thread and a 512-token batch, then with two threads
+    instead of 3 to save CPU) run with one thread and a 512-token batch, then with two threads
     and the default batch (the whole context): every answer, hence the gate, is the same;
     iteration.json says how each ran."""
     outcomes, answers = [], []
