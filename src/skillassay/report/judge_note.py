@@ -1,5 +1,6 @@
-"""The report's line about a judge that graded below the floor of grade/judge_check.py, or
-unmeasured, because the user passed the override: read from iteration.json's judge_check."""
+"""The report's lines about who produced and graded the answers, from iteration.json: a judge
+that graded below the floor of grade/judge_check.py (or unmeasured) because the user passed the
+override, and answers that come from the embedded model, which is tiny."""
 
 from __future__ import annotations
 
@@ -28,7 +29,16 @@ def weak_judge_note(record: Any) -> str | None:
             f"its verdicts were used because of {record['allowed_by']}: plain-language results are not reliable.")
 
 
+TINY_MODEL_NOTE = ("The answers come from the embedded SmolLM2-135M-Instruct, a tiny model (135M parameters): "
+                   "they show what this skill's text does to that model, not what it does for a real agent.")
+
+
 def judge_warnings(iteration_dir: Path) -> list[str]:
     record = load_json_lenient(iteration_dir / "iteration.json", {})
-    note = weak_judge_note(record.get("judge_check") if isinstance(record, dict) else None)
-    return [note] if note else []
+    if not isinstance(record, dict):
+        return []
+    executor = record.get("executor")
+    tiny = isinstance(executor, dict) and executor.get("executor") == "local" and "model_path" not in (
+        executor.get("options") or {})
+    note = weak_judge_note(record.get("judge_check"))
+    return [n for n in (TINY_MODEL_NOTE if tiny else None, note) if n]
