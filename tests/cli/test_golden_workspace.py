@@ -75,8 +75,10 @@ def test_gate_and_report_still_read_an_old_workspace(tmp_path: Path) -> None:
     new, old = json.loads(gate.stdout), _expected("gate.json")
     assert [t["key"] for t in new["thresholds"]] == [t["key"] for t in old["thresholds"]]
     assert new["config_path"] == old["config_path"]
+    # the thresholds come from the config the workspace recorded: the example's, as it is today
+    today = json.loads((Path(EXAMPLE) / "evals" / "benchmark_config.json").read_text(encoding="utf-8"))["thresholds"]
     for a, b in zip(old["thresholds"], new["thresholds"], strict=True):
-        assert (a["value"], a["threshold"]) == (b["value"], b["threshold"]) or a["key"] == "min_improvement_ratio"
+        assert (a["value"], today[a["key"]]) == (b["value"], b["threshold"]) or a["key"] == "min_improvement_ratio"
     report = cli(["report", str(it)])
     assert report.exit_code == 0, report.output
     assert (it / "report.md").read_text(encoding="utf-8").startswith("# ")

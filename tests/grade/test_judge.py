@@ -293,7 +293,8 @@ def test_local_model_judges_end_to_end(tmp_path):
     votes = judged.model_extra["judge_votes"]
     assert votes["invalid"] == 0, judged.evidence  # a schema-valid reply, not a judge failure
     if judged.passed is None:  # a 135M model often quotes the expectation rather than the answer
-        assert votes["unquoted"] == 1 and "does not occur in the answer" in judged.evidence
+        assert votes["unquoted"] == 1 and any(why in judged.evidence for why in (  # which: the model's whim
+            "does not occur in the answer", "too short to show anything", "quoted the task", "without quoting"))
     elif judged.passed:
         assert "(quoted from answer.md: " in judged.evidence
     assert g.expectations[1].passed is True

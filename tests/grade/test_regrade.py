@@ -86,7 +86,8 @@ def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_en
 
     # 1. Judge switched on: the two runs of eval 1 (with/without skill) are judged once each.
     fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
-    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
+    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test",
+                   "--allow-weak-judge")
     fake.assert_clean()
     assert "re-graded 4 runs (2 expectations judged, 0 from cache)" in out
     g = grading(ws, "eval-1-server-port")
@@ -98,7 +99,8 @@ def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_en
 
     # 2. Nothing changed: everything comes from the cache, no request reaches the API.
     fake = openai_env([])
-    out = grade_cli(str(ws / "iteration-1"), "--judge", "openai", "--judge-model", "judge-test")
+    out = grade_cli(str(ws / "iteration-1"), "--judge", "openai", "--judge-model", "judge-test",
+                   "--allow-weak-judge")
     fake.assert_clean()
     assert "(0 expectations judged, 2 from cache)" in out
     assert grading(ws, "eval-1-server-port")["expectations"][1]["judge_cached"] is True
@@ -107,7 +109,8 @@ def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_en
     #    plain one is judged; the typed one is re-checked against the unchanged outputs.
     write_evals(evals, "9999", [PLAIN, "The answer is polite"])
     fake = openai_env([grading_reply(False, "No courtesy words", quote=""), grading_reply(False, "No courtesy words", quote="")])
-    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
+    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test",
+                   "--allow-weak-judge")
     fake.assert_clean()
     assert "(2 expectations judged, 2 from cache)" in out
     for body in fake.requests:
@@ -134,11 +137,13 @@ def test_regrade_after_edit_without_executing_and_with_cache(finished, openai_en
 def test_judge_failure_is_not_cached(finished, openai_env):
     ws, _ = finished
     fake = openai_env(["{bad"] * 6)
-    grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
+    grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test",
+                   "--allow-weak-judge")
     fake.assert_clean()
     assert grading(ws, "eval-1-server-port")["expectations"][1]["passed"] is None
     fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
-    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test")
+    out = grade_cli(str(ws), "--judge", "openai", "--judge-model", "judge-test",
+                   "--allow-weak-judge")
     fake.assert_clean()
     assert "(2 expectations judged, 0 from cache)" in out
 
@@ -159,7 +164,8 @@ def test_run_wires_the_judge(example_skill, tmp_path, openai_env):
     write_evals(evals, "4433", [PLAIN])
     fake = openai_env([grading_reply(True, quote=ECHOED), grading_reply(True, quote=ECHOED)])
     result = cli(["run", str(example_skill), "--evals", str(evals), "--executor", "echo",
-                                      "--workspace", str(tmp_path / "ws"), "--trials", "1", "--judge", "openai"])
+                  "--workspace", str(tmp_path / "ws"), "--trials", "1", "--judge", "openai",
+                  "--allow-weak-judge"])
     fake.assert_clean()
     assert result.exit_code in (0, 1, 3), result.output
     g = grading(tmp_path / "ws", "eval-1-server-port")

@@ -32,6 +32,8 @@ def iteration(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ci")
     skill = root / "acme-vpn"
     shutil.copytree(EXAMPLE, skill)
+    config = skill / "evals" / "benchmark_config.json"  # a threshold the echo answers leave undecided
+    config.write_text(config.read_text().replace('"min_pass_rate": 0.3', '"min_pass_rate": 0.5'))
     junit = root / "run.xml"
     code = cli("run", str(skill), "--executor", "echo", "--workspace", str(root / "ws"), "--trials", "2",
                "--junit", str(junit))

@@ -252,13 +252,14 @@ def test_adaptive_run_resumes_mid_round(example_skill: Path, tmp_path: Path) -> 
     design = bench["adaptive"]
     per = {e["eval_id"]: e for e in design["per_eval"]}
     # the suite stops at once: every gate decided or settled at the first look (3 per arm)
-    assert {e: (per[e]["stopped"], per[e]["trials_per_arm"]) for e in per} == {e: ("settled", 3) for e in range(1, 9)}
+    assert {e: per[e]["trials_per_arm"] for e in per} == {e: 3 for e in range(1, 9)}
+    assert {per[e]["stopped"] for e in per} <= {"decided", "settled"}  # which: the example's thresholds
     assert design["trials_recorded"] == len(graded(it)) == 2 * 8 * 3 < design["trials_fixed_design"]
     assert "Haybittle-Peto" in design["method"] and design["alpha"] == 0.05
     assert {g["key"] for g in design["gates"]} == {"min_pass_rate", "max_avg_tokens", "max_avg_duration_seconds",
                                                    "min_improvement_ratio"}
     report = (it / "report.md").read_text()
-    assert "### Adaptive trials" in report and "| eval-7 (capital-of-france) | 3 | settled |" in report
+    assert "### Adaptive trials" in report and f"| eval-7 (capital-of-france) | 3 | {per[7]['stopped']} |" in report
     # a run killed mid-round: eval 1's run 3 (both arms) and eval 2's runs 2 and 3 (one arm) lost
     lost = [it / "eval-1-server-port" / c / "run-3" / "grading.json" for c in ("with_skill", "without_skill")]
     lost += [it / "eval-2-protocol" / "with_skill" / f"run-{k}" / "grading.json" for k in (2, 3)]

@@ -223,3 +223,9 @@ def count_bar(console: Console, label: str) -> Iterator[Callable[[int, int], Non
                   console=console, transient=True) as bar:
         task = bar.add_task(label, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total)
+
+# --allow-weak-judge of run and grade (grade/judge_check.py): one option, one help text.
+AllowWeakJudgeOpt = Annotated[bool, typer.Option(
+    "--allow-weak-judge",
+    help="Grade with the judge even when its measured agreement with the labelled cases is below the floor "
+         "(95% lower bound 80%; `skillassay judge-check` measures it); the report then says so.")]

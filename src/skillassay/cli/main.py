@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out, parse_options
+from skillassay.cli.console import (
+    AllowWeakJudgeOpt,
+    JudgeModelOpt,
+    err,
+    handles_input_errors,
+    latest_if_workspace,
+    out,
+    parse_options,
+)
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 
 if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
@@ -118,6 +126,7 @@ def run(
     judge: Annotated[str | None, typer.Option(help="Judge for plain-string expectations: none, local (embedded model), openai or anthropic (default: none, and then an eval set with plain strings is refused before any trial runs).")] = None,
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
+    allow_weak_judge: AllowWeakJudgeOpt = False,
     baseline_from: Annotated[str | None, typer.Option(help="Reuse this iteration's baseline runs (folder or number); refused if settings differ; with a changed eval set, only the unchanged evals' runs are reused.")] = None,
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop the run (exit 2) when its first N failures all have the same error before any trial succeeds: a dead provider or a broken setup. An agent CLI's own retries of its provider count, and until a trial succeeds one that gets no answer in 30 s gives up. 0: never stop.")] = 5,
     adaptive: Annotated[bool, typer.Option(help="Adaptive trials: rounds until every gate is decided or settled (group-sequential: Haybittle-Peto bounds, curtailment, futility), min 3 / max 10 per arm unless the config's `adaptive` block says otherwise; --trials sets the maximum. On by default when the config has `adaptive`.")] = False,
@@ -142,7 +151,7 @@ def run(
                      temperature=temperature, max_tokens=max_tokens, seed=seed,
                      executor_options=parse_options(option or []), strict=strict,
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
-                     judge_model=judge_model, baseline_from=baseline_from,
+                     judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image)
     from skillassay.run.interrupt import RunInterrupted
@@ -206,13 +215,14 @@ def grade(
     judge_model: JudgeModelOpt = None,
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times; majority vote, ties ungraded.")] = 1,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for unchanged pairs.")] = False,
+    allow_weak_judge: AllowWeakJudgeOpt = False,
 ) -> None:
     """Grade (or re-grade) the runs of an iteration without executing anything."""
     from skillassay.grade.regrade import regrade_iteration
 
     remember_iterations(target)
     outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
-                                judge_samples=judge_samples, use_cache=not no_cache)
+                                judge_samples=judge_samples, use_cache=not no_cache, allow_weak_judge=allow_weak_judge)
     s = outcome.benchmark.summary
     err.print(f"re-graded {outcome.runs} runs ({outcome.judged} expectations judged, {outcome.cached} from cache) "
               f"-> {outcome.iteration_dir}/benchmark.json", highlight=False)
@@ -422,6 +432,9 @@ _register_improve(app)
 from skillassay.cli.triggers import register as _register_triggers  # noqa: E402  (same reason)
 
 _register_triggers(app)
+from skillassay.cli.judge_check import register as _register_judge_check  # noqa: E402  (same reason)
+
+_register_judge_check(app)
 
 
 def main() -> None:

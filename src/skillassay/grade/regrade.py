@@ -132,17 +132,18 @@ def update_metadata(it_dir: Path, ev: Eval, eval_dir: Path | None = None) -> Non
 
 def regrade_iteration(target: Path, *, evals_path: Path | None = None, judge: str | None = None,
                       judge_model: str | None = None, judge_samples: int = 1, use_cache: bool = True,
-                      grader: Grader | None = None) -> RegradeOutcome:
+                      grader: Grader | None = None, allow_weak_judge: bool = False) -> RegradeOutcome:
     """Rewrites gradings and benchmark.json, so it holds the workspace lock (the iteration's
     parent) like `run` does: re-grading runs that a live `run` is still writing is refused."""
     with WorkspaceLock(resolve_iteration(target).parent, "grade"):
         # again under the lock: the latest iteration may have changed while it was held
         return regrade_locked(resolve_iteration(target), evals_path, judge, judge_model, judge_samples,
-                              use_cache, grader)
+                              use_cache, grader, allow_weak_judge)
 
 
 def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, judge_model: str | None,
-                   judge_samples: int, use_cache: bool, grader: Grader | None) -> RegradeOutcome:
+                   judge_samples: int, use_cache: bool, grader: Grader | None,
+                   allow_weak_judge: bool = False) -> RegradeOutcome:
     remove_stale_temps(it_dir)  # a killed run's or aggregation's half-written files
     # no iteration.json: a skill-creator iteration, whose runs someone else executed
     record = read_json(it_dir / "iteration.json") if (it_dir / "iteration.json").is_file() else {}
@@ -155,6 +156,11 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
     compiled = {ev.id: compile_expectations(ev, path) for ev in eval_set.evals}
     refs = find_runs(it_dir, evals)
     grader = grader or make_grader(judge, judge_model, judge_samples, use_cache)
+    if grader.judge is not None:  # measured before its verdicts count, as in `run`
+        from skillassay.grade.judge_check import judge_record
+
+        if (check := judge_record(grader, eval_set.evals, allow_weak_judge)) and (it_dir / "iteration.json").is_file():
+            write_json(it_dir / "iteration.json", {**read_json(it_dir / "iteration.json"), "judge_check": check})
     eval_dir = path.resolve().parent
 
     for ref in {r.eval.id: r for r in refs}.values():

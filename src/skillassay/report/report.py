@@ -32,6 +32,7 @@ from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT
 from skillassay.errors import InputError
 from skillassay.models import Benchmark, Thresholds
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
+from skillassay.report.judge_note import judge_warnings
 from skillassay.report.loading import loading_context
 from skillassay.store.jsonio import atomic_write_text, parse_model, read_json
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
@@ -481,7 +482,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "comparison": comparison,
         "gate": gate,
         "invalid": gate.problems,  # measurement_problems: the same reasons as the console's
-        "warnings": [f for f in validity if not f.startswith("measurement invalid")],
+        "warnings": [*(f for f in validity if not f.startswith("measurement invalid")), *judge_warnings(iteration_dir)],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "certainty": certainty_notes(bench, st, gate, comparison),
         "regressions": change_rows(comparison, worse=True, called_only=True),

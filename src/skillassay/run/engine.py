@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
@@ -120,6 +121,7 @@ class RunRequest:
     ray_address: str | None = None  # what ray.init(address=...) takes; None: a local Ray instance
     sandbox: str | None = None  # auto/none/bwrap/docker (sandbox/): over the config's `sandbox`
     sandbox_image: str | None = None  # with docker: the image, over the config's
+    allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
 
 
 @dataclass
@@ -165,13 +167,14 @@ class Prepared:
     file_hashes: dict[Path, str] = field(default_factory=dict)  # sha256 of each input file, read once
     backend: Backend = field(default_factory=Backend)  # where each trial's executor runs
     sandbox_warning: str | None = None  # auto found no sandbox: said before the trials
+    judge_check: dict[str, Any] | None = None  # the judge's measured agreement (grade/judge_check.py)
 
 
 def config_path(req: RunRequest) -> Path | None:
     return find_config(req.skill_dir, req.config_path)
 
 
-def prepare(req: RunRequest) -> Prepared:
+def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Prepared:
     """The inputs through the one validation path `validate` uses too (run/preflight.py),
     then the executor: built, and asked whether it can run here, before any trial is spent."""
     inputs = check_inputs(req.skill_dir, req.evals_path, req.config_path, judge=req.judge)
@@ -200,6 +203,11 @@ def prepare(req: RunRequest) -> Prepared:
         backend = open_backend(backend_name, req.ray_address or config.ray_address, executor)
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
+        judge_check = None
+        if grader.judge is not None:  # measured before its verdicts count (refused below the floor)
+            from skillassay.grade.judge_check import judge_record
+
+            judge_check = judge_record(grader, evals.evals, req.allow_weak_judge, notice)
     except BaseException:
         executor.close()
         if backend is not None:
@@ -219,7 +227,7 @@ def prepare(req: RunRequest) -> Prepared:
     return Prepared(skill, evals, evals_path, config, executor, workspace, input_files, fingerprint, grader,
                     inputs.config_path, inputs.compiled,
                     unmeasurable_thresholds(executor, config.thresholds.model_dump()), seed, file_hashes, backend,
-                    resolved.warning)
+                    resolved.warning, judge_check)
 
 
 def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) -> Resolved:
@@ -294,6 +302,8 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         **({"adaptive": adaptive.model_dump()} if adaptive else {}),
         # The secrets masked in this run, as salted hashes: later commands mask them too.
         "redacted_secrets": new_record(known_values(), previous.get("redacted_secrets")),
+        **({"executor_runtime": runtime} if (runtime := p.executor.runtime()) else {}),
+        **({"judge_check": p.judge_check} if p.judge_check else {}),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
@@ -394,7 +404,7 @@ def run_benchmark(req: RunRequest, progress: Progress | None = None,
     """Everything from choosing the iteration to the report runs under the workspace lock: a
     second run on the same workspace fails at once (exit 2) instead of executing the same trials
     into the same run folders. Taken once per command, so the per-trial path is unchanged."""
-    p = prepare(req)
+    p = prepare(req, (progress or Progress()).notice)
     lock = WorkspaceLock(p.workspace, "run")
     try:
         lock.acquire()
