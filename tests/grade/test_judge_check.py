@@ -26,9 +26,10 @@ PLAIN = "The answer names the Acme VPN"
 
 def shown_answer(body: dict[str, Any]) -> str:
     user = body["messages"][-1]["content"]
-    m = re.search(r"## Final answer \(outputs/answer\.md\)\n(.*?)\n\n## ", user, re.S)
+    # the answer sits inside the prompt's data fence (grade/fence.py): <data-N> ... </data-N>
+    m = re.search(r"## Final answer \(outputs/answer\.md\)\n<(data-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.S)
     assert m, user
-    return m.group(1).strip()
+    return m.group(2).strip()
 
 
 def judge_reply(decide: Callable[[str], bool]) -> Callable[[dict[str, Any]], str]:
@@ -175,16 +176,27 @@ def test_grade_refuses_a_judge_below_the_floor(fake_api, example_skill: Path, tm
 
 @pytest.mark.model
 def test_judge_check_measures_the_embedded_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The embedded judge for real on every labelled case: its agreement, its interval and the
-    note that it is a tiny model; it writes nothing (no cache entry) without --save."""
+    """The embedded judge for real on a balanced quick look at the labelled cases (all 56 take
+    6-11 minutes here): its agreement, its interval and the note that it is a tiny model; it
+    writes nothing (no cache entry) without --save, and a quick look cannot be saved."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out_file = tmp_path / "local.json"
-    result = cli(["judge-check", "--judge", "local", "--output", str(out_file)])
+    n = 6
+    result = cli(["judge-check", "--judge", "local", "--cases", str(n), "--output", str(out_file)])
     assert result.exit_code in (0, 1), result.output
     measured = json.loads(out_file.read_text())
-    assert measured["cases"] == len(CASES) and measured["judge"]["judge"] == "local"
-    assert (measured["low"], measured["high"]) == pytest.approx(wilson(measured["agreed"], len(CASES)), abs=1e-4)
-    assert f"on {measured['agreed']} of {len(CASES)} labelled cases" in result.output
+    assert measured["cases"] == n and measured["judge"]["judge"] == "local"
+    assert (measured["low"], measured["high"]) == pytest.approx(wilson(measured["agreed"], n), abs=1e-4)
+    assert f"on {measured['agreed']} of {n} labelled cases" in result.output
     assert "tiny model" in result.output
     assert result.exit_code == (0 if measured["meets_floor"] else 1)
     assert not (tmp_path / "cache" / "skillassay" / "judge-check.json").exists()
+
+
+def test_a_quick_look_is_balanced_and_never_saved() -> None:
+    from skillassay.grade.judge_check import balanced_subset, load_cases
+
+    picked = balanced_subset(load_cases(), 6)
+    assert len(picked) == 6 and sum(c.passed for c in picked) == 3
+    result = cli(["judge-check", "--judge", "local", "--cases", "6", "--save"])
+    assert result.exit_code == 2 and "--cases" in result.output, result.output

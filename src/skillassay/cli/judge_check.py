@@ -20,12 +20,27 @@ def judge_check(
     judge_samples: Annotated[int, typer.Option(min=1, help="Ask the judge K times per case; majority vote, ties ungraded (as in run).")] = 1,
     output: Annotated[Path | None, typer.Option(help="Also write the result (every case the judge got wrong included) as JSON here.")] = None,
     save: Annotated[bool, typer.Option("--save", help="Record the result where run and grade look for it, so they do not measure this judge again.")] = False,
+    cases: Annotated[int | None, typer.Option(min=2, help="A quick look: only this many labelled cases, half with each right verdict. Never saved (run and grade need the judge measured on every case).")] = None,
 ) -> None:
     """Measure a judge: its agreement with labelled (answer, expectation, right verdict) cases,
     with a Wilson 95% interval. Exit 0 when the interval's lower bound reaches the floor that
     run and grade require (80%), 1 below it."""
     from skillassay.grade.grader import make_grader
-    from skillassay.grade.judge_check import FLOOR, TINY_NOTE, check_judge, judge_label, remember
+    from skillassay.grade.judge_check import (
+        FLOOR,
+        TINY_NOTE,
+        balanced_subset,
+        check_judge,
+        judge_label,
+        load_cases,
+        remember,
+    )
+
+    if save and cases is not None:
+        from skillassay.errors import InputError
+
+        raise InputError.one("--save", "", "a measurement on --cases is a quick look, not the judge's standing: "
+                                          "drop --cases to save")
 
     grader = make_grader(judge, judge_model, judge_samples, use_cache=False)
     if grader.judge is None:
@@ -33,7 +48,7 @@ def judge_check(
 
         raise InputError.one("--judge", judge, "choose a judge to measure: local, openai or anthropic")
     with count_bar(err, "cases judged") as on_case:
-        agreement = check_judge(grader, on_case=on_case)
+        agreement = check_judge(grader, balanced_subset(load_cases(), cases) if cases else None, on_case=on_case)
     identity = grader.identity() or {}
     for d in agreement.disagreements:
         verdict = {True: "passed", False: "failed", None: "ungraded"}[d["judge"]]

@@ -60,6 +60,17 @@ def load_cases() -> list[JudgeCase]:
     return [JudgeCase(**c) for c in data["cases"]]
 
 
+def balanced_subset(cases: list[JudgeCase], n: int) -> list[JudgeCase]:
+    """The first n cases taken alternately from the pass and the fail labels (a quick look at a
+    slow judge; never recorded as its standing, which needs every case)."""
+    passes = [c for c in cases if c.passed]
+    fails = [c for c in cases if not c.passed]
+    picked: list[JudgeCase] = []
+    for pair in zip(passes, fails, strict=False):
+        picked.extend(pair)
+    return picked[:n]
+
+
 def cases_sha256() -> str:
     return hashlib.sha256(cases_text().encode()).hexdigest()
 
