@@ -86,3 +86,37 @@ def test_run_names_the_trials_whose_counts_disagreed(tmp_path):
     assert token_note([]) is None
     note = token_note([tmp_path / "run-1", tmp_path / "run-2"])
     assert note is not None and note.startswith("2 trials' token counts disagreed") and "run-1" in note
+
+
+class _Metered:
+    """What agent_cli reads of a MeteringProxy: its per-request records and their sums."""
+
+    def __init__(self, usages: list[dict[str, int]]) -> None:
+        self.records = [{"path": "/v1/messages", "status": 200, "usage": u} for u in usages]
+
+    def totals(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.records:
+            for k, v in r["usage"].items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+
+def test_the_proxys_record_is_the_token_figure_and_a_cli_that_disagrees_is_named() -> None:
+    """Issue 33: token figures come from the provider's own usage as the proxy metered it,
+    cross-checked with the CLI's; a disagreement is shown, never silently resolved."""
+    from skillassay.executors.agent_cli import _add_metering, metered_tokens
+    from skillassay.executors.base import TrialResult, Usage
+
+    turns = [{"input_tokens": 700, "cache_read_input_tokens": 77, "output_tokens": 55}] * 2
+    assert metered_tokens(_Metered(turns).totals()) == (1554, 110)
+    result = TrialResult(usage=Usage(input_tokens=777, output_tokens=55, source="usage"))
+    _add_metering(result, _Metered(turns))  # type: ignore[arg-type]
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.source) == (1554, 110, "proxy")
+    assert result.usage.warning and "1554 in / 110 out" in result.usage.warning and "777 / 55" in result.usage.warning
+    agreeing = TrialResult(usage=Usage(input_tokens=1554, output_tokens=110))
+    _add_metering(agreeing, _Metered(turns))  # type: ignore[arg-type]
+    assert agreeing.usage.warning is None and agreeing.usage.source == "proxy"
+    silent = TrialResult(usage=Usage(input_tokens=5, output_tokens=1))
+    _add_metering(silent, _Metered([]))  # type: ignore[arg-type]
+    assert (silent.usage.input_tokens, silent.usage.warning) == (5, None)  # nothing metered: the CLI's stands

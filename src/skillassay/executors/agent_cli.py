@@ -218,7 +218,29 @@ def _add_metering(result: TrialResult, proxy: MeteringProxy | None) -> None:
     if proxy is None:
         return
     result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
-    result.usage.raw["proxy"] = proxy.totals()
+    totals = proxy.totals()
+    result.usage.raw["proxy"] = totals
+    metered = metered_tokens(totals)
+    if metered is None:
+        return
+    reported = (result.usage.input_tokens, result.usage.output_tokens)
+    if reported != metered:  # the provider's own account wins; the CLI's stays beside it, named
+        said = f"the provider's usage (metered by the proxy) is {metered[0]} in / {metered[1]} out"
+        if reported != (None, None):
+            said += f" where the CLI reported {reported[0]} / {reported[1]}"
+        result.usage.warning = f"{result.usage.warning}; {said}" if result.usage.warning else said
+        result.usage.input_tokens, result.usage.output_tokens = metered
+    result.usage.source = "proxy"
+
+
+def metered_tokens(totals: dict[str, int]) -> tuple[int, int] | None:
+    """(input, output) from the provider's usage summed over the trial's requests, input counted
+    as our Usage counts it (cache writes and reads included: Anthropic reports them apart, the
+    Responses API inside input_tokens). None when no request reported usage."""
+    if "input_tokens" not in totals and "output_tokens" not in totals:
+        return None
+    cached = totals.get("cache_creation_input_tokens", 0) + totals.get("cache_read_input_tokens", 0)
+    return totals.get("input_tokens", 0) + cached, totals.get("output_tokens", 0)
 
 
 __all__ = ["AgentCliExecutor"]
