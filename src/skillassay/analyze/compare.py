@@ -28,7 +28,7 @@ from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
 from skillassay.models import BenchmarkConfig
 from skillassay.store.discover import METADATA, find_evals
-from skillassay.store.jsonio import load_model, read_json, write_json
+from skillassay.store.jsonio import load_model, parse_json_bytes, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
 
@@ -183,8 +183,8 @@ def read_eval_contents(folder: Path) -> dict[Any, dict[str, str]]:
     out: dict[Any, dict[str, str]] = {}
     for ev in find_evals(folder)[0]:
         try:
-            data = json.loads(Path(ev.path, METADATA).read_bytes())
-        except (OSError, ValueError):
+            data = parse_json_bytes(Path(ev.path, METADATA).read_bytes())
+        except (OSError, ValueError):  # JSONLimitError (nested 100,000 deep, say) included
             continue  # discovery already warned about an unreadable one
         if isinstance(data, dict):
             out[ev.eval_id] = eval_content(data)
