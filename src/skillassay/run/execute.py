@@ -20,6 +20,7 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
+from skillassay.store.bounded import capped
 from skillassay.store.jsonio import json_entry, now_iso
 from skillassay.store.layout import ANSWER_FILE, remove_tree
 from skillassay.store.writebehind import DIRECT, FileEntry, FileSink
@@ -249,12 +250,13 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     ]
 
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
+    listed = capped(created)  # 200,000 names would make metrics.json megabytes and every reader slow
     usage = result.usage
     metrics = Metrics(
         tool_calls=dict(result.tool_calls),
         total_tool_calls=sum(result.tool_calls.values()),
         total_steps=result.steps,
-        files_created=created,
+        files_created=listed.names,
         errors_encountered=result.errors_encountered + (1 if result.status != "ok" else 0),
         output_chars=output_chars,
         transcript_chars=len(transcript_lines),
@@ -269,6 +271,8 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
                "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
                "raw": usage.raw},
     )
+    if listed.omitted:  # set (and so written) only when the list is capped
+        metrics.files_created_total = listed.total
     timing = Timing(
         total_tokens=usage.total_tokens,
         duration_ms=result.agent_duration_ms if result.agent_duration_ms is not None else int(wall * 1000),

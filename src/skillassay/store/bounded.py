@@ -33,9 +33,10 @@ def capped(names: list[str], cap: int = LIST_CAP) -> Listing:
     return Listing(ordered[:cap], len(ordered))
 
 
-def list_files(root: Path, cap: int = LIST_CAP) -> Listing:
-    """Regular files under root (symlinks neither followed nor listed), as relative POSIX
-    paths. Every entry is counted (a stat-free scandir walk), only `cap` names are kept."""
+def list_files(root: Path, cap: int = LIST_CAP, *, links: bool = False) -> Listing:
+    """Regular files under root as relative POSIX paths, symlinks never followed (listed too
+    when `links`, for a caller that says where they point). Every entry is counted (a
+    stat-free scandir walk), only `cap` names are kept."""
     names: list[str] = []
     total = 0
     stack = [""]
@@ -50,7 +51,7 @@ def list_files(root: Path, cap: int = LIST_CAP) -> Listing:
             path = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_dir(follow_symlinks=False):
                 stack.append(path)
-            elif entry.is_file(follow_symlinks=False):
+            elif entry.is_file(follow_symlinks=False) or links and entry.is_symlink():
                 total += 1
                 names.append(path)
                 if len(names) > 4 * cap:  # keep the smallest names seen, in bounded memory

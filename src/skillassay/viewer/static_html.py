@@ -90,7 +90,7 @@ def run_details(index: Index, previous: Path | None, budget: int,
             used = budget + 1  # once out of time, out for good: the embedded runs stay a prefix
             yield ref.run_id, _listed_only(index, ref, prompts)
             continue
-        detail = run_payload(index, ref.run_id, previous, served=False)
+        detail = run_payload(index, ref.run_id, previous, served=False, deadline=deadline)
         if detail is None:
             continue
         used = _fit(detail, used, budget)
@@ -113,7 +113,7 @@ def write_page(fh: TextIO, iteration_dir: Path, previous: Path | None = None, bu
     embedded = 0
     for n, (run_id, detail) in enumerate(run_details(index, previous, budget, render_seconds)):
         fh.write(("," if n else "") + script_json(run_id) + ":" + script_json(detail))
-        embedded += not detail.get("transcript_note") and all(f["kind"] != "skipped" for f in detail["files"])
+        embedded += not detail.get("transcript_note") and all(f["kind"] not in ("skipped", "listed") for f in detail["files"])
     if embedded < len(index.runs):
         idx["budget_note"] = (f"This page embeds the outputs of {embedded:,} of {len(index.runs):,} runs: it reached "
                               f"its size budget ({budget:,} characters) or its rendering time budget "
