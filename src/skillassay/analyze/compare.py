@@ -27,6 +27,7 @@ from skillassay.analyze.arms import pick_arms
 from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
 from skillassay.models import BenchmarkConfig
+from skillassay.models.shapes import COMPARISON, shape_problem
 from skillassay.store.discover import METADATA, find_evals
 from skillassay.store.jsonio import load_model, parse_json_bytes, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
@@ -632,6 +633,9 @@ def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
     rows = data.get("per_eval")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r and "eval_id" in r for r in rows):
         raise InputError.one(path, "$.per_eval", "expected an array of objects with eval_id and label")
+    problem = shape_problem(data, COMPARISON)  # the report and the gate walk it untyped
+    if problem is not None:
+        raise InputError.one(path, *problem)
     return data
 
 
