@@ -22,6 +22,7 @@ from skillassay.report.charts import load_benchmark
 from skillassay.store.jsonio import JSONLimitError, load_model, now_iso, parse_json_bytes, write_json
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
+from skillassay.viewer.render import warm_renderers
 
 MAX_BODY = 1_000_000  # bytes of one feedback POST
 CHUNK = 1 << 16  # bytes per write when sending an output file
@@ -118,6 +119,7 @@ class ViewerServer(ThreadingHTTPServer):
     def _prepare_benchmark(self) -> None:
         # A failure here is computed again, and answered, by the request.
         with contextlib.suppress(Exception):
+            warm_renderers()  # the first run opened (or 200 at once) need not import them: ~2 s here
             self.benchmark()
 
 
