@@ -205,7 +205,7 @@ class Benchmark(SpecModel):
         """Readers walk it untyped (report, gate): a value of the wrong kind is named here."""
         problem = shape_problem(value, STATISTICS)
         if problem is not None:
-            raise ValueError(f"{problem[0].replace('$', '$.statistics', 1)}: {problem[1]}")
+            raise ValueError(f"at {problem[0].replace('$', 'statistics', 1)}: {problem[1]}")
         return value
 
     @model_validator(mode="after")
