@@ -132,3 +132,15 @@ def test_report_on_wrong_types_in_benchmark(ws: Path, key: str, value: object) -
     assert code in CLEAN, out
     if code == 2:
         assert "benchmark.json" in out
+
+
+def test_a_lone_surrogate_in_metrics_is_written_back_escaped_by_grade(ws: Path) -> None:
+    """Run files of other tools may hold one (they are read as written): grading carries the
+    error text into grading.json, which must still be written."""
+    path = ws / "iteration-2" / "eval-1-server-port" / "with_skill" / "run-1" / "outputs" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    path.write_text(json.dumps({**metrics, "status": "error", "error": "x"}).replace('"x"', '"\\udfff tail"'))
+    code, out = cli("grade", ws / "iteration-2")
+    assert code in CLEAN, out
+    grading = (path.parent.parent / "grading.json").read_text()
+    assert "\\udfff tail" in grading
