@@ -2,6 +2,11 @@
 25 runs) in served mode: index build at server start, the index API, and the page load in
 headless Chromium until the first run is on screen. The goal is well under 3 s.
 
+With --crowd N, N readers at once (loopback, each its own connection, released together):
+every tab's requests (the page, /api/index, a run) counted as answered, reset or failed, with
+the median and 95th percentile latency. Issue 40's goal: 200 at once on the 20,000-run
+iteration, 0 resets and p95 under 1 s (the old listen backlog of 5 reset them).
+
 With --static, also `skillassay view --static` (in a child process: wall time, peak memory,
 page size); with --answer-kb, answers (and transcripts) of that size. The big-workspace goals
 (issue 15): 20,000 runs of 50 KB answers give a static page in under 60 s and 1 GB, and the
@@ -9,20 +14,25 @@ served /api/benchmark answers in under 1 s.
 
     python benchmarks/viewer_open.py [--runs-per-arm 25] [--evals 100] [--keep DIR]
     python benchmarks/viewer_open.py --runs-per-arm 100 --answer-kb 50 --static --no-browser
+    python benchmarks/viewer_open.py --runs-per-arm 100 --no-browser --crowd 200
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import http.client
 import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import quote
 
 from skillassay.store.jsonio import write_json
 from skillassay.viewer.server import ViewerServer, start_server
@@ -97,6 +107,44 @@ def time_page_loads(server: ViewerServer, repeats: int) -> list[float]:
     return times
 
 
+def crowd(server: ViewerServer, n: int, run_ids: list[str]) -> None:
+    """n readers released at once, each on its own connection: the page, the index or a run."""
+    paths = ["/", "/api/index"] + [f"/api/run?id={quote(r, safe='')}" for r in run_ids]
+    gate = threading.Barrier(n)
+    results: list[tuple[str, float]] = [("failed", 0.0)] * n
+
+    def reader(i: int) -> None:
+        path = paths[i % len(paths)]
+        gate.wait()
+        t0 = time.perf_counter()
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            resp.read()
+            conn.close()
+            results[i] = ("ok" if resp.status == 200 else f"status {resp.status}", time.perf_counter() - t0)
+        except ConnectionResetError:
+            results[i] = ("reset", time.perf_counter() - t0)
+        except OSError as exc:
+            results[i] = (f"failed ({type(exc).__name__})", time.perf_counter() - t0)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    outcomes = collections.Counter(o for o, _ in results)
+    times = sorted(s for o, s in results if o == "ok")
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))] if times else float("nan")
+    print(f"{n} readers at once (page, /api/index, {len(run_ids)} runs in turn): {outcomes.get('ok', 0)} answered, "
+          f"{outcomes.get('reset', 0)} reset, {n - outcomes.get('ok', 0) - outcomes.get('reset', 0)} other; "
+          f"median {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms, "
+          f"all done in {wall:.1f} s (goal: 0 resets, p95 < 1 s)" if times else f"{n} readers: {dict(outcomes)}")
+
+
 def time_static(it: Path) -> None:
     """`skillassay view --static` in a child process, so its peak memory is its own."""
     out = it.parent / "page.html"
@@ -122,6 +170,7 @@ def main() -> None:
     ap.add_argument("--answer-kb", type=int, default=0, help="pad each answer to this many KB")
     ap.add_argument("--static", action="store_true", help="also time `view --static`")
     ap.add_argument("--no-browser", action="store_true", help="skip the headless Chromium page loads")
+    ap.add_argument("--crowd", type=int, default=0, help="also N concurrent readers (issue 40: 200)")
     args = ap.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="viewer-open-"))
     t0 = time.perf_counter()
@@ -158,6 +207,9 @@ def main() -> None:
         t0 = time.perf_counter()
         urllib.request.urlopen(server.url + "api/benchmark").read()
         print(f"GET /api/benchmark when the tab is opened: {(time.perf_counter() - t0) * 1000:.0f} ms (goal < 1 s)")
+        if args.crowd:
+            runs = json.loads(body)["runs"]
+            crowd(server, args.crowd, [r["id"] for r in runs[:: max(1, len(runs) // 20)]])
     finally:
         server.shutdown()
         server.server_close()

@@ -226,15 +226,18 @@ class Finding:
 
 
 def run_case(base: Path, scratch: Path, case: Case) -> Finding | None:
-    """Copy the base, damage one file, run one command in-process. None when it ended cleanly."""
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    shutil.copytree(base, scratch, symlinks=True)
+    """Copy the base, damage one file, run one command in-process. None when it ended cleanly.
+    Each case gets a new scratch folder: a drawing a command left behind may still write into
+    the last one (the old one is removed, whatever it still receives)."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch = Path(tempfile.mkdtemp(prefix="case-", dir=scratch.parent))
+    shutil.copytree(base, scratch, symlinks=True, dirs_exist_ok=True)
     (scratch / TARGETS[case.target][0]).write_bytes(case.content)
     fields = {"skill": str(scratch / "acme-vpn"), "ws": str(scratch / "ws"), "it": str(scratch / "ws" / "iteration-2"),
               "out": str(scratch / "page.html")}
     args = [a.format(**fields) for a in case.command]
     result = CliRunner().invoke(app, args)
+    shutil.rmtree(scratch, ignore_errors=True)
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):
         ours = [f for f in traceback.extract_tb(exc.__traceback__) if "/skillassay/" in f.filename.replace("\\", "/")]

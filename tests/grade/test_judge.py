@@ -269,7 +269,7 @@ def test_inputs_are_capped_and_binary_files_described(tmp_path):
     files = {f.name: f for f in inputs.files}
     assert set(files) == {"chart.png", "report.txt"}  # answer.md/metrics.json are not "files"
     assert files["chart.png"].text is None and "binary PNG" in files["chart.png"].note
-    assert "chars cut" in files["report.txt"].text
+    assert "bytes cut" in files["report.txt"].text  # head and tail read, the middle never
     assert cap("short", 10) == "short"
 
 

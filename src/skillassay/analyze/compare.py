@@ -27,8 +27,9 @@ from skillassay.analyze.arms import pick_arms
 from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
 from skillassay.models import BenchmarkConfig
+from skillassay.models.shapes import COMPARISON, shape_problem
 from skillassay.store.discover import METADATA, find_evals
-from skillassay.store.jsonio import load_model, read_json, write_json
+from skillassay.store.jsonio import load_model, parse_json_bytes, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
 from skillassay.wording import UNBOUNDED, pct, ratio_value
@@ -184,8 +185,8 @@ def read_eval_contents(folder: Path) -> dict[Any, dict[str, str]]:
     out: dict[Any, dict[str, str]] = {}
     for ev in find_evals(folder)[0]:
         try:
-            data = json.loads(Path(ev.path, METADATA).read_bytes())
-        except (OSError, ValueError):
+            data = parse_json_bytes(Path(ev.path, METADATA).read_bytes())
+        except (OSError, ValueError):  # JSONLimitError (nested 100,000 deep, say) included
             continue  # discovery already warned about an unreadable one
         if isinstance(data, dict):
             out[ev.eval_id] = eval_content(data)
@@ -649,6 +650,9 @@ def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
     rows = data.get("per_eval")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r and "eval_id" in r for r in rows):
         raise InputError.one(path, "$.per_eval", "expected an array of objects with eval_id and label")
+    problem = shape_problem(data, COMPARISON)  # the report and the gate walk it untyped
+    if problem is not None:
+        raise InputError.one(path, *problem)
     return data
 
 

@@ -373,7 +373,8 @@ def hold_fails_to_family(results: list[ThresholdResult], comparison: dict | None
                              f"{m} checks at a family-wise {GATE_FAIL_ALPHA:g})")
         else:
             r.status = "INCONCLUSIVE"
-            r.advice = (f"its interval misses the threshold at the one-sided 2.5% (p {r.fail_p_value:.3g}) but not at "
+            p = "" if r.fail_p_value is None else f" (p {r.fail_p_value:.3g})"
+            r.advice = (f"its interval misses the threshold at the one-sided 2.5%{p} but not at "
                         f"the Holm-adjusted level {r.fail_level:.3g} that {m} checks at a family-wise "
                         f"{GATE_FAIL_ALPHA:g} require ({HOLM}): add trials or evals to decide")
     if comparison:

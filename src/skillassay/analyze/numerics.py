@@ -306,7 +306,10 @@ def lognormal_mean_p_at_most(means: Sequence[float] | np.ndarray, x: float,
                              draws: int = GPQ_DRAWS, seed: int = 0) -> float:
     """The generalized p-value that the lognormal mean is at most `x`: the share of the pivot's
     draws at or below log(x), so `lognormal_mean_interval`'s lower end is above `x` exactly when
-    this is below (1 - conf) / 2. The gate's Holm step needs the FAIL side as a p-value."""
+    this is below (1 - conf) / 2. The gate's Holm step needs the FAIL side as a p-value. A
+    ceiling of 0 or below: a lognormal mean is positive, so it is never at most that (p 0)."""
+    if x <= 0:
+        return 0.0
     y = np.log(_as_float_array(means))
     n = int(y.size)
     s2 = float(y.var(ddof=1))

@@ -969,7 +969,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
         mb = float(np.mean(rates_of(used, baseline)))
         if mb > 0 and ma > 0 and value > 0:
             se_log = math.hypot(fa / ma, fb / mb)
-            parts.append(_t_sf(math.log(thr / value) / se_log, df) if se_log else 0.0)
+            # A ratio of 0 or below is met by any ratio: its FAIL side has p 1.
+            parts.append(1.0 if thr <= 0 else _t_sf(math.log(thr / value) / se_log, df) if se_log else 0.0)
         elif mb > 0 and fa > 0:
             parts.append(_t_sf(thr * mb / fa, df))
     else:

@@ -32,11 +32,14 @@ from skillassay.models import (
     Timing,
 )
 from skillassay.models.runfiles import GradingTiming, UserNotesSummary
+from skillassay.store.bounded import read_text_capped
 from skillassay.store.jsonio import load_json_lenient, now_iso
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
 
 if TYPE_CHECKING:
     from skillassay.grade.judge import Judge, JudgePolicy
+
+NOTES_READ_CAP = 200_000  # characters of user_notes.md summarised (head and tail of a bigger one)
 
 
 
@@ -281,7 +284,7 @@ class Grader:
         notes_file = os.path.join(view.outputs_dir, USER_NOTES_FILE)
         if view.listed_outputs is None and not os.path.isfile(notes_file):
             return empty_notes()
-        return parse_user_notes(Path(notes_file).read_text(encoding="utf-8", errors="replace"))
+        return parse_user_notes(read_text_capped(Path(notes_file), NOTES_READ_CAP)[0])
 
     def judge_plain(self, compiled: list[CompiledExpectation], plain: list[int], view: RunView,
                     results: list[ExpectationResult | None]) -> dict[str, Any]:

@@ -31,6 +31,14 @@ from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too
 from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
 from skillassay.models.runfiles import Claim, EvalFeedback, EvalSuggestion, UserNotesSummary
+from skillassay.store.bounded import (
+    decode_text,
+    file_digest,
+    join_head_tail,
+    list_files,
+    read_head_tail,
+    read_text_capped,
+)
 from skillassay.store.layout import ANSWER_FILE, USER_NOTES_FILE
 from skillassay.store.redact import disk_redactor
 
@@ -90,37 +98,58 @@ class OutputFile:
     note: str = ""
 
 
-def read_text_or_none(path: Path, limit: int) -> str | None:
-    """Text when the file decodes as UTF-8 without NUL bytes, else None (binary)."""
-    data = path.read_bytes()[: max(limit * 4, 4096)]
-    if b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(data) - 4:  # a multibyte character cut by our read limit
-            return data[: exc.start].decode("utf-8")
-        return None
+MAX_FILES_SHOWN = 50  # output files named in the judge's prompt; the rest are counted
+
+
+def read_text_or_none(path: Path, limit: int) -> tuple[str | None, int]:
+    """(text, size): the file's head and tail within `limit` characters when it decodes as
+    UTF-8 without NUL bytes, else None (binary). Reads at most about 4 * limit bytes, so a
+    2 GiB output costs what a small one does; the text says how much was cut."""
+    head_n, tail_n = max(limit * 4 * 2 // 3, 4096), max(limit * 4 // 3, 1024)
+    head, tail, size = read_head_tail(path, head_n, tail_n)
+    first = decode_text(head, at_end=not tail and size <= len(head))
+    if first is None:
+        return None, size
+    if not tail:
+        return cap(first, limit), size
+    last = decode_text(tail, at_start=False)
+    if last is None:
+        return None, size
+    return join_head_tail(first, last, limit, size), size
 
 
 def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
-    """Every output file except our bookkeeping: text inlined (capped), binary described."""
+    """Output files except our bookkeeping: text inlined (capped, head and tail, the secrets the
+    run masked masked here too: the agent's own file is never masked on disk), binary described;
+    at most MAX_FILES_SHOWN of them, the others counted in a last entry. Files past the
+    characters budget are named, not read."""
     if not outputs.is_dir():
         return []
+    listing = list_files(outputs, MAX_FILES_SHOWN + len(BOOKKEEPING_FILES))
+    names = [n for n in listing.names if n not in BOOKKEEPING_FILES]
+    bookkeeping = sum(os.path.isfile(outputs / n) and not os.path.islink(outputs / n) for n in BOOKKEEPING_FILES)
     out, budget, mask = [], caps.files_total, disk_redactor().text
-    for path in sorted(p for p in outputs.rglob("*") if p.is_file() and not p.is_symlink()):
-        rel = path.relative_to(outputs).as_posix()
-        if rel in BOOKKEEPING_FILES:
+    for rel in names[:MAX_FILES_SHOWN]:
+        path = outputs / rel
+        if budget <= 0:
+            out.append(OutputFile(rel, path.stat().st_size, None, "not shown: the judge's budget for files is used up"))
             continue
-        size = path.stat().st_size
-        text = read_text_or_none(path, caps.file_each)
+        limit = min(caps.file_each, budget)
+        text, size = read_text_or_none(path, limit)
         if text is None:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-            out.append(OutputFile(rel, size, None, f"binary{suffix_note(path)}, sha256 {digest}"))
+            digest = file_digest(path)
+            described = f"sha256 {digest[:12]}" if digest else "too large to hash"
+            out.append(OutputFile(rel, size, None, f"binary{suffix_note(path)}, {described}, not shown"))
             continue
-        shown = cap(mask(text), min(caps.file_each, budget))  # the agent's own file: never masked on disk
-        budget -= len(shown)
-        out.append(OutputFile(rel, size, shown, "" if len(shown) >= size else "excerpt"))
+        shown_all = len(text.encode("utf-8")) >= size
+        text = mask(text)
+        budget -= len(text)
+        out.append(OutputFile(rel, size, text, "" if shown_all else
+                              f"excerpt: truncated to {limit:,} characters, head and tail"))
+    rest = listing.total - bookkeeping - min(len(names), MAX_FILES_SHOWN)
+    if rest > 0:
+        out.append(OutputFile(f"[{rest:,} more files]", 0, None,
+                              f"not listed: the judge is shown at most {MAX_FILES_SHOWN} output files"))
     return out
 
 
@@ -128,8 +157,12 @@ def suffix_note(path: Path) -> str:
     return f" {path.suffix.lstrip('.').upper()}" if path.suffix else ""
 
 
-def read_optional(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+READ_CAP = 1_000_000  # characters of a file read whole for a prompt (SKILL.md, a transcript)
+
+
+def read_optional(path: Path, limit: int = READ_CAP) -> str:
+    """A text file's content within `limit` characters (head and tail), "" when absent."""
+    return read_text_capped(path, limit)[0] if path.is_file() else ""
 
 
 @dataclass(frozen=True)
@@ -146,8 +179,8 @@ def gather(view: RunView, caps: Caps) -> JudgeInputs:
         prompt=cap(view.prompt, caps.prompt),
         answer=cap(view.final_text, caps.answer),
         files=output_files(view.outputs_dir, caps),
-        transcript=cap(read_optional(view.run_dir / TRANSCRIPT_FILE), caps.transcript),
-        user_notes=cap(disk_redactor().text(read_optional(view.outputs_dir / USER_NOTES_FILE)), caps.notes),
+        transcript=read_optional(view.run_dir / TRANSCRIPT_FILE, caps.transcript),
+        user_notes=disk_redactor().text(read_optional(view.outputs_dir / USER_NOTES_FILE, caps.notes)),
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.models import ExpectationResult
+from skillassay.store.bounded import CHUNK, file_digest, list_files, read_head_tail
 from skillassay.store.jsonio import load_json_lenient, write_json
 
 CACHE_FILE = "grading_cache.json"
@@ -27,14 +28,28 @@ def sha(value: Any) -> str:
 
 
 def run_content_hash(run_dir: Path, prompt: str) -> str:
-    """What the judge reads: every file under outputs/ (name and bytes), transcript.md, the prompt."""
+    """What the judge reads: the files under outputs/ it is shown (names, count, bytes: see
+    judge.output_files), transcript.md, the prompt. Bounded like the judge's own reading: a
+    file is hashed in chunks, one over HASH_CAP by its size, head and tail."""
+    from skillassay.grade.judge import BOOKKEEPING_FILES, MAX_FILES_SHOWN
+
     h = hashlib.sha256(prompt.encode())
     outputs = run_dir / "outputs"
-    files = sorted(p for p in outputs.rglob("*") if p.is_file()) if outputs.is_dir() else []
+    listing = list_files(outputs, MAX_FILES_SHOWN + len(BOOKKEEPING_FILES)) if outputs.is_dir() else None
+    files = [outputs / n for n in listing.names] if listing else []
+    h.update(f"{listing.total if listing else 0} files\0".encode())
     for path in [*files, run_dir / "transcript.md"]:
-        if path.is_file():
-            h.update(str(path.relative_to(run_dir)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        if path.is_file() and not path.is_symlink():
+            h.update(str(path.relative_to(run_dir)).encode() + b"\0" + _content_digest(path))
     return h.hexdigest()
+
+
+def _content_digest(path: Path) -> bytes:
+    digest = file_digest(path)
+    if digest is not None:
+        return bytes.fromhex(digest)
+    head, tail, size = read_head_tail(path, CHUNK * 16, CHUNK * 16)
+    return hashlib.sha256(f"{size}\0".encode() + head + b"\0" + tail).digest()
 
 
 def entry_key(expectation: Any, judge_identity: dict[str, Any], content_hash: str) -> str:

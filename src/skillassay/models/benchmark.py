@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO, Any
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from skillassay.models.base import SpecModel
 from skillassay.models.runfiles import ExpectationResult
+from skillassay.models.shapes import STATISTICS, shape_problem
 
 
 class BenchmarkMetadata(SpecModel):
@@ -211,6 +212,15 @@ class Benchmark(SpecModel):
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.
     _write_runs: Callable[[IO[str]], None] | None = PrivateAttr(default=None)
+
+    @field_validator("statistics")
+    @classmethod
+    def _statistics_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Readers walk it untyped (report, gate): a value of the wrong kind is named here."""
+        problem = shape_problem(value, STATISTICS)
+        if problem is not None:
+            raise ValueError(f"at {problem[0].replace('$', 'statistics', 1)}: {problem[1]}")
+        return value
 
     @model_validator(mode="after")
     def _one_shape_at_least(self) -> Benchmark:

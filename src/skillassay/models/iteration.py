@@ -5,11 +5,19 @@ deep inside aggregation."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ConfigDict, Field
 
 from skillassay.models.base import SpecModel
+
+
+class ExecutorRecord(SpecModel):
+    """The executor settings `run` recorded; the names other commands read are typed (a model
+    given as a list in a hand-edited file is named here, not met inside benchmark.json's model)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    executor: str | None = None
+    model: str | None = None
 
 
 class IterationRecord(SpecModel):
@@ -22,7 +30,7 @@ class IterationRecord(SpecModel):
     skill_name: str | None = None
     skill_path: str | None = None
     evals_path: str | None = None
-    executor: dict[str, Any] | None = None
+    executor: ExecutorRecord | None = None
     trials_per_eval: int | None = Field(None, ge=1)
     configurations: list[str] | None = None
     seed: int | None = None

@@ -75,6 +75,9 @@ class Metrics(SpecModel):
     total_tool_calls: int = 0
     total_steps: int = 0
     files_created: list[str] = Field(default_factory=list)
+    files_created_total: int | None = Field(
+        None, description="How many files were created when files_created lists only the first of them "
+                          "(store.bounded.LIST_CAP, sorted); absent when it lists them all.")
     errors_encountered: int = 0
     output_chars: int = 0
     transcript_chars: int = 0

@@ -386,7 +386,9 @@ class TrialRunner:
             self.sink.sync()
             pending.files = []
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
-                        final_text=result.final_text, listed_outputs=metrics.files_created)
+                        final_text=result.final_text,
+                        # a capped listing cannot say a file is absent: grading looks on disk then
+                        listed_outputs=metrics.files_created if metrics.files_created_total is None else None)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,
                                 self.grader, timing)
         if self.closed or stop_requested():  # a check's process may have been killed by the stop

@@ -17,7 +17,7 @@ from typing import IO, Any, TextIO, TypeVar, cast
 
 import orjson
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from skillassay.errors import InputError, Problem
 from skillassay.models.base import unknown_key_message
@@ -180,12 +180,18 @@ def dump_json(data: Any) -> str:
     """Pretty JSON via orjson when the data is plain (see _plain_model), else pydantic-core's
     Rust encoder (the stdlib encoder falls back to pure Python whenever indent is set: ~25x
     slower, and this runs several times per trial)."""
-    if isinstance(data, BaseModel):
-        try:
-            return orjson.dumps(_plain_model(data), option=_INDENT_NL).decode("utf-8")
-        except (_NotPlain, orjson.JSONEncodeError):
-            return data.model_dump_json(indent=2, by_alias=True, exclude_unset=True) + "\n"
-    return to_json(data, indent=2).decode("utf-8") + "\n"
+    try:
+        if isinstance(data, BaseModel):
+            try:
+                return orjson.dumps(_plain_model(data), option=_INDENT_NL).decode("utf-8")
+            except (_NotPlain, orjson.JSONEncodeError):
+                return data.model_dump_json(indent=2, by_alias=True, exclude_unset=True) + "\n"
+        return to_json(data, indent=2).decode("utf-8") + "\n"
+    except PydanticSerializationError:
+        # A lone surrogate read from another tool's run file (allowed there) and carried into
+        # what we write: written back escaped (\udfff), as the file had it.
+        plain = data.model_dump(mode="json", by_alias=True, exclude_unset=True) if isinstance(data, BaseModel) else data
+        return json.dumps(plain, indent=2, ensure_ascii=True) + "\n"
 
 
 _INDENT_NL = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE

@@ -5,6 +5,7 @@ files are rendered only when that run is asked for."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,17 @@ from skillassay.report.charts import (
     trend_chart,
     trend_points,
 )
+from skillassay.store.bounded import LIST_CAP, list_files
 from skillassay.store.discover import EVAL_DIR, discover
 from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
+RENDER_CAP = 100  # files of one run rendered; the next ones are named (LIST_CAP), the rest counted
+RUN_CHARS = 2_000_000  # characters of rendered files in one run's page
+NOT_RENDERED = (f"not shown: a run's page renders at most {RENDER_CAP} files and {RUN_CHARS:,} characters "
+                "(download it, or open it from the run's outputs/ folder)")
 
 
 @dataclass
@@ -164,31 +170,44 @@ def safe_child(base: Path, relative: str) -> Path | None:
     return candidate
 
 
-def output_files(run_dir: Path, iteration_dir: Path) -> list[tuple[str, Path | None]]:
-    """(name relative to outputs/, resolved path or None when it points outside the iteration)."""
+def output_files(run_dir: Path, iteration_dir: Path) -> tuple[list[tuple[str, Path | None]], int]:
+    """(name relative to outputs/, resolved path or None when it points outside the iteration)
+    for the first LIST_CAP files by name (the answer and metrics.json always among them), and
+    how many files there are in all."""
     outputs = run_dir / "outputs"
-    found = []
-    for root, dirs, files in os.walk(outputs):  # os.walk does not descend into symlinked dirs
-        dirs.sort()
-        for name in files:
-            rel = os.path.relpath(os.path.join(root, name), outputs)
-            found.append((rel, safe_child(iteration_dir, os.path.relpath(os.path.join(root, name), iteration_dir))))
+    listing = list_files(outputs, LIST_CAP, links=True)
+    names = set(listing.names) | {n for n in (*FIRST_FILES, "metrics.json") if os.path.lexists(outputs / n)}
+    found = [(rel, safe_child(iteration_dir, os.path.relpath(outputs / rel, iteration_dir))) for rel in names]
     found.sort(key=lambda f: (f[0] not in FIRST_FILES, f[0] == "metrics.json", f[0]))
-    return found
+    return found[:LIST_CAP], max(listing.total, len(names))
 
 
 def file_href(run_id: str, name: str) -> str:
     return f"api/file?run={quote(run_id, safe='')}&name={quote(name, safe='')}"
 
 
-def render_outputs(run_dir: Path, iteration_dir: Path, run_id: str, served: bool) -> list[dict[str, Any]]:
-    out = []
-    for name, path in output_files(run_dir, iteration_dir):
+def render_outputs(run_dir: Path, iteration_dir: Path, run_id: str, served: bool,
+                   deadline: float | None = None) -> list[dict[str, Any]]:
+    """The first files rendered while RENDER_CAP files, RUN_CHARS characters and the caller's
+    `deadline` (time.monotonic) last; the next ones up to LIST_CAP named (served: with a download
+    link); the rest counted in a last entry. A run's page costs the same at 200,000 files."""
+    files, total = output_files(run_dir, iteration_dir)
+    out: list[dict[str, Any]] = []
+    chars = 0
+    for n, (name, path) in enumerate(files):
         if path is None or not path.is_file():
             out.append({"name": name, "kind": "skipped", "size": None, "truncated": False,
                         "note": "not shown: it points outside the iteration folder"})
-            continue
-        out.append(render_file(path, name, file_href(run_id, name) if served else None))
+        elif n < RENDER_CAP and chars < RUN_CHARS and (deadline is None or time.monotonic() < deadline):
+            out.append(render_file(path, name, file_href(run_id, name) if served else None))
+            chars += sum(len(out[-1].get(k) or "") for k in ("html", "src", "href"))
+        else:
+            href = file_href(run_id, name) if served else None
+            out.append({"name": name, "kind": "binary" if served else "listed", "size": path.stat().st_size,
+                        "truncated": True, "href": href, "note": NOT_RENDERED})
+    if total > len(files):
+        out.append({"name": f"[{total - len(files):,} more files]", "kind": "listed", "size": None, "truncated": True,
+                    "note": f"not listed: a run's page lists the first {LIST_CAP:,} files by name"})
     return out
 
 
@@ -242,13 +261,14 @@ def _previous(previous: Path | None, ref: RunRef) -> dict[str, Any] | None:
             "feedback": read_feedback(previous)["reviews"].get(prev_id)}
 
 
-def run_payload(index: Index, run_id: str, previous: Path | None, served: bool) -> dict[str, Any] | None:
+def run_payload(index: Index, run_id: str, previous: Path | None, served: bool,
+                deadline: float | None = None) -> dict[str, Any] | None:
     ref = index.by_id.get(run_id)
     if ref is None:
         return None
     run_dir = index.iteration_dir / ref.run_id
     return {**ref.summary(), **_prompt(index.iteration_dir, ref), "metrics": _metrics(run_dir),
-            "files": render_outputs(run_dir, index.iteration_dir, ref.run_id, served),
+            "files": render_outputs(run_dir, index.iteration_dir, ref.run_id, served, deadline),
             "grading": _grading(run_dir), "transcript_html": _transcript_html(run_dir),
             "previous": _previous(previous, ref)}
 

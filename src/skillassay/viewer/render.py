@@ -107,3 +107,11 @@ def _binary(path: Path, size: int, download_href: str | None) -> dict[str, Any]:
         return {"kind": "binary", "href": None, "note": f"not embedded: {size:,} bytes is over {EMBED_CAP:,}"}
     # Always octet-stream: a download must stay a download, never a page the browser renders.
     return {"kind": "binary", "href": data_uri("application/octet-stream", path.read_bytes())}
+
+
+def warm_renderers() -> None:
+    """Import and build what rendering a run needs (markdown-it, Pygments' lexer table), so
+    the first run a reviewer opens does not pay for it."""
+    markdown_html("*x*")
+    highlighted_html("x.py", "x = 1\n")
+    highlighted_html("x.unknown-suffix", "x\n")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
+import sys
 import threading
 import webbrowser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,8 +22,12 @@ from skillassay.report.charts import load_benchmark
 from skillassay.store.jsonio import JSONLimitError, load_model, now_iso, parse_json_bytes, write_json
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
+from skillassay.viewer.render import warm_renderers
 
 MAX_BODY = 1_000_000  # bytes of one feedback POST
+CHUNK = 1 << 16  # bytes per write when sending an output file
+# A reader that closed its tab or aborted a download: not an error of ours.
+DISCONNECTS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 STATUSES = {"in_progress", "complete"}
 
 
@@ -49,7 +56,11 @@ def save_feedback(iteration_dir: Path, *, run_id: str | None = None, text: str |
 
 
 class ViewerServer(ThreadingHTTPServer):
+    """One thread per connection (daemon threads: Ctrl-C never waits for a slow reader), and a
+    listen backlog that a crowd of reviewers' requests fits in (the default of 5 reset them)."""
+
     daemon_threads = True
+    request_queue_size = max(128, socket.SOMAXCONN)
 
     def __init__(self, iteration_dir: Path, previous: Path | None = None, port: int = 0) -> None:
         self.iteration_dir = iteration_dir.resolve()
@@ -59,6 +70,7 @@ class ViewerServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self._benchmark: dict[str, Any] | None = None
         self._benchmark_lock = threading.Lock()  # its own: drawing must not hold up /api/index
+        self._index_body: tuple[tuple[int, ...] | None, bytes] | None = None
         super().__init__(("127.0.0.1", port), ViewerHandler)
         # The Benchmark tab's data (a gate check over benchmark.json and two charts: seconds on a
         # 20,000-run iteration, most of it importing scipy and matplotlib) is prepared while the
@@ -79,9 +91,35 @@ class ViewerServer(ThreadingHTTPServer):
                 self._benchmark = benchmark_payload(self.iteration_dir, self.bench)
             return self._benchmark
 
+    def index_body(self) -> bytes:
+        """/api/index as bytes, built again only when feedback.json changes (its stat): 200
+        readers opening a 20,000-run iteration at once share one serialisation."""
+        try:
+            st = os.stat(self.iteration_dir / "feedback.json")
+            stamp: tuple[int, ...] | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        with self.lock:  # feedback.json may be mid-merge
+            if self._index_body is None or self._index_body[0] != stamp:
+                payload = index_payload(self.index, self.bench, "served")
+                self._index_body = (stamp, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+            return self._index_body[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A reader that went away mid-answer is one quiet line, not a traceback; anything else
+        is a bug and keeps the standard report."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, DISCONNECTS):
+            host, port = (client_address or ("?", "?"))[:2]
+            # one write per line: the threads' lines must not interleave
+            sys.stderr.write(f"viewer: {host}:{port} disconnected before the answer was sent ({type(exc).__name__})\n")
+            return
+        super().handle_error(request, client_address)
+
     def _prepare_benchmark(self) -> None:
         # A failure here is computed again, and answered, by the request.
         with contextlib.suppress(Exception):
+            warm_renderers()  # the first run opened (or 200 at once) need not import them: ~2 s here
             self.benchmark()
 
 
@@ -90,15 +128,22 @@ class ViewerHandler(BaseHTTPRequestHandler):
     server_version = "skillassay-viewer"
     sys_version = ""
 
+    sent_body = False  # set once a streamed body has started: no error status can follow it
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the terminal belongs to the user."""
 
     # --- plumbing ----------------------------------------------------------------------
 
     def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        self._headers(status, len(body), content_type, extra)
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _headers(self, status: int, length: int, content_type: str, extra: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(length))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
@@ -106,8 +151,6 @@ class ViewerHandler(BaseHTTPRequestHandler):
         for key, value in (extra or {}).items():
             self.send_header(key, value)
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
     def _json(self, data: Any, status: int = 200) -> None:
         self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
@@ -131,7 +174,11 @@ class ViewerHandler(BaseHTTPRequestHandler):
             handler()
         except HTTPError as exc:
             self._error(exc.status, str(exc))
+        except DISCONNECTS:
+            raise  # the reader is gone: nothing to answer (the server logs one line)
         except Exception as exc:  # noqa: BLE001 - a bug answers 500 with its name, not a dropped connection
+            if self.sent_body:  # too late for a status: the answer was under way
+                raise
             self._error(500, f"internal error (a bug in skillassay): {type(exc).__name__}")
 
     # --- GET ---------------------------------------------------------------------------
@@ -159,9 +206,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
                     "X-Frame-Options": "DENY"})
 
     def _index(self, _query: dict[str, str]) -> None:
-        with self.server.lock:  # feedback.json may be mid-merge
-            payload = index_payload(self.server.index, self.server.bench, "served")
-        self._json(payload)
+        self._send(200, self.server.index_body(), "application/json; charset=utf-8")
 
     def _run(self, query: dict[str, str]) -> None:
         payload = run_payload(self.server.index, query.get("id", ""), self.server.previous, served=True)
@@ -180,8 +225,14 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if path is None or not path.is_file():
             raise HTTPError(404, "no such file")
         filename = quote(path.name, safe="")
-        self._send(200, path.read_bytes(), "application/octet-stream",
-                   {"Content-Disposition": f"attachment; filename*=UTF-8''{filename}"})
+        with path.open("rb") as fh:  # sent in chunks: a 2 GiB output costs one chunk of memory
+            size = os.fstat(fh.fileno()).st_size
+            self._headers(200, size, "application/octet-stream",
+                          {"Content-Disposition": f"attachment; filename*=UTF-8''{filename}"})
+            if self.command != "HEAD":
+                self.sent_body = True
+                while chunk := fh.read(CHUNK):
+                    self.wfile.write(chunk)
 
     # --- POST --------------------------------------------------------------------------
 

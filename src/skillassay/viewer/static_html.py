@@ -100,7 +100,7 @@ def run_details(index: Index, previous: Path | None, budget: int,
             used = budget + 1  # once out of time, out for good: the embedded runs stay a prefix
             yield ref.run_id, _listed_only(index, ref, prompts)
             continue
-        detail = run_payload(index, ref.run_id, previous, served=False)
+        detail = run_payload(index, ref.run_id, previous, served=False, deadline=deadline)
         if detail is None:
             continue
         used = _fit(detail, used, budget)
@@ -124,7 +124,7 @@ def write_page(fh: TextIO, iteration_dir: Path, previous: Path | None = None, bu
     embedded = 0
     for n, (run_id, detail) in enumerate(run_details(index, previous, budget, render_seconds, outputs)):
         fh.write(("," if n else "") + script_json(run_id) + ":" + script_json(detail))
-        embedded += not detail.get("transcript_note") and all(f["kind"] != "skipped" for f in detail["files"])
+        embedded += not detail.get("transcript_note") and all(f["kind"] not in ("skipped", "listed") for f in detail["files"])
     idx["contents_note"] = CONTENTS_NOTE.format(
         what="the runs' output files and transcripts (within a size budget)" if outputs else
         "no output file contents or transcripts (written with --no-outputs), but file names",
