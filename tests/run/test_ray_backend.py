@@ -184,7 +184,8 @@ def test_ctrl_c_ends_the_agents_on_the_nodes(cluster: Cluster, tmp_path: Path) -
     argv = json.dumps(["/bin/sh", "-c", f"echo $$ >> {pids}; sleep 60; echo hi"])
     args = [sys.executable, "-m", "skillassay", "run", str(skill), "--executor", "command", "-o", f"argv={argv}",
             "--trials", "2", "--concurrency", "4", "--workspace", str(ws), "--backend", "ray",
-            "--ray-address", cluster.address, "--timeout", "120"]
+            "--ray-address", cluster.address, "--timeout", "120",
+            "--sandbox", "none"]  # the agents record their host pids outside their work folder
     proc = subprocess.Popen(args, env=ray_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
