@@ -51,7 +51,6 @@ def test_codex_home_is_a_private_cache_folder_and_its_shell_commands_run(work, c
     removed after the trial."""
     script = [Reply(tool_calls=[ToolCall("exec_command", {"cmd": "printf 'hi\\n' > out.txt; echo HOME=$CODEX_HOME"})]),
               Reply(text="done")]
-    before = set(homes_root().iterdir()) if homes_root().is_dir() else set()
     r, api = run_scripted(script, _run, work, None)
     output = _tool_output(api)
     assert "bwrap" not in output, output
@@ -60,7 +59,7 @@ def test_codex_home_is_a_private_cache_folder_and_its_shell_commands_run(work, c
     home = Path(output.split("HOME=", 1)[1].split()[0])
     assert not under_temp(home) and homes_root() in home.parents, home
     assert not home.exists(), "the trial's home must be removed after it"
-    assert set(homes_root().iterdir()) == before
+    # (no comparison of the whole homes folder: other tests' trials come and go there in parallel)
 
 
 @pytest.mark.agent_cli

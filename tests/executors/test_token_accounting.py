@@ -40,7 +40,7 @@ def test_a_stream_broken_on_a_later_turn_counts_every_token_and_says_the_counts_
                     input_tokens=777, output_tokens=55),
               Disconnect(), Reply(text="done", input_tokens=777, output_tokens=55)]
     r, api = run_scripted(script, _run, work, None)
-    assert [q["body"].get("stream") for q in api.model_requests()] == [True, True, None]
+    assert [bool(q["body"].get("stream")) for q in api.model_requests()] == [True, True, False]
     served = [(777, 55), (777, 55)]  # what the fake answered with a body (the dropped stream had none)
     assert r.status == "ok", r.error
     assert (r.usage.input_tokens, r.usage.output_tokens) == tuple(map(sum, zip(*served, strict=True)))
