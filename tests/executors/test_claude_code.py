@@ -388,4 +388,5 @@ def test_real_cli_dropped_stream_counts_the_tokens_of_the_retry(work, claude_env
     assert [bool(q["body"].get("stream")) for q in api.model_requests()] == [True, False]  # 2.1.197 omits it, 2.1.332 says false
     assert r.status == "ok", r.error
     assert r.final_text == "The port is 51820."
-    assert r.usage.input_tokens == 1554 and r.usage.output_tokens == 110
+    # 1554/110 from the retry, plus what a newer CLI's side requests cost (2.1.332 makes one: 100/1)
+    assert r.usage.input_tokens in (1554, 1654) and r.usage.output_tokens in (110, 111), r.usage
