@@ -39,4 +39,5 @@ fi
 ruff check src tests benchmarks scripts
 lint-imports  # the pipeline's layering and no import cycles (contracts in pyproject.toml)
 mypy
-python3 -m pytest --all -p no:cacheprovider -q "$@"  # -n auto: pyproject addopts
+# Twice the cores: most tests wait on subprocesses, servers and agent CLIs rather than compute.
+python3 -m pytest --all -n "$(( $(nproc) * 2 ))" -p no:cacheprovider -q "$@"
