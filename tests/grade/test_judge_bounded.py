@@ -62,7 +62,8 @@ def test_a_1_gib_output_is_read_in_bounded_memory_and_said_to_be_cut(tmp_path: P
     assert len(user) < 40_000  # Caps().files_total and the rest, not a gigabyte
     assert "HEAD line" in user and "TAIL: the port is 4433." in user  # head and tail both shown
     assert "truncated" in user and "bytes cut" in user  # and the prompt says so
-    assert f"blob.bin ({GIB} bytes, binary BIN, too large to hash, not shown)" in user
+    # each file's heading, then its name inside the prompt's data fence (grade/fence.py)
+    assert f"({GIB} bytes, binary BIN, too large to hash, not shown)" in user and "name: blob.bin" in user
 
 
 def test_thousands_of_output_files_are_listed_up_to_the_cap_and_counted(tmp_path: Path) -> None:
@@ -78,7 +79,8 @@ def test_thousands_of_output_files_are_listed_up_to_the_cap_and_counted(tmp_path
     assert files[-1].name == f"[{2_000 - shown:,} more files]"
     inputs = JudgeInputs(prompt="q", answer="a", files=files, transcript="", user_notes="")
     _, user = render_prompts(inputs, ["x"], Caps())
-    assert f"[1,950 more files] (0 bytes, not listed: the judge is shown at most {shown} output files)" in user
+    assert f"(0 bytes, not listed: the judge is shown at most {shown} output files)" in user
+    assert "name: [1,950 more files]" in user
     assert "f00999.txt" not in user
 
 
