@@ -71,6 +71,10 @@ class ViewerServer(ThreadingHTTPServer):
         self._benchmark: dict[str, Any] | None = None
         self._benchmark_lock = threading.Lock()  # its own: drawing must not hold up /api/index
         self._index_body: tuple[tuple[int, ...] | None, bytes] | None = None
+        # Set once the background imports are over: matplotlib, asked to draw while another thread
+        # is half-way through importing what the renderers pull in (IPython where installed),
+        # reads the half-made module and raises (a 500 on /api/benchmark, seen in CI).
+        self._warmed = threading.Event()
         super().__init__(("127.0.0.1", port), ViewerHandler)
         # The Benchmark tab's data (a gate check over benchmark.json and two charts: seconds on a
         # 20,000-run iteration, most of it importing scipy and matplotlib) is prepared while the
@@ -86,6 +90,7 @@ class ViewerServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.port}/"
 
     def benchmark(self) -> dict[str, Any]:
+        self._warmed.wait(timeout=120)
         with self._benchmark_lock:  # charts are drawn once, at start or on first request
             if self._benchmark is None:
                 self._benchmark = benchmark_payload(self.iteration_dir, self.bench)
@@ -118,8 +123,12 @@ class ViewerServer(ThreadingHTTPServer):
 
     def _prepare_benchmark(self) -> None:
         # A failure here is computed again, and answered, by the request.
+        try:
+            with contextlib.suppress(Exception):
+                warm_renderers()  # the first run opened (or 200 at once) need not import them: ~2 s here
+        finally:
+            self._warmed.set()
         with contextlib.suppress(Exception):
-            warm_renderers()  # the first run opened (or 200 at once) need not import them: ~2 s here
             self.benchmark()
 
 
