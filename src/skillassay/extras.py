@@ -5,6 +5,7 @@ extra to add instead of failing with an ImportError."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 from skillassay.errors import InputError
@@ -26,6 +27,17 @@ def install_hint(extra: str) -> str:
     return f"pip install -e '.[{extra}]' in a skillassay checkout"
 
 
+def needs_extra(extra: str, what: str = "") -> str:
+    """The one sentence every refusal for a missing extra says (`what`: e.g. "the embedded model")."""
+    return f"needs the `{extra}` extra{f' ({what})' if what else ''}: {install_hint(extra)}"
+
+
+def not_installed(module: str, what: str = "") -> str | None:
+    """needs_extra's sentence when `module` is not installed (found without importing it, so
+    `skillassay executors` stays quick), else None."""
+    return None if importlib.util.find_spec(module) is not None else needs_extra(EXTRA_OF_MODULE[module], what)
+
+
 def missing_extra(exc: ModuleNotFoundError) -> str | None:
     """The extra that installs the module this import failed on (None: not an optional part,
     so a real bug or a broken plugin, which must not be dressed up as a missing extra)."""
@@ -42,4 +54,4 @@ def import_optional(module: str, needed_by: str) -> ModuleType:
         extra = missing_extra(exc)
         if extra is None:
             raise
-        raise InputError.one(needed_by, "", f"needs the `{extra}` extra: {install_hint(extra)}") from None
+        raise InputError.one(needed_by, "", needs_extra(extra)) from None

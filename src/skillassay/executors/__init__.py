@@ -16,7 +16,7 @@ from skillassay.executors.base import (
     TrialResult,
     Usage,
 )
-from skillassay.extras import install_hint, missing_extra
+from skillassay.extras import missing_extra, needs_extra
 
 GROUP = "skillassay.executors"
 
@@ -49,8 +49,7 @@ def load_executor_class(name: str) -> type[Executor]:
                 extra = missing_extra(exc) or (ep.extras[0] if ep.extras else None)
                 if extra is None:
                     raise
-                raise InputError.one(f"--executor {name}", "",
-                                     f"needs the `{extra}` extra: {install_hint(extra)}") from None
+                raise InputError.one(f"--executor {name}", "", needs_extra(extra)) from None
     raise InputError.one("--executor", name, unknown_executor(name))
 
 

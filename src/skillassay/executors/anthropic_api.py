@@ -5,7 +5,6 @@ Messages API's usage fields); tools, skill presentation and limits are agent_loo
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,7 +19,7 @@ from skillassay.executors.agent_loop import (
     probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
-from skillassay.extras import import_optional, install_hint
+from skillassay.extras import import_optional, not_installed
 
 if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
     import anthropic  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
@@ -116,8 +115,8 @@ class AnthropicExecutor(AgentLoopExecutor):
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        if importlib.util.find_spec("anthropic") is None:
-            return False, f"needs the `anthropic` extra: {install_hint('anthropic')}"
+        if (missing := not_installed("anthropic")) is not None:
+            return False, missing
         if os.environ.get(DEFAULT_KEY_ENV):
             return True, f"{DEFAULT_KEY_ENV} set"
         return False, f"{DEFAULT_KEY_ENV} not set"

