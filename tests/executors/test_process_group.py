@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_support import alive
 
 from skillassay.executors import process_group
 from skillassay.executors.process_group import clear_stop, end_all, group, live_groups
@@ -19,14 +20,6 @@ def no_stop_left():
     clear_stop()
     yield
     clear_stop()
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def started(argv: list[str], pids: Path, holder: dict) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import repo_paths
+from process_support import alive
 
 REPO = repo_paths.REPO
 EVALS = 4  # eval 1 is quick, the others sleep while the slow flag exists
@@ -73,15 +74,6 @@ def wait_for(condition, timeout: float, proc: subprocess.Popen[str]) -> None:
             raise AssertionError(f"the run ended early ({proc.returncode}): {proc.communicate()[1]}")
         time.sleep(0.05)
     raise AssertionError("timed out waiting for the run")
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie nobody reaped is not running)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def recorded_pids(tmp_path: Path) -> list[int]:
