@@ -14,14 +14,9 @@ from cli_runner import cli
 from cli_runner import invoke as run_cli
 from iteration_factory import write_iteration
 
-from skillassay.analyze.compare import (
-    FILENAME,
-    compare,
-    load_iteration_records,
-    ratio_difference,
-    trials_to_call,
-)
+from skillassay.analyze.compare import FILENAME, ratio_difference, trials_to_call
 from skillassay.errors import InputError
+from skillassay.workflows.compare_on_disk import compare, load_iteration_records
 
 SAME = ("PPP", "FFF")
 

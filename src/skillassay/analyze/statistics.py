@@ -86,7 +86,7 @@ class Arm:
     def add_completed(self, tokens: float | None, duration: float | None, tool_calls: int | None,
                       triggered: bool | None, ungraded: bool, won: bool, passed: int, total: int) -> None:
         """A completed trial, from its figures: Arm.add's, and `aggregate`'s plain-run path's,
-        which builds no record (cell_reader._read_config)."""
+        which builds no record (workflows.iteration_reader._read_config)."""
         self.recorded += 1
         if tokens is not None:
             self.tokens.append(tokens)

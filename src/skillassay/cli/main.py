@@ -181,7 +181,7 @@ def run(
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     if not as_json:
-        from skillassay.analyze.gate_check import next_steps
+        from skillassay.workflows.gate_iteration import next_steps
 
         gates = {} if point_estimate else (outcome.benchmark.statistics or {}).get("gates") or {}
         _print_next_steps(next_steps(outcome.gate, gates))
@@ -218,7 +218,7 @@ def grade(
     allow_weak_judge: AllowWeakJudgeOpt = False,
 ) -> None:
     """Grade (or re-grade) the runs of an iteration without executing anything."""
-    from skillassay.grade.regrade import regrade_iteration
+    from skillassay.workflows.regrade import regrade_iteration
 
     remember_iterations(target)
     outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
@@ -236,7 +236,7 @@ def grade(
 
 
 @app.command()
-@handles_input_errors(preload=("skillassay.analyze.aggregate",))
+@handles_input_errors(preload=("skillassay.workflows.aggregate",))
 def aggregate(
     iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
     skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
@@ -249,8 +249,8 @@ def aggregate(
     Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
-    from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.cli.console import count_bar
+    from skillassay.workflows.aggregate import aggregate_iteration
 
     with count_bar(err, "evals read") as on_eval:
         result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
@@ -290,7 +290,7 @@ def compare(
     improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
     nothing to compare with."""
     from skillassay.analyze.compare import FILENAME, summary_lines
-    from skillassay.analyze.compare import compare as compare_iterations
+    from skillassay.workflows.compare_on_disk import compare as compare_iterations
 
     remember_iterations(current, previous if previous is not None and previous.is_dir() else None)
     result = compare_iterations(current, previous, config)
@@ -318,7 +318,7 @@ def report(
     Sections: summary, regressions, improvements, per-eval breakdown, variance analysis,
     recommendations, and what the figures can and cannot show. Compares with the previous
     iteration first when comparison_previous.json is missing."""
-    from skillassay.report.report import report_iteration
+    from skillassay.workflows.report_iteration import report_iteration
 
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
@@ -355,7 +355,7 @@ def gate(
     Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
     or the one next to its skill; comparison_previous.json, when present, fails the gate on a
     called regression. Failures name the evals responsible and the next step."""
-    from skillassay.analyze.gate_check import check_iteration
+    from skillassay.workflows.gate_iteration import check_iteration
 
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)

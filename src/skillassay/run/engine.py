@@ -15,8 +15,6 @@ from typing import Any
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark, write_benchmark
-from skillassay.analyze.benchmark_md import render_benchmark_md
-from skillassay.analyze.compare import compare_after_run
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.executors import (
@@ -38,7 +36,7 @@ from skillassay.grade.grader import (
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.models.config import SandboxConfig
-from skillassay.report.report import Gated, write_report
+from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.execute import RetryPolicy, token_note
@@ -90,6 +88,8 @@ from skillassay.store.records import TrialRecord, sort_records
 from skillassay.store.redact import copy_redacted, disk_redactor, known_values, register_env_option
 from skillassay.store.secret_hashes import new_record
 from skillassay.store.writebehind import DIRECT, Collect, FileSink, trial_file_sink
+from skillassay.workflows.compare_on_disk import compare_after_run
+from skillassay.workflows.report_iteration import Gated, write_report
 
 
 @dataclass

@@ -312,7 +312,7 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
 def iteration_gate(iteration_dir: Path) -> GateResult | None:
     """Exactly what `skillassay gate` decides for the iteration; None without a config to gate on
     or when its files cannot be read (the tab then falls back to thresholds_met)."""
-    from skillassay.analyze.gate_check import check_iteration
+    from skillassay.workflows.gate_iteration import check_iteration
 
     try:
         check = check_iteration(iteration_dir)
