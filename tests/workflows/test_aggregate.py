@@ -400,8 +400,9 @@ def streamed_equals_records(it: Path, out: Path, monkeypatch: pytest.MonkeyPatch
     write the same file. Returns the streamed benchmark."""
     import skillassay.workflows.iteration_reader as reader
     from skillassay.analyze.arms import pick_arms
-    from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+    from skillassay.analyze.benchmark import build_benchmark
     from skillassay.models import BenchmarkConfig
+    from skillassay.store.benchmark_file import write_benchmark
     from skillassay.workflows.aggregate import collect
 
     one = aggregate_iteration(it, output=out / "one.json", timestamp="T")

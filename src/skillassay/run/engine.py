@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import Arms
-from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.executors import (
@@ -64,6 +64,7 @@ from skillassay.run.schedule import execute_all
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.jsonio import (
     atomic_write_text,
     json_entry,

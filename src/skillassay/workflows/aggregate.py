@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_arms
-from skillassay.analyze.benchmark import summarize, write_benchmark
+from skillassay.analyze.benchmark import summarize
 from skillassay.analyze.gate import evaluate, measurement_problems
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.report.benchmark_md import render_benchmark_md
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
 from skillassay.store.iteration_files import read_iteration_record
 from skillassay.store.jsonio import atomic_write_text, load_model, remove_stale_temps

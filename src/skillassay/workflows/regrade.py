@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import Arms, pick_arms
-from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.grade.grader import (
@@ -26,6 +26,7 @@ from skillassay.grade.grader import (
 )
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
 from skillassay.report.benchmark_md import render_benchmark_md
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.discover import METADATA, eval_runs, find_evals
 from skillassay.store.iteration_files import checked_iteration_record, find_config
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
