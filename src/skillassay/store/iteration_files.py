@@ -9,8 +9,9 @@ from typing import Any
 
 from skillassay.errors import InputError
 from skillassay.models import BenchmarkConfig
+from skillassay.models.checked import problem_at
+from skillassay.models.comparison import IterationComparison
 from skillassay.models.iteration import IterationRecord
-from skillassay.models.shapes import COMPARISON, shape_problem
 from skillassay.store.jsonio import load_json_lenient, load_model, parse_model, read_json
 from skillassay.store.layout import SNAPSHOT_DIR
 
@@ -69,7 +70,7 @@ def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
     rows = data.get("per_eval")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r and "eval_id" in r for r in rows):
         raise InputError.one(path, "$.per_eval", "expected an array of objects with eval_id and label")
-    problem = shape_problem(data, COMPARISON)  # the report and the gate walk it untyped
+    problem = problem_at(IterationComparison, data)  # checked, then walked as read (models/checked.py)
     if problem is not None:
         raise InputError.one(path, *problem)
     return data
