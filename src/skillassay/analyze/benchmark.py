@@ -15,6 +15,7 @@ import orjson
 from pydantic_core import to_json
 
 from skillassay.analyze.arms import Arms, pick_arms
+from skillassay.analyze.cost import cost_section
 from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.statistics import (
     MIN_DETECTABLE_EFFECT,
@@ -165,6 +166,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         "estimate_meets": estimate_meets(summary, thresholds),
         "statistics": statistics,
         **({"trigger_conditioned": split} if split is not None else {}),
+        **({"cost": cost} if (cost := cost_section(cells, arms.skill, arms.baseline, seed)) is not None else {}),
     })
     bench.thresholds_met = gated_thresholds_met(bench, thresholds)
     return bench

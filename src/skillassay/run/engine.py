@@ -26,6 +26,7 @@ from skillassay.executors import (
     unmeasurable_thresholds,
     unmeasured_notice,
 )
+from skillassay.executors.pricing import price_table
 from skillassay.grade.grader import (
     CompiledExpectation,
     Grader,
@@ -191,7 +192,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
         temperature=req.temperature if req.temperature is not None else config.temperature,
         max_tokens=req.max_tokens or config.max_tokens,
         timeout_seconds=req.timeout_seconds or config.timeout_seconds or 300.0,
-        options=dict(req.executor_options),
+        options=dict(req.executor_options), prices=price_table(config.model_dump()["prices"]),
     )
     executor = load_executor_class(name)(settings)
     backend: Backend | None = None
