@@ -112,6 +112,16 @@ def cost_section(cells: list[EvalCell], skill: str, baseline: str, seed: int = 0
     }
 
 
+def skill_mean_cost(cost: dict[str, Any] | None, per_eval: dict[str, Any] | None = None) -> float | None:
+    """The with-skill arm's mean cost per trial (what max_avg_cost_usd gates), from `cost` or
+    from one of its per_eval entries. The with-skill arm is the first configuration listed."""
+    if not cost:
+        return None
+    configs = (per_eval or cost).get("configurations") or {}
+    first = next(iter(configs.values()), None) if configs else None
+    return None if first is None else first.get("mean_per_trial_usd")
+
+
 def extra_success_text(cost: dict[str, Any]) -> str:
     """"+$0.004 per task for +12 points: $0.03 per additional success (95% CI ...)", or why not."""
     eff = cost["effect"]
@@ -144,5 +154,5 @@ def signed_usd(x: float) -> str:
     return ("+" if x >= 0 else "") + usd(x)
 
 
-__all__ = ["NOT_ESTIMABLE", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
+__all__ = ["NOT_ESTIMABLE", "skill_mean_cost", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
            "signed_usd", "usd"]
