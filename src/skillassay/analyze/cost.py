@@ -138,6 +138,22 @@ def extra_success_text(cost: dict[str, Any]) -> str:
     return f"{head}: {usd(extra['value_usd'])} per additional success{tail}"
 
 
+def arm_text(arm: dict[str, Any]) -> str:
+    """"$0.12 total, $0.004 per trial (95% CI $0.0035..$0.0046), $0.005 per passing trial"."""
+    iv = arm.get("mean_per_trial_interval")
+    ci = f" (95% CI {usd(iv[0])}..{usd(iv[1])})" if iv else ""
+    per_pass = arm.get("per_passing_trial_usd")
+    unknown = f", {arm['trials_unknown']} trials of unknown cost (a lower bound)" if arm.get("trials_unknown") else ""
+    return (f"{usd(arm.get('total_usd'))} total, {usd(arm.get('mean_per_trial_usd'))} per trial{ci}"
+            + (f", {usd(per_pass)} per passing trial" if per_pass is not None else "") + unknown)
+
+
+def cost_summary(cost: dict[str, Any]) -> str:
+    """One line for the console and the job summary: each arm, then the skill's cost effect."""
+    parts = [f"{cfg.replace('_', ' ')} {arm_text(arm)}" for cfg, arm in cost["configurations"].items()]
+    return f"cost: {'; '.join(parts)}; skill: {extra_success_text(cost)}"
+
+
 def usd(x: float | None) -> str:
     """Dollars with the digits a per-trial cost needs ($0.0042, $1.23, $12)."""
     if x is None:
@@ -154,5 +170,5 @@ def signed_usd(x: float) -> str:
     return ("+" if x >= 0 else "") + usd(x)
 
 
-__all__ = ["NOT_ESTIMABLE", "skill_mean_cost", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
+__all__ = ["NOT_ESTIMABLE", "arm_text", "cost_summary", "skill_mean_cost", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
            "signed_usd", "usd"]

@@ -43,7 +43,7 @@ TRIGGER_LABELS = {
     "min_trigger_recall": ("trigger recall", ">="),
     "max_false_trigger_rate": ("false-trigger rate", "<="),
 }
-_LINE_LABELS = {**LABELS, **TRIGGER_LABELS,
+_LINE_LABELS = {**LABELS, **TRIGGER_LABELS, "max_cost_usd": ("USD spent (the budget, run --max-cost)", "<="),
                 REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 # The regression check fails the gate only at a family-wise level: BH at 0.025 keeps a false
 # FAIL under 2.5% when nothing changed (at the FDR q = 0.10 of the calls it reached 9% at K = 10).
