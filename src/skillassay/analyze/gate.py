@@ -34,6 +34,8 @@ LABELS = {
     "max_avg_duration_seconds": ("avg duration s (with skill)", "<="),
     "min_improvement_ratio": ("improvement ratio", ">="),
     "max_avg_cost_usd": ("avg cost USD per trial (with skill)", "<="),
+    # Not a threshold: the budget (`run --max-cost`), shown as a line when it stopped the run.
+    "max_cost_usd": ("USD spent (the budget, run --max-cost)", "<="),
 }
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
@@ -43,7 +45,7 @@ TRIGGER_LABELS = {
     "min_trigger_recall": ("trigger recall", ">="),
     "max_false_trigger_rate": ("false-trigger rate", "<="),
 }
-_LINE_LABELS = {**LABELS, **TRIGGER_LABELS, "max_cost_usd": ("USD spent (the budget, run --max-cost)", "<="),
+_LINE_LABELS = {**LABELS, **TRIGGER_LABELS,
                 REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 # The regression check fails the gate only at a family-wise level: BH at 0.025 keeps a false
 # FAIL under 2.5% when nothing changed (at the FDR q = 0.10 of the calls it reached 9% at K = 10).
@@ -301,7 +303,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
     stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
     results = []
     for key in LABELS:
-        limit = getattr(thresholds, key)
+        limit = getattr(thresholds, key, None)  # max_cost_usd is the run's budget, not a threshold
         if limit is None:
             continue
         value = _value(bench, key)

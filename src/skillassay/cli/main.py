@@ -156,6 +156,8 @@ def run(
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost)
+    if max_cost is not None and max_cost <= 0:  # before anything is read or written
+        raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
     if dry_run:
         from skillassay.cli.dry_run import print_dry_run
 

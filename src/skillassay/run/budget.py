@@ -99,7 +99,7 @@ def budget_note(budget: Budget, remaining: int, per_trial: float | None) -> str:
     why = ("a trial's cost was unknown, so the budget could not be kept: trials stopped"
            if budget.unknown_cost else "the budget was reached")
     return (f"budget: {why} (${budget.spent:.4g} of ${budget.limit:.4g} spent); {remaining} planned trials "
-            f"not run{more}. Run again with a higher --max-cost to resume this iteration.")
+            f"not run{more}. Run again with a higher --max-cost to resume this iteration")
 
 
 

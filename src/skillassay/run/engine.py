@@ -482,7 +482,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
-    budget = open_budget(req.max_cost or p.config.max_cost_usd, p.executor, done)
+    budget = open_budget(p.config.max_cost_usd if req.max_cost is None else req.max_cost, p.executor, done)
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
