@@ -140,8 +140,7 @@ def extra_success_text(cost: dict[str, Any]) -> str:
 
 def arm_text(arm: dict[str, Any]) -> str:
     """"$0.12 total, $0.004 per trial (95% CI $0.0035..$0.0046), $0.005 per passing trial"."""
-    iv = arm.get("mean_per_trial_interval")
-    ci = f" (95% CI {usd(iv[0])}..{usd(iv[1])})" if iv else ""
+    ci = usd_interval(arm.get("mean_per_trial_interval"))
     per_pass = arm.get("per_passing_trial_usd")
     unknown = f", {arm['trials_unknown']} trials of unknown cost (a lower bound)" if arm.get("trials_unknown") else ""
     return (f"{usd(arm.get('total_usd'))} total, {usd(arm.get('mean_per_trial_usd'))} per trial{ci}"
@@ -166,9 +165,14 @@ def usd(x: float | None) -> str:
     return f"{sign}${text}"
 
 
+def usd_interval(iv: list[float | None] | None) -> str:
+    """" (95% CI $0.0035..$0.0046)", or nothing without an interval."""
+    return "" if not iv else f" (95% CI {usd(iv[0])}..{usd(iv[1])})"
+
+
 def signed_usd(x: float) -> str:
     return ("+" if x >= 0 else "") + usd(x)
 
 
 __all__ = ["NOT_ESTIMABLE", "arm_text", "cost_summary", "skill_mean_cost", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
-           "signed_usd", "usd"]
+           "signed_usd", "usd", "usd_interval"]
