@@ -64,8 +64,7 @@ def test_claude_code_costs_sum_to_the_arm_totals_and_the_budget_holds(
     rest = sum(u["cost_usd"] for u in usages) - spent
     assert low <= rest <= high, (low, rest, high)
     bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
-    for cfg, arm in bench["cost"]["configurations"].items():
-        runs = [r for r in bench["runs"] if r["configuration"] == cfg]
-        assert len(runs) == 2
+    assert {cfg: sum(r["configuration"] == cfg for r in bench["runs"]) for cfg in bench["cost"]["configurations"]} \
+        == {"with_skill": 2, "without_skill": 2}
     assert sum(a["total_usd"] for a in bench["cost"]["configurations"].values()) == \
         pytest.approx(sum(u["cost_usd"] for u in usages), abs=1e-9)
