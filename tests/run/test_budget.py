@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ def record(cost: float | None, k: int = 1) -> TrialRecord:
                        passed=True, cost_usd=cost)
 
 
+@dataclass(frozen=True)
+class Planned:
+    """Stands for run.plan.Trial: the scheduler only hands it on, with its budget share set."""
+
+    max_cost_usd: float | None = None
+
+
 class Quiet:
     def trial_done(self, record: TrialRecord) -> None:
         pass
@@ -34,9 +42,9 @@ class Quiet:
 
 def test_first_trial_alone_then_the_most_expensive_so_far_is_the_worst_case() -> None:
     b = Budget(0.25)
-    assert b.decide() == ("start", 0.0)
+    assert b.decide() == ("start", 0.25)  # alone, with all the money left (a proxy holds it to that)
     assert b.decide() == ("wait", 0.0)  # nothing says what a trial costs while the first runs
-    b.settle(record(0.1), 0.0)
+    b.settle(record(0.1), 0.25)
     assert b.decide() == ("start", 0.1)  # 0.1 spent + 0.1 reserved <= 0.25
     assert b.decide() == ("wait", 0.0)  # 0.1 + 0.1 + 0.1 > 0.25, one in flight
     b.settle(record(0.08), 0.1)
@@ -58,7 +66,8 @@ def test_scheduler_never_passes_the_budget(concurrency: int) -> None:
     lock = threading.Lock()
     budget = Budget(1.0, ceiling_worst=0.12)
 
-    def runner(trial: object) -> TrialRecord:
+    def runner(trial: Planned) -> TrialRecord:
+        assert trial.max_cost_usd == 0.12  # its share of the budget, for a metering proxy to hold it to
         with lock:
             flying[0] += 0.12
             peak[0] = max(peak[0], spent[0] + flying[0])
@@ -68,7 +77,7 @@ def test_scheduler_never_passes_the_budget(concurrency: int) -> None:
             spent[0] += 0.1
         return record(0.1)
 
-    todo = [object() for _ in range(30)]
+    todo = [Planned() for _ in range(30)]
     done = execute_all(todo, runner, concurrency, Quiet(), budget=budget)  # type: ignore[arg-type]
     assert sum(r.cost_usd or 0 for r in done) <= 1.0 + 1e-12
     assert peak[0] <= 1.0 + 1e-12

@@ -67,6 +67,9 @@ class TrialRequest:
     # While no trial of the run has succeeded: when to give up on a provider that keeps failing
     # or never answers (executors/give_up.py). None: the trial runs its course.
     give_up: GiveUp | None = None
+    # USD this trial may spend under the run's budget (run/budget.py); a metering proxy refuses
+    # requests past it. None: no budget.
+    max_cost_usd: float | None = None
 
     @property
     def skills(self) -> tuple[Skill, ...]:

@@ -94,6 +94,13 @@ def trial_cost(executor: str, model: str | None, cost_usd: float | None, input_t
     return round(usd, 8), "priced"
 
 
+def metered_usd(totals: Mapping[str, int], price: ModelPrice) -> float:
+    """USD of a metering proxy's summed usage (sandbox/proxy.py): Anthropic reports cache reads
+    and writes beside input_tokens; the Responses API counts them inside it."""
+    read, write = totals.get("cache_read_input_tokens", 0), totals.get("cache_creation_input_tokens", 0)
+    return priced_usd(price, totals.get("input_tokens", 0) + read + write, totals.get("output_tokens", 0), read, write)
+
+
 def worst_case_usd(price: ModelPrice | None, token_ceiling: int | None) -> float | None:
     """A trial's most expensive case under a total-token ceiling: every token at the dearer of
     the input and output prices. None without a ceiling or a price."""
@@ -103,5 +110,5 @@ def worst_case_usd(price: ModelPrice | None, token_ceiling: int | None) -> float
     return token_ceiling * dearest / 1e6
 
 
-__all__ = ["FREE_EXECUTORS", "CostSource", "ModelPrice", "price_for", "price_table", "priced_usd",
+__all__ = ["FREE_EXECUTORS", "CostSource", "ModelPrice", "metered_usd", "price_for", "price_table", "priced_usd",
            "shipped_table", "trial_cost", "worst_case_usd"]

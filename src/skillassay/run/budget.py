@@ -66,10 +66,10 @@ class Budget:
                 self.stopped = True
                 return "stop", 0.0
             worst = self.worst_case()
-            if worst is None:  # nothing known yet: one trial alone, while any money is left
+            if worst is None:  # nothing known yet: one trial alone, with whatever money is left
                 if self.in_flight:
                     return "wait", 0.0
-                worst = 0.0 if self.spent < self.limit else float("inf")
+                worst = self.limit - self.spent if self.spent < self.limit else float("inf")
             if self.spent + self.reserved + worst <= self.limit:
                 self.in_flight += 1
                 self.reserved += worst

@@ -249,7 +249,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     before = snapshot(outputs) if input_files else {}
 
     request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
-                           settings=executor.settings, give_up=policy.give_up)
+                           settings=executor.settings, give_up=policy.give_up, max_cost_usd=trial.max_cost_usd)
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from skillassay.executors.process_group import stop_requested
@@ -67,12 +68,18 @@ def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: P
     if concurrency <= 1:
         while pending and not halted():
             decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
-            if decision != "start" or (rec := guarded(pending.popleft(), reserved)) is None:
+            if decision != "start" or (rec := guarded(budgeted(pending.popleft(), reserved), reserved)) is None:
                 break
             results.append(rec)
             progress.trial_done(rec)
         return results
     return _in_workers(pending, guarded, concurrency, progress, halted, results, budget)
+
+
+def budgeted(trial: Trial, reserved: float) -> Trial:
+    """The trial with its share of the budget (what its worst case reserved), for a metering
+    proxy to hold it to; unchanged without a budget."""
+    return trial if reserved == 0.0 and trial.max_cost_usd is None else replace(trial, max_cost_usd=reserved)
 
 
 def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRecord | None], concurrency: int,
@@ -91,7 +98,7 @@ def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRe
                     decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
                     if decision == "stop":
                         return
-                    trial = pending.popleft() if decision == "start" else None
+                    trial = budgeted(pending.popleft(), reserved) if decision == "start" else None
                 if trial is None:  # the budget waits for a trial in flight to settle
                     time.sleep(BUDGET_WAIT_SECONDS)
                     continue
