@@ -164,3 +164,14 @@ def test_max_cost_from_the_config_and_a_bad_one_is_refused(example_skill: Path, 
     assert sum(u["cost_usd"] for u in trial_costs(ws)) <= 0.3
     bad = invoke(*args, "--max-cost", "0")
     assert bad.exit_code == 2 and "--max-cost" in bad.output
+
+
+def test_adaptive_rounds_stop_at_the_budget(example_skill: Path, tmp_path: Path, api: FakeOpenAI) -> None:
+    write_config(example_skill, {"adaptive": {"min_trials_per_eval": 1, "max_trials_per_eval": 3, "round_size": 1}})
+    ws = tmp_path / "ws"
+    got = invoke("run", str(example_skill), "--workspace", str(ws), "-o", f"base_url={api.base_url}",
+                 "--concurrency", "2", "--max-cost", "0.5")
+    assert got.exit_code == 3, got.output
+    usages = trial_costs(ws)
+    assert 0 < sum(u["cost_usd"] for u in usages) <= 0.5 and len(usages) < 16  # inside the first round
+    assert "max_cost_usd" in got.flat
