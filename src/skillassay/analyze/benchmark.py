@@ -13,6 +13,7 @@ from typing import IO
 import orjson
 
 from skillassay.analyze.arms import Arms, pick_arms
+from skillassay.analyze.cost import cost_section, skill_mean_cost
 from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.statistics import (
     MIN_DETECTABLE_EFFECT,
@@ -59,7 +60,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else round(a / b, 4)
 
 
-def estimate_meets(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
+def estimate_meets(summary: dict, thresholds: Thresholds, cost: dict | None = None) -> dict[str, bool]:
     """The plain comparison of each estimate with its threshold (a value exactly at it passes):
     benchmark.json's `estimate_meets`, what --point-estimate gates on. Not `thresholds_met`,
     which says what the gate decided (gated_thresholds_met). A figure that could not be
@@ -70,6 +71,7 @@ def estimate_meets(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
         "max_avg_tokens": (ws["avg_tokens"], thresholds.max_avg_tokens, "max"),
         "max_avg_duration_seconds": (ws["avg_duration_seconds"], thresholds.max_avg_duration_seconds, "max"),
         "min_improvement_ratio": (summary["improvement_ratio"], thresholds.min_improvement_ratio, "min"),
+        "max_avg_cost_usd": (skill_mean_cost(cost), thresholds.max_avg_cost_usd, "max"),
     }
     met = {}
     for key, (value, limit, direction) in checks.items():
@@ -144,6 +146,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
                                  thresholds.model_dump(), seed=seed,
                                  min_detectable_effect=min_detectable_effect)
     split = trigger_split(cells, arms.skill, arms.baseline)
+    cost = cost_section(cells, arms.skill, arms.baseline, seed)
     all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
                  + cell_notes(cells, arms, tally))
     bench = Benchmark.model_validate({
@@ -160,9 +163,10 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         "summary": summary,
         "per_eval": per_eval,
         "thresholds_met": {},
-        "estimate_meets": estimate_meets(summary, thresholds),
+        "estimate_meets": estimate_meets(summary, thresholds, cost),
         "statistics": statistics,
         **({"trigger_conditioned": split} if split is not None else {}),
+        **({"cost": cost} if cost is not None else {}),
     })
     bench.thresholds_met = gated_thresholds_met(bench, thresholds)
     return bench

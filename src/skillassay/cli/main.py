@@ -134,6 +134,8 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="Where each trial's agent and commands run: auto (bwrap where it works, else none with a warning), none, bwrap (host read-only, only the trial's folder writable, homes hidden, no API key inside) or docker (a container per trial; image from --sandbox-image or the config's `sandbox`). See docs/sandbox.md. Default: the config's sandbox, else auto.")] = None,
     sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
+    max_cost: Annotated[float | None, typer.Option(min=0.0, metavar="USD", help="A budget the iteration never passes: a trial starts only if the spend so far plus the worst case of the trials in flight stays within it. Reached: what finished is graded, the gate is INCONCLUSIVE (exit 3) naming what would finish the plan; run again with a higher budget to resume. Default: the config's max_cost_usd.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the plan (trials per eval and arm, how many are reused) and a cost range; run and write nothing.")] = False,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -153,7 +155,13 @@ def run(
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
-                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image)
+                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost)
+    if max_cost is not None and max_cost <= 0:  # before anything is read or written
+        raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
+    if dry_run:
+        from skillassay.cli.dry_run import print_dry_run
+
+        raise typer.Exit(print_dry_run(req, err))
     from skillassay.run.interrupt import RunInterrupted
 
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
@@ -170,6 +178,10 @@ def run(
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
         _print_ungraded(s)
+        if (cost := outcome.benchmark.cost) is not None:
+            from skillassay.analyze.cost import cost_summary
+
+            err.print(cost_summary(cost), highlight=False, soft_wrap=True)
         from skillassay.analyze.compare import design_limit
 
         err.print(f"what this design can detect: {design_limit(outcome.benchmark.statistics, outcome.comparison)}",

@@ -208,6 +208,10 @@ class Benchmark(SpecModel):
         None, description="Intervals, tests and labels (schema_version inside); typed in models/statistics.py.")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
+    cost: dict[str, Any] | None = Field(None, description=(
+        "What the trials cost in USD (ours, optional; analyze/cost.py): per configuration and per eval the total, "
+        "the mean per trial with its interval and the cost per passing trial, and the skill's paired cost "
+        "effect with the cost per additional success."))
     adaptive: Annotated[dict[str, Any], CheckedAs(AdaptiveDesign, "adaptive")] | None = Field(None, description=(
         "An adaptive run's design (ours, optional): the sequential method and its parameters, the trial "
         "limits, and per eval the trials used and why it stopped (schema_version inside)."))

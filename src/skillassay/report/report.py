@@ -17,6 +17,7 @@ from skillassay.analyze.compare import (
     design_limit,
     eval_label,
 )
+from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 FILENAME = "report.md"
 THRESHOLD_FORMAT = {"min_pass_rate": "pct", "max_avg_tokens": "int", "max_avg_duration_seconds": "sec",
-                    "min_improvement_ratio": "ratio"}
+                    "min_improvement_ratio": "ratio", "max_avg_cost_usd": "usd", "max_cost_usd": "usd"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,11 +56,15 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
         ("Avg time", "max_avg_duration_seconds", "avg_duration_seconds",
          s.with_skill.avg_duration_seconds if s else None, (conf.get("avg_duration_seconds") or {}).get("interval"),
          "sec", "rel"),
+        ("Avg cost", "max_avg_cost_usd", "avg_cost_usd", skill_mean_cost(bench.cost),
+         ((bench.cost or {}).get("configurations", {}).get(skill) or {}).get("mean_per_trial_interval"), "usd", "rel"),
         # The paired ratio (evals both arms completed), the set its interval is over.
         ("Improvement", "min_improvement_ratio", "improvement_ratio",
          imp["value"] if imp.get("value") is not None else (s.improvement_ratio if s else None),
          imp.get("interval"), "ratio", "ratio"),
     ]
+    if bench.cost is None and thresholds.get("max_avg_cost_usd") is None:
+        specs = [spec for spec in specs if spec[1] != "max_avg_cost_usd"]
     for label, key, metric, value, iv, kind, dkind in specs:
         m = metrics.get(metric) or {}
         if dkind == "rel":

@@ -24,6 +24,7 @@ from skillassay.executors import (
     unmeasurable_thresholds,
     unmeasured_notice,
 )
+from skillassay.executors.pricing import price_table
 from skillassay.grade.grader import (
     CompiledExpectation,
     Grader,
@@ -39,6 +40,7 @@ from skillassay.models.config import SandboxConfig
 from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
+from skillassay.run.budget import budget_gate, budget_stop, open_budget
 from skillassay.run.execute import RetryPolicy, token_note
 from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
@@ -124,6 +126,7 @@ class RunRequest:
     sandbox: str | None = None  # auto/none/bwrap/docker (sandbox/): over the config's `sandbox`
     sandbox_image: str | None = None  # with docker: the image, over the config's
     allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
+    max_cost: float | None = None  # USD the iteration never passes (run/budget.py); over the config's max_cost_usd
 
 
 @dataclass
@@ -193,7 +196,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
         temperature=req.temperature if req.temperature is not None else config.temperature,
         max_tokens=req.max_tokens or config.max_tokens,
         timeout_seconds=req.timeout_seconds or config.timeout_seconds or 300.0,
-        options=dict(req.executor_options),
+        options=dict(req.executor_options), prices=price_table(config.model_dump()["prices"]),
     )
     executor = load_executor_class(name)(settings)
     backend: Backend | None = None
@@ -483,6 +486,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
+    budget = open_budget(p.config.max_cost_usd if req.max_cost is None else req.max_cost, p.executor, done)
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
@@ -498,12 +502,12 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
             questions = questions_for(p.config.thresholds)
             rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
-                                lambda batch: execute_all(batch, runner, concurrency, progress, streak),
-                                halted=lambda: streak.tripped or stop_requested())
+                                lambda batch: execute_all(batch, runner, concurrency, progress, streak, budget),
+                                halted=lambda: streak.tripped or stop_requested() or bool(budget and budget.stopped))
             executed = rounds.executed
             design = design_record(adaptive, questions, rounds.states, names, done + executed)
         else:
-            executed = execute_all(todo, runner, concurrency, progress, streak)
+            executed = execute_all(todo, runner, concurrency, progress, streak, budget)
     runner.closed = True
     progress.finish()
     p.executor.close()
@@ -521,13 +525,15 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         if rec.configuration == "without_skill" and rec.skill_triggered:
             progress.notice(f"baseline contaminated: {rec.run_dir} loaded a skill named {p.skill.name} "
                             "(the measurement is INVALID)")
+    spent_note = budget_stop(budget, records, total)  # adaptive: total is its maximum
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
-                                req.strict, req.point_estimate, design)
+                                req.strict, req.point_estimate, design, [spent_note] if spent_note else None)
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
     cfg = config_path(req)
     comparison = compare_after_run(it_dir, records, cfg)  # comparison_previous.json
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
+    gate_result = budget_gate(gate_result, budget, spent_note)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,

@@ -182,7 +182,7 @@ def _add_graded(arm: Arm, passed: int, total: int, f: Figures) -> None:
     without building the record: its verdict is total > 0 and passed == total. (Checked against
     Arm.add on the same runs: tests/analyze/test_cell_reader.py.)"""
     arm.add_completed(f.tokens, f.duration, f.tool_calls, f.triggered, False, total > 0 and passed == total,
-                      passed, total)
+                      passed, total, f.cost_usd)
 
 
 # --- worker processes ---------------------------------------------------------------------------

@@ -98,6 +98,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "invalid": gate.problems,  # measurement_problems: the same reasons as the console's
         "warnings": [*(f for f in validity if not f.startswith("measurement invalid")), *judge_warnings(iteration_dir)],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
+        "cost": bench.cost,
         "certainty": certainty_notes(bench, st, gate, comparison),
         "regressions": change_rows(comparison, worse=True, called_only=True),
         "possible_regressions": possible_regression_rows(comparison),
