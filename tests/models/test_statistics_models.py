@@ -16,6 +16,7 @@ from cli_runner import cli
 from skillassay.models import Benchmark
 from skillassay.models.adaptive import AdaptiveDesign
 from skillassay.models.comparison import IterationComparison
+from skillassay.models.cost import Cost
 from skillassay.models.statistics import Statistics
 
 GOLDEN = repo_paths.FIXTURES / "golden_ws" / "workspace" / "iteration-1"
@@ -30,7 +31,7 @@ def _described(model: Any) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("model", [Statistics, AdaptiveDesign, IterationComparison])
+@pytest.mark.parametrize("model", [Statistics, AdaptiveDesign, IterationComparison, Cost])
 def test_every_field_has_a_description(model: Any) -> None:
     seen: set[type] = set()
     missing: list[str] = []

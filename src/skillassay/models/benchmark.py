@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from skillassay.models.adaptive import AdaptiveDesign
 from skillassay.models.base import SpecModel
 from skillassay.models.checked import CheckedAs
+from skillassay.models.cost import Cost
 from skillassay.models.runfiles import ExpectationResult
 from skillassay.models.statistics import Statistics
 
@@ -208,7 +209,7 @@ class Benchmark(SpecModel):
         None, description="Intervals, tests and labels (schema_version inside); typed in models/statistics.py.")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
-    cost: dict[str, Any] | None = Field(None, description=(
+    cost: Annotated[dict[str, Any], CheckedAs(Cost, "cost")] | None = Field(None, description=(
         "What the trials cost in USD (ours, optional; analyze/cost.py): per configuration and per eval the total, "
         "the mean per trial with its interval and the cost per passing trial, and the skill's paired cost "
         "effect with the cost per additional success."))
