@@ -318,7 +318,8 @@ def parse_json_text(text: str | None) -> Any:
 
 
 class Judge(Protocol):
-    """A backend that returns one JSON object in the given schema."""
+    """A backend that returns one JSON object in the given schema. A judge plugin (entry-point
+    group `skillassay.judges`) is a class with `make(model, temperature)` returning one."""
 
     caps: Caps
     bounded: bool
@@ -341,6 +342,10 @@ class LocalJudge:
         self.temperature, self.max_tokens, self.n_ctx, self.caps = temperature, max_tokens, n_ctx, caps
         self._calls = 0
         self._count_lock = threading.Lock()
+
+    @classmethod
+    def make(cls, model: str | None, temperature: float) -> LocalJudge:
+        return cls(temperature=temperature)  # one embedded model: `model` does not apply
 
     def identity(self) -> dict[str, Any]:
         from skillassay.executors.local import DEFAULT_MODEL
@@ -386,6 +391,10 @@ class OpenAIJudge:
             client = import_optional("openai", "--judge openai").OpenAI()
         self.client = client
 
+    @classmethod
+    def make(cls, model: str | None, temperature: float) -> OpenAIJudge:
+        return cls(model=model, temperature=temperature)
+
     def identity(self) -> dict[str, Any]:
         return {"judge": "openai", "model": self.model, "temperature": self.temperature}
 
@@ -422,6 +431,10 @@ class AnthropicJudge:
             client = import_optional("anthropic", "--judge anthropic").Anthropic()
         self.client = client
 
+    @classmethod
+    def make(cls, model: str | None, temperature: float) -> AnthropicJudge:
+        return cls(model=model)  # the Messages API's default sampling varies K samples
+
     def identity(self) -> dict[str, Any]:
         return {"judge": "anthropic", "model": self.model, "max_tokens": self.max_tokens}
 
@@ -442,23 +455,19 @@ class AnthropicJudge:
         raise JudgeOutputError(f"no {TOOL_NAME} tool call in the reply (stop_reason {response.stop_reason})")
 
 
-JUDGES = ("local", "openai", "anthropic")
-
-
 def make_judge(name: str | None, model: str | None = None, samples: int = 1) -> Judge | None:
-    """None/"none" -> no judge. K > 1 samples need some randomness to be worth asking."""
+    """None/"none" -> no judge; else the judge plugin of that name (plugins.py). K > 1 samples
+    need some randomness to be worth asking."""
     if name in (None, "", "none"):
         return None
-    temperature = 0.0 if samples <= 1 else 0.7
-    if name == "local":
-        return LocalJudge(temperature=temperature)
-    if name == "openai":
-        return OpenAIJudge(model=model, temperature=temperature)
-    if name == "anthropic":
-        return AnthropicJudge(model=model)
+    from skillassay import plugins
     from skillassay.errors import InputError
 
-    raise InputError.one("--judge", name, f"unknown judge; choose one of: none, {', '.join(JUDGES)}")
+    if plugins.find("judges", name) is None:
+        raise InputError.one("--judge", name, f"unknown judge; choose one of: none, {', '.join(plugins.names('judges'))}")
+    factory = plugins.load("judges", name)
+    judge: Judge = factory.make(model, 0.0 if samples <= 1 else 0.7)
+    return judge
 
 
 # ------------------------------------------------------------------ asking and voting
