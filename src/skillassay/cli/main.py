@@ -56,7 +56,10 @@ def validate(
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
     from skillassay.run.preflight import validate_paths
 
-    problems = validate_paths(paths, kind, judge)
+    notes: list[str] = []
+    problems = validate_paths(paths, kind, judge, notes)
+    for note in notes:
+        err.print(f"[yellow]warning[/yellow] {escape(note)}", markup=True, highlight=False, soft_wrap=True)
     for problem in problems:
         err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
     if problems:
