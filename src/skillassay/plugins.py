@@ -42,7 +42,7 @@ class Plugin:
 
     kind: str
     name: str
-    value: str  # "module:attr"
+    value: str  # "module:attr" (its extras apart)
     distribution: str
     version: str
     extras: tuple[str, ...]  # what `pip install 'dist[EXTRA]'` adds for it to load
@@ -89,7 +89,7 @@ def _describe(kind: str, ep: EntryPoint, seen: dict[int, tuple[str, str]]) -> Pl
         named = ("(unknown distribution)", "")
     else:  # one metadata read per distribution: skillassay's carries its whole README
         named = seen.get(id(dist)) or seen.setdefault(id(dist), (dist.metadata["Name"], dist.version))
-    return Plugin(kind, ep.name, ep.value, named[0], named[1], tuple(ep.extras), ep)
+    return Plugin(kind, ep.name, f"{ep.module}:{ep.attr}", named[0], named[1], tuple(ep.extras), ep)
 
 
 @cache

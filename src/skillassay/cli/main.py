@@ -438,6 +438,9 @@ _register_triggers(app)
 from skillassay.cli.judge_check import register as _register_judge_check  # noqa: E402  (same reason)
 
 _register_judge_check(app)
+from skillassay.cli.plugins_cmd import register as _register_plugins  # noqa: E402  (same reason)
+
+_register_plugins(app)
 
 
 def main() -> None:
