@@ -10,7 +10,8 @@ import pytest
 from test_judge import PLAIN, grade_with, make_run
 
 from skillassay.errors import InputError
-from skillassay.grade.judge import AnthropicJudge, OpenAIJudge, make_judge
+from skillassay.grade.judge import make_judge
+from skillassay.grade.judge_providers import AnthropicJudge, OpenAIJudge
 from tests.fake_openai_api import FakeOpenAI, grading_reply
 
 
