@@ -74,3 +74,20 @@ def test_unknown_names_and_kinds() -> None:
     assert "unknown judge" in plugins.unknown("judges", "opneai") and "openai" in plugins.unknown("judges", "opneai")
     with pytest.raises(ValueError, match="unknown plugin kind"):
         plugins.names("widgets")
+
+
+def test_metadata_older_than_the_code_says_to_reinstall(monkeypatch) -> None:
+    """An editable install made before a kind was added has no entry points for it: the
+    message says so instead of calling every built-in name unknown."""
+    from importlib.metadata import EntryPoints
+
+    stale = EntryPoints(ep for ep in plugins.group("skillassay.executors"))  # judges missing, as before
+    monkeypatch.setattr(plugins, "_installed", lambda: stale)
+    plugins._index.cache_clear()
+    try:
+        assert "echo" in plugins.names("executors")
+        with pytest.raises(InputError, match="predates this code; reinstall it"):
+            plugins.names("judges")
+    finally:
+        monkeypatch.undo()
+        plugins._index.cache_clear()

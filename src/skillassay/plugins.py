@@ -63,6 +63,7 @@ def rescan() -> None:
     """Forget the scan (a package was installed, or sys.path changed, in this process)."""
     _installed.cache_clear()
     _index.cache_clear()
+    _load.cache_clear()
 
 
 def group(name: str) -> EntryPoints:
@@ -110,6 +111,12 @@ def _index(kind: str, allow: frozenset[str] | None) -> dict[str, Plugin] | Input
     if clashes:
         return InputError.one(f"entry points {group_of(kind)}", "",
                               "; ".join(clashes) + f": uninstall one, or name the distributions to load in {ALLOW_ENV}")
+    if (allow is None or "skillassay" in allow) and not any(p.distribution == "skillassay" for p in found.values()):
+        # Its own plugins are entry points too: metadata from before a kind was added (an
+        # editable install of an older checkout) would otherwise read as "unknown judge".
+        return InputError.one(f"entry points {group_of(kind)}", "",
+                              "skillassay's installed metadata registers none of its own: it predates this code; "
+                              "reinstall it (pip install -e . in the checkout)")
     return found
 
 
