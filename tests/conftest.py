@@ -3,6 +3,7 @@ viewer's sample workspaces (built once per session) and test servers."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,10 @@ import pytest
 
 if TYPE_CHECKING:  # imported in the fixtures: the viewer pulls in matplotlib, which most tests never need
     from skillassay.viewer.server import ViewerServer
+
+# Hermetic plugins: only skillassay's own load (src/skillassay/plugins.py), whatever else is
+# installed here, in this process and in every child a test starts.
+os.environ["SKILLASSAY_PLUGINS"] = "skillassay"
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "acme-vpn"

@@ -10,19 +10,13 @@ from typing import Any
 
 from skillassay import __version__, plugins
 
-EXECUTORS = "skillassay.executors"
-ASSERTIONS = "skillassay.assertions"
 
-
-def plugin_version(group: str, name: str) -> dict[str, Any]:
-    """{name, distribution, version} of the entry point `name` in `group` (the first one, as the
-    registries load it); distribution and version are null for a plugin no entry point names."""
-    for ep in plugins.group(group):
-        if ep.name == name:
-            dist = ep.dist
-            return {"name": name, "distribution": dist.name if dist else None,
-                    "version": dist.version if dist else None}
-    return {"name": name, "distribution": None, "version": None}
+def plugin_version(kind: str, name: str) -> dict[str, Any]:
+    """{name, distribution, version} of the plugin the registry resolves `name` to (the one a
+    run loads); distribution and version are null for a name no entry point registers."""
+    found = plugins.find(kind, name)
+    return {"name": name, "distribution": found.distribution if found else None,
+            "version": found.version if found else None}
 
 
 def versions(executor: str, assertion_types: Iterable[str], judge: str | None) -> dict[str, Any]:
@@ -30,8 +24,7 @@ def versions(executor: str, assertion_types: Iterable[str], judge: str | None) -
     return {
         "skillassay": __version__,
         "python": platform.python_version(),
-        "executor": plugin_version(EXECUTORS, executor),
-        "assertions": [plugin_version(ASSERTIONS, t) for t in sorted(set(assertion_types))],
-        # the judges are built in (grade/judge.py): skillassay's version is theirs
-        "judge": {"name": judge, "distribution": "skillassay", "version": __version__} if judge else None,
+        "executor": plugin_version("executors", executor),
+        "assertions": [plugin_version("assertions", t) for t in sorted(set(assertion_types))],
+        "judge": plugin_version("judges", judge) if judge else None,
     }

@@ -139,7 +139,6 @@ def test_executors_command_lists_usability(monkeypatch) -> None:
 
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("SKILLASSAY_EXECUTORS", raising=False)
     result = cli(["executors"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()

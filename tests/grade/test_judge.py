@@ -10,15 +10,13 @@ import pytest
 
 from skillassay.grade.grader import Grader, compile_expectations, run_view
 from skillassay.grade.judge import (
-    AnthropicJudge,
     JudgePolicy,
-    LocalJudge,
-    OpenAIJudge,
     cap,
     gather,
     parse_reply,
     reply_schema,
 )
+from skillassay.grade.judge_providers import AnthropicJudge, LocalJudge, OpenAIJudge
 from skillassay.models import Eval, Grading, Metrics, Timing
 from tests import fake_anthropic_api
 from tests.fake_openai_api import FakeOpenAI, grading_reply, schema_of

@@ -16,7 +16,8 @@ from typing import Any
 
 from skillassay.grade.fence import fence_for
 from skillassay.grade.grader import Grader, compile_expectations, run_view
-from skillassay.grade.judge import JudgeInputs, JudgePolicy, OpenAIJudge, OutputFile, render_prompts
+from skillassay.grade.judge import JudgeInputs, JudgePolicy, OutputFile, render_prompts
+from skillassay.grade.judge_providers import OpenAIJudge
 from skillassay.models import Eval, Metrics, Timing
 from tests.fake_openai_api import FakeOpenAI, schema_of
 

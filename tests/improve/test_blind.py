@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cli_runner import cli
 
-from skillassay.grade.judge import AnthropicJudge, OpenAIJudge
+from skillassay.grade.judge_providers import AnthropicJudge, OpenAIJudge
 from skillassay.improve.analysis import analyze_file
 from skillassay.improve.blind import compare_blind, make_compare_judge
 from skillassay.improve.history import record_iteration

@@ -1,8 +1,7 @@
-"""Assertion plugins, discovered through the `skillassay.assertions` entry-point group."""
+"""Assertion plugins, found through the plugin registry (the `skillassay.assertions` entry-point
+group, built-ins included)."""
 
 from __future__ import annotations
-
-from functools import cache
 
 from skillassay import plugins
 from skillassay.assertions.base import (
@@ -13,23 +12,23 @@ from skillassay.assertions.base import (
 )
 from skillassay.models import Assertion
 
-GROUP = "skillassay.assertions"
+KIND = "assertions"
 
 
-@cache
 def registry() -> dict[str, type[AssertionPlugin]]:
-    return {ep.name: ep.load() for ep in plugins.group(GROUP)}
+    """type name -> plugin class, every registered assertion imported."""
+    return {name: plugins.load(KIND, name) for name in plugins.names(KIND)}
 
 
 def build(spec: Assertion) -> AssertionPlugin:
     """Instantiate the plugin for spec.type; AssertionConfigError when unknown or misconfigured."""
-    cls = registry().get(spec.type)
-    if cls is None:
+    if plugins.find(KIND, spec.type) is None:
         from skillassay.errors import did_you_mean
 
-        known = sorted(registry())
+        known = plugins.names(KIND)
         raise AssertionConfigError(f"unknown assertion type '{spec.type}'{did_you_mean(spec.type, known)} "
                                    f"(known: {', '.join(known)})")
+    cls: type[AssertionPlugin] = plugins.load(KIND, spec.type)
     return cls(spec)
 
 

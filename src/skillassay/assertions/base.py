@@ -56,10 +56,29 @@ class AssertionPlugin(ABC):
     # says otherwise, so a third-party check that reads files is never handed a half-written run.
     reads_run_folder: ClassVar[bool] = True
 
+    # Old parameter name -> the name related assertions share now: the old one keeps working,
+    # noted in `deprecated` (validate and run show it, naming the eval and the assertion).
+    renamed: ClassVar[dict[str, str]] = {}
+
     def __init__(self, spec: Assertion) -> None:
         self.spec = spec
-        self.params: dict[str, Any] = spec.params
+        self.deprecated: list[str] = []
+        self.params: dict[str, Any] = self.current_names(spec.params)
         self.configure()
+
+    def current_names(self, params: dict[str, Any]) -> dict[str, Any]:
+        """params with each old name given as its new one (the eval set itself is unchanged, so
+        its fingerprint and the judge cache are too)."""
+        out = dict(params)
+        for old, new in self.renamed.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise AssertionConfigError(f"'{self.spec.type}' takes '{new}' only: '{old}' is the old name of '{new}'")
+            out[new] = out.pop(old)
+            self.deprecated.append(f"'{self.spec.type}' parameter '{old}' is deprecated: write '{new}' "
+                                   "(the old name still works)")
+        return out
 
     def configure(self) -> None:  # noqa: B027 - optional hook
         """Validate self.params; raise AssertionConfigError naming the parameter."""

@@ -1,4 +1,5 @@
-"""Checks on the files a run left in its outputs/ folder (paths confined to it)."""
+"""Checks on the files a run left in its outputs/ folder (paths confined to it). `file` names
+the file, as in the JSON checks (`path` is its old name here)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from skillassay.assertions.paths import list_outputs, output_file, relative_para
 
 class FileExists(AssertionPlugin):
     type_name = "file_exists"
+    renamed = {"path": "file"}
 
     def configure(self) -> None:
-        self.path: str = relative_param(self.spec.type, "path", self.require("path", str))
+        self.path: str = relative_param(self.spec.type, "file", self.require("file", str))
 
     def describe(self) -> str:
         return f"outputs/{self.path} exists"

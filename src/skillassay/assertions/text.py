@@ -59,9 +59,10 @@ class NotContains(AssertionPlugin):
 class Regex(AssertionPlugin):
     type_name = "regex"
     reads_run_folder = False  # the answer and the run's figures only
+    renamed = {"value": "pattern"}  # as file_matches
 
     def configure(self) -> None:
-        pattern = self.require("pattern", str) if "pattern" in self.params else self.require("value", str)
+        pattern = self.require("pattern", str)
         flags = re.IGNORECASE if self.params.get("ignore_case") else 0
         try:
             self.regex = re.compile(pattern, flags | re.MULTILINE)

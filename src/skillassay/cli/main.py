@@ -56,7 +56,10 @@ def validate(
     """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
     from skillassay.run.preflight import validate_paths
 
-    problems = validate_paths(paths, kind, judge)
+    notes: list[str] = []
+    problems = validate_paths(paths, kind, judge, notes)
+    for note in notes:
+        err.print(f"[yellow]warning[/yellow] {escape(note)}", markup=True, highlight=False, soft_wrap=True)
     for problem in problems:
         err.print(f"[red]error[/red] {escape(str(problem))}", markup=True, highlight=False, soft_wrap=True)
     if problems:
@@ -447,6 +450,9 @@ _register_triggers(app)
 from skillassay.cli.judge_check import register as _register_judge_check  # noqa: E402  (same reason)
 
 _register_judge_check(app)
+from skillassay.cli.plugins_cmd import register as _register_plugins  # noqa: E402  (same reason)
+
+_register_plugins(app)
 
 
 def main() -> None:

@@ -3,7 +3,6 @@ built-ins are registered the same way as third-party ones)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from skillassay import plugins
@@ -18,46 +17,35 @@ from skillassay.executors.base import (
 )
 from skillassay.extras import missing_extra, needs_extra
 
-GROUP = "skillassay.executors"
-
-
-def _allowed(name: str) -> bool:
-    """SKILLASSAY_EXECUTORS (comma list) restricts which plugins load, for hermetic tests."""
-    allow = os.environ.get("SKILLASSAY_EXECUTORS")
-    return allow is None or name in {a.strip() for a in allow.split(",")}
+KIND = "executors"
 
 
 def executor_names() -> list[str]:
-    return sorted(ep.name for ep in plugins.group(GROUP) if _allowed(ep.name))
+    return plugins.names(KIND)
 
 
 def required_extra(name: str) -> str | None:
     """The extra this executor's entry point declares (`local = "...:LocalExecutor [local]"`):
     what `pip install 'skillassay[EXTRA]'` adds for it to load."""
-    for ep in plugins.group(GROUP):
-        if ep.name == name:
-            return ep.extras[0] if ep.extras else None
-    return None
+    plugin = plugins.find(KIND, name)
+    return plugin.extras[0] if plugin is not None and plugin.extras else None
 
 
 def load_executor_class(name: str) -> type[Executor]:
-    for ep in plugins.group(GROUP):
-        if ep.name == name and _allowed(name):
-            try:
-                return ep.load()
-            except ModuleNotFoundError as exc:
-                extra = missing_extra(exc) or (ep.extras[0] if ep.extras else None)
-                if extra is None:
-                    raise
-                raise InputError.one(f"--executor {name}", "", needs_extra(extra)) from None
-    raise InputError.one("--executor", name, unknown_executor(name))
+    plugin = plugins.find(KIND, name)
+    if plugin is None:
+        raise InputError.one("--executor", name, unknown_executor(name))
+    try:
+        return plugins.load(KIND, name)
+    except ModuleNotFoundError as exc:
+        extra = missing_extra(exc) or (plugin.extras[0] if plugin.extras else None)
+        if extra is None:
+            raise
+        raise InputError.one(f"--executor {name}", "", needs_extra(extra)) from None
 
 
 def unknown_executor(name: str) -> str:
-    from skillassay.errors import did_you_mean
-
-    names = executor_names()
-    return f"unknown executor{did_you_mean(name, names)}; installed: {', '.join(names)}"
+    return plugins.unknown(KIND, name)
 
 
 def check_executor(executor: Executor) -> None:

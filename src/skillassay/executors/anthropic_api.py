@@ -40,6 +40,21 @@ def tool_json(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
+def make_client(base_url: str | None, key_env: str = DEFAULT_KEY_ENV, *, needed_by: str, where: tuple[str, str],
+                max_retries: int, timeout: float | None = None) -> anthropic.Anthropic:
+    """The one way skillassay builds an Anthropic client (the executor, the judge): the key from
+    `key_env` (required), the base URL given or ANTHROPIC_BASE_URL. InputError at `where`
+    (file, field) without a key; `needed_by` names what asked for the SDK."""
+    sdk = import_optional("anthropic", needed_by)  # a missing extra first: the key is the next thing to fix
+    key = os.environ.get(key_env)
+    if not key:
+        raise InputError.one(*where, f"{key_env} is not set")
+    extra = {} if timeout is None else {"timeout": timeout}
+    client: anthropic.Anthropic = sdk.Anthropic(api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+                                                max_retries=max_retries, **extra)
+    return client
+
+
 class AnthropicConversation:
     """One trial's history as Messages API content blocks."""
 
@@ -105,13 +120,10 @@ class AnthropicExecutor(AgentLoopExecutor):
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
-        key_env, key = self.api_key()
-        if not key:
-            raise InputError.one("executor options", "api_key_env", f"{key_env} is not set")
-        base_url = settings.options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
-        anthropic = import_optional("anthropic", "--executor anthropic")
-        self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0,
-                                          timeout=settings.timeout_seconds)
+        key_env, _ = self.api_key()
+        self.client = make_client(settings.options.get("base_url"), key_env, needed_by="--executor anthropic",
+                                  where=("executor options", "api_key_env"), max_retries=0,
+                                  timeout=settings.timeout_seconds)
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:

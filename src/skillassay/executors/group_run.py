@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,24 +37,8 @@ def _check_program(program: str, cwd: Path, path: str | None) -> None:
 
 
 def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None) -> tuple[int | None, str, str]:
-    with process_group.group(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            return proc.returncode, _decode(out), _decode(err)
-        except subprocess.TimeoutExpired:
-            process_group.kill_group(proc, 0)
-            try:  # a descendant that left the group may still hold the pipes open
-                out, err = proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, err = b"", b""
-            return None, _decode(out), _decode(err)
-        finally:
-            if proc.poll() is None:  # interrupted (e.g. KeyboardInterrupt): leave nothing running
-                process_group.kill_group(proc, 0)
-                proc.wait()
-
-
-def _decode(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
+    """The one runner (process_group.run_process_group), the group killed at once when the
+    time is up (a shell command has no events to flush), its stderr kept whole."""
+    done = process_group.run_process_group(argv, cwd=cwd, env=env, timeout_seconds=timeout, grace_seconds=0,
+                                           stderr_limit=None)
+    return (None if done.timed_out else done.returncode), done.stdout, done.stderr

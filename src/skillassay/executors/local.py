@@ -165,9 +165,36 @@ def _load(path: Path, n_ctx: int, n_batch: int, n_threads: int | None = None) ->
         return _models[key]
 
 
+_gen_lock = threading.Lock()  # one generation at a time: a llama.cpp context is not thread-safe
+
+
+def embedded_llm(n_ctx: int) -> Any | None:
+    """The embedded model loaded as the executor loads it (one batch per prompt), or None when
+    its file is not installed; shared with the judge (grade/judge.py)."""
+    path = find_embedded_model()
+    return None if path is None else _load(path, n_ctx, default_n_batch(path, n_ctx))
+
+
+def chat(llm: Any, messages: list[dict[str, str]], *, temperature: float, max_tokens: int | None, seed: int,
+         response_format: dict[str, Any] | None = None, fresh: bool = True) -> dict[str, Any]:
+    """The one call of the embedded model (the executor's trials, the judge's verdicts), under
+    the generation lock. `fresh` forgets the previous call's KV cache: llama-cpp-python otherwise
+    decodes only the part of this prompt past the prefix it shares with the last one, and a
+    prefix decoded in another batch split gives slightly different logits, so the same seed
+    sampled other tokens depending on which trial ran before (a fixed and an adaptive run, or a
+    resumed one, order trials differently). Costs one full prompt decode, which the judge, whose
+    long system prompt is the shared prefix, does not pay."""
+    extra = {"response_format": response_format} if response_format is not None else {}
+    with _gen_lock:
+        if fresh:
+            llm.reset()
+        response: dict[str, Any] = llm.create_chat_completion(messages=messages, temperature=temperature,
+                                                              max_tokens=max_tokens, seed=seed, **extra)
+    return response
+
+
 class LocalExecutor(Executor):
     name: ClassVar[str] = "local"
-    _gen_lock = threading.Lock()
 
     @property
     def writes_workdir(self) -> bool:
@@ -255,20 +282,8 @@ class LocalExecutor(Executor):
         llm = self._llm()
         started = time.perf_counter()
         extra = {"response_format": response_format} if response_format is not None else {}
-        with self._gen_lock:
-            # Forget the previous call's KV cache: llama-cpp-python otherwise decodes only the
-            # part of this prompt past the prefix it shares with the last one, and a prefix
-            # decoded in another batch split gives slightly different logits, so the same seed
-            # sampled other tokens depending on which trial ran before (a fixed and an adaptive
-            # run, or a resumed one, order trials differently). Costs one full prompt decode.
-            llm.reset()
-            response = llm.create_chat_completion(
-                messages=messages,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                seed=request.seed,
-                **extra,
-            )
+        response = chat(llm, messages, temperature=self.temperature, max_tokens=self.max_tokens,
+                        seed=request.seed, response_format=response_format, fresh=True)
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         text = response["choices"][0]["message"]["content"] or ""
         usage = response.get("usage") or {}

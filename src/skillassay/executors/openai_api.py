@@ -43,6 +43,22 @@ def tool_json(spec: ToolSpec) -> dict[str, Any]:
                                              "parameters": spec.parameters}}
 
 
+def make_client(base_url: str | None, key_env: str = DEFAULT_KEY_ENV, *, needed_by: str, where: tuple[str, str],
+                max_retries: int, timeout: float | None = None) -> openai.OpenAI:
+    """The one way skillassay builds an OpenAI client (the executor, the judge): the key from
+    `key_env`, the base URL given or OPENAI_BASE_URL; a local server needs no key. InputError at
+    `where` (file, field) when there is neither; `needed_by` names what asked for the SDK."""
+    sdk = import_optional("openai", needed_by)  # a missing extra first: the key is the next thing to fix
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+    key = os.environ.get(key_env)
+    if not key and not base_url:
+        raise InputError.one(*where, f"{key_env} is not set (or set base_url for a local server)")
+    extra = {} if timeout is None else {"timeout": timeout}
+    client: openai.OpenAI = sdk.OpenAI(api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
+                                       max_retries=max_retries, **extra)
+    return client
+
+
 class OpenAIConversation:
     """One trial's chat history in chat-completions shape."""
 
@@ -122,14 +138,10 @@ class OpenAIExecutor(AgentLoopExecutor):
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
-        base_url = settings.options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-        key_env, key = self.api_key()
-        if not key and not base_url:
-            raise InputError.one("executor options", "api_key_env",
-                                 f"{key_env} is not set (or set base_url for a local server)")
-        openai = import_optional("openai", "--executor openai")
-        self.client = openai.OpenAI(api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
-                                    max_retries=0, timeout=settings.timeout_seconds)
+        key_env, _ = self.api_key()
+        self.client = make_client(settings.options.get("base_url"), key_env, needed_by="--executor openai",
+                                  where=("executor options", "api_key_env"), max_retries=0,
+                                  timeout=settings.timeout_seconds)
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,6 +79,19 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
     if problems:
         raise InputError(problems)
     return compiled
+
+
+def deprecation_notes(evals: Iterable[Eval], compiled: Mapping[int, list[CompiledExpectation]],
+                      source: Path | str) -> list[str]:
+    """One line per old parameter name an assertion was given (AssertionPlugin.renamed), naming
+    the file, the eval and the assertion: `validate` and `run` print them as warnings."""
+    notes = []
+    for ev in evals:
+        for i, exp in enumerate(compiled.get(ev.id, [])):
+            for note in exp.plugin.deprecated if exp.plugin is not None else []:
+                notes.append(f"{source}: $.evals[?(@.id=={ev.id})].expectations[{i}]: eval {ev.id} "
+                             f"({ev.name or ev.slug}): {note}")
+    return notes
 
 
 def require_judge(evals: Iterable[Eval], source: Path | str, grader: Grader) -> None:

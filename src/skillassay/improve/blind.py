@@ -27,7 +27,6 @@ from skillassay.grade.judge import (
     Judge,
     JudgeError,
     JudgeOutputError,
-    LocalJudge,
     _array,
     _object,
     _string,
@@ -37,6 +36,7 @@ from skillassay.grade.judge import (
     read_optional,
     templates,
 )
+from skillassay.grade.judge_providers import LocalJudge
 from skillassay.models.improve import Comparison
 from skillassay.store.discover import discover
 from skillassay.store.jsonio import read_json, write_json

@@ -32,9 +32,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from skillassay import plugins
 from skillassay.errors import InputError, Problem
 from skillassay.executors import Executor, ExecutorSettings, TrialResult, check_executor, load_executor_class
 from skillassay.executors.process_group import STOP_GRACE_SECONDS, end_all
+from skillassay.extras import import_optional
 from skillassay.models import Metrics, Timing
 from skillassay.run.execute import RetryPolicy, execute_trial
 from skillassay.run.plan import Trial
@@ -44,7 +46,6 @@ from skillassay.store.layout import ANSWER_FILE, remove_tree
 from skillassay.store.redact import disk_redactor, looks_secret
 from skillassay.store.writebehind import DIRECT, FileSink
 
-BACKENDS = ("local", "ray")
 SLOT_RESOURCE = "skillassay_slots"  # custom Ray resource: how many trials a node runs at once
 MAX_OUTPUT_BYTES = 64 * 2**20  # the agent's output files a trial may send back from a worker
 TASK_RETRIES = 3  # a trial whose actor (its node) dies runs again on another node, this many times
@@ -58,6 +59,9 @@ class Backend:
     """The local thread pool: the trial runs in the calling thread, as it always did."""
 
     name = "local"
+
+    def __init__(self, address: str | None = None) -> None:
+        """A `skillassay.backends` plugin class is called with the cluster address (unused here)."""
 
     def preflight(self, executor: Executor) -> None:
         check_executor(executor)
@@ -85,11 +89,12 @@ class Backend:
 
 
 def open_backend(name: str | None, address: str | None, executor: Executor) -> Backend:
-    """The chosen backend, connected and checked (preflight) before any trial is spent."""
+    """The chosen backend plugin (plugins.py), connected and checked (preflight) before any
+    trial is spent."""
     name = name or "local"
-    if name not in BACKENDS:
-        raise InputError.one("--backend", name, f"unknown backend; expected one of: {', '.join(BACKENDS)}")
-    backend: Backend = Backend() if name == "local" else RayBackend(address)
+    if plugins.find("backends", name) is None:
+        raise InputError.one("--backend", name, plugins.unknown("backends", name))
+    backend: Backend = plugins.load("backends", name)(address)
     try:
         backend.preflight(executor)
     except BaseException:
@@ -402,12 +407,7 @@ class RayBackend(Backend):
 
     def __init__(self, address: str | None, *, max_output_bytes: int = MAX_OUTPUT_BYTES,
                  retries: int = TASK_RETRIES) -> None:
-        try:
-            import ray
-        except ImportError as exc:
-            raise InputError.one("--backend", "ray", "the Ray backend needs Ray here: pip install 'ray>=2.60' "
-                                 "(or the [ray] extra: pip install -e '.[ray]' in a skillassay checkout)") from exc
-        self.ray = ray
+        self.ray = ray = import_optional("ray", "--backend ray")  # the one sentence for a missing extra
         self.max_output_bytes, self.retries = max_output_bytes, retries
         t0 = time.perf_counter()
         kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": "ERROR"}
@@ -420,7 +420,7 @@ class RayBackend(Backend):
         self.startup_seconds = time.perf_counter() - t0
         errors_to_stderr(ray)
         self.resource = SLOT_RESOURCE if ray.cluster_resources().get(SLOT_RESOURCE, 0) else "CPU"
-        self.actor_class = ray.remote(concurrency_groups={"control": 1})(TrialActor)  # type: ignore[call-overload]  # documented; not in its stubs
+        self.actor_class = ray.remote(concurrency_groups={"control": 1})(TrialActor)
         self.pool: list[Member] = []
         self.pool_lock = threading.Lock()
         self.refs: dict[object, Any] = {}  # skill / eval inputs -> their object in the store

@@ -187,9 +187,13 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
     skill, config, evals, evals_path = inputs.skill, inputs.config, inputs.evals, inputs.evals_path
     if links := outside_links(skill.path):  # before hashing or copying anything of it
         raise InputError(links)
+    if notice is not None:
+        for note in inputs.notes():
+            notice(note)
     name = req.executor or config.executor or "local"
     register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
-    resolved = run_sandbox(req, config, name)
+    executor_class = load_executor_class(name)  # loaded once: run_sandbox asks it for its program
+    resolved = run_sandbox(req, config, executor_class)
     settings = ExecutorSettings(
         sandbox=resolved.spec, skill_under_test=skill.name,
         model=req.model or config.model,
@@ -198,7 +202,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
         timeout_seconds=req.timeout_seconds or config.timeout_seconds or 300.0,
         options=dict(req.executor_options), prices=price_table(config.model_dump()["prices"]),
     )
-    executor = load_executor_class(name)(settings)
+    executor = executor_class(settings)
     backend: Backend | None = None
     try:  # the executor is checked where it will run: here, or on every node (preflight)
         backend_name = req.backend or config.backend or "local"
@@ -235,7 +239,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
                     resolved.warning, judge_check)
 
 
-def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) -> Resolved:
+def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_class: type[Executor]) -> Resolved:
     """The sandbox the trials run in, decided once here (auto probed, docker's daemon, image
     and the agent's program checked: exit 2 naming what is missing)."""
     given = config.sandbox.model_dump() if isinstance(config.sandbox, SandboxConfig) else config.sandbox
@@ -243,7 +247,7 @@ def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) ->
     if req.sandbox_image:
         spec = replace(spec, image=req.sandbox_image)
         spec = sandbox_spec(None, spec.__dict__, "--sandbox-image")
-    binary = getattr(load_executor_class(executor_name), "binary", None)  # an agent CLI's: it must run in docker
+    binary = getattr(executor_class, "binary", None)  # an agent CLI's: it must run in docker
     return resolve(spec, [binary, "--version"] if binary else None)
 
 

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from skillassay import plugins
 from skillassay.errors import InputError, Problem
-from skillassay.grade.grader import CompiledExpectation, compile_expectations, plain_expectation_problems
+from skillassay.grade.grader import (
+    CompiledExpectation,
+    compile_expectations,
+    deprecation_notes,
+    plain_expectation_problems,
+)
 from skillassay.models import KINDS, BenchmarkConfig, EvalSet
 from skillassay.models.config import MAX_SKILL_FILE_BYTES
 from skillassay.spec.scaffold import placeholder_problems
@@ -49,6 +55,10 @@ class Inputs:
     input_files: dict[int, list[Path]]
     compiled: dict[int, list[CompiledExpectation]]
 
+    def notes(self) -> list[str]:
+        """Warnings that refuse nothing: assertion parameters given by their old names."""
+        return deprecation_notes(self.evals.evals, self.compiled, self.evals_path)
+
 
 def find_config(skill_dir: Path, explicit: Path | None) -> Path | None:
     """--config, else SKILL_DIR/evals/benchmark_config.json when it exists."""
@@ -80,7 +90,6 @@ def _load(path: Path, model: type[M], problems: list[Problem]) -> M | None:
 
 
 # --judge's names (grade.judge.JUDGES, which `validate` does not import: jinja2, tenacity, ...)
-JUDGE_NAMES = ("none", "local", "openai", "anthropic")
 
 
 def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
@@ -145,16 +154,19 @@ def check_inputs(skill_dir: Path, evals_path: Path | None = None, config_path: P
     return Inputs(skill, config, cfg.resolve() if cfg else None, evals, path, files, compiled)
 
 
-def skill_problems(skill_dir: Path, evals_path: Path | None = None, judge: str | None = "none") -> list[Problem]:
-    """check_inputs as a list of problems ([]: usable), for `validate`."""
+def skill_problems(skill_dir: Path, evals_path: Path | None = None, judge: str | None = "none",
+                   notes: list[str] | None = None) -> list[Problem]:
+    """check_inputs as a list of problems ([]: usable), for `validate`; its warnings go to `notes`."""
     try:
-        check_inputs(skill_dir, evals_path, require_evals=evals_path is not None, judge=judge)
+        inputs = check_inputs(skill_dir, evals_path, require_evals=evals_path is not None, judge=judge)
     except InputError as exc:
         return exc.problems
+    if inputs is not None and notes is not None:
+        notes += inputs.notes()
     return []
 
 
-def _standalone_evals(path: Path, judge: str | None) -> list[Problem]:
+def _standalone_evals(path: Path, judge: str | None, notes: list[str] | None) -> list[Problem]:
     """An eval set given alone gets the eval-set checks of `run` too; when it sits in a skill
     folder (`<skill>/evals/evals.json`) that folder is its skill, as `run` would take it."""
     problems = validate_file(path, "evals")
@@ -162,23 +174,29 @@ def _standalone_evals(path: Path, judge: str | None) -> list[Problem]:
         return problems
     skill_dir = path.resolve().parent.parent
     if (skill_dir / "SKILL.md").is_file() and path.resolve() == (skill_dir / EVALS_FILE).resolve():
-        return skill_problems(skill_dir, path, judge)
-    return eval_set_problems(load_model(path, EvalSet), path, None, judge)[2]
+        return skill_problems(skill_dir, path, judge, notes)
+    evals = load_model(path, EvalSet)
+    _, compiled, problems = eval_set_problems(evals, path, None, judge)
+    if not problems and notes is not None:
+        notes += deprecation_notes(evals.evals, compiled, path)
+    return problems
 
 
-def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "none") -> list[Problem]:
+def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "none",
+                   notes: list[str] | None = None) -> list[Problem]:
     """`skillassay validate`: every problem in every path. Folders are skill folders (SKILL.md,
     plus its config and eval set when present, checked exactly as `run` checks them, with the
-    same --judge); files are spec JSON files of the kind their name says, or --kind."""
+    same --judge); files are spec JSON files of the kind their name says, or --kind. Warnings
+    that refuse nothing (deprecated assertion parameters) are added to `notes`."""
     if kind is not None and kind not in KINDS:
         return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(KINDS))]
-    if judge is not None and judge not in JUDGE_NAMES:
-        return [Problem("--judge", judge, "unknown judge; choose one of: " + ", ".join(JUDGE_NAMES))]
+    if judge is not None and judge != "none" and plugins.find("judges", judge) is None:
+        return [Problem("--judge", judge, "unknown judge; choose one of: none, " + ", ".join(plugins.names("judges")))]
     problems: list[Problem] = []
     for path in map(Path, paths):
         if path.is_dir():
             if (path / "SKILL.md").is_file():
-                problems += skill_problems(path, judge=judge)
+                problems += skill_problems(path, judge=judge, notes=notes)
             else:
                 problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
                                         "a skill folder or a JSON file"))
@@ -189,7 +207,7 @@ def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "non
         else:
             file_kind = kind or kind_of(path)
             if file_kind == "evals":
-                problems += _standalone_evals(path, judge)
+                problems += _standalone_evals(path, judge, notes)
             elif file_kind == "config":
                 problems += validate_file(path, file_kind) or config_problems(load_model(path, BenchmarkConfig), path)
             else:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from skillassay import plugins
 from skillassay.errors import InputError
-from skillassay.sandbox import bwrap, docker
+from skillassay.sandbox import bwrap
 from skillassay.sandbox.spec import SandboxSpec
 
 WARNING = ("no sandbox: {why}. Trials run as you, with your files, your home folder and your API keys "
@@ -27,24 +28,22 @@ class Resolved:
 
 
 def resolve(spec: SandboxSpec, probe: Sequence[str] | None = None) -> Resolved:
-    """auto -> bwrap where it works, else none with a warning; bwrap or docker asked for and not
-    usable here -> exit 2 saying what is missing (a run must not silently go unconfined)."""
-    if spec.kind == "none":
-        return Resolved(replace(spec, chosen=spec.chosen or "asked for"))
-    if spec.kind in ("auto", "bwrap"):
-        why = bwrap.works()
-        if why is None:
-            return Resolved(replace(spec, kind="bwrap", chosen=spec.chosen or
-                                    ("auto: bwrap works here" if spec.kind == "auto" else "asked for")))
-        if spec.kind == "bwrap":
-            raise InputError.one("--sandbox", "bwrap", f"cannot sandbox here: {why}")
-        return Resolved(replace(spec, kind="none", chosen=f"auto: {why}"), WARNING.format(why=why))
-    if spec.digest is not None:  # resolved before (a Ray node gets the driver's spec)
-        return Resolved(spec)
-    missing, digest = docker.preflight(spec, probe)
-    if missing:
-        raise InputError.one("--sandbox", "docker", f"cannot sandbox here: {missing}")
-    return Resolved(replace(spec, digest=digest, chosen=spec.chosen or "asked for"))
+    """auto -> bwrap where it works, else none with a warning; a kind asked for (a
+    `skillassay.sandboxes` plugin) and not usable here -> exit 2 saying what is missing (a run
+    must not silently go unconfined)."""
+    if spec.kind != "auto":
+        return Resolved(sandbox(spec.kind).check(spec, probe))
+    why = bwrap.works()
+    if why is None:
+        return Resolved(replace(spec, kind="bwrap", chosen=spec.chosen or "auto: bwrap works here"))
+    return Resolved(replace(spec, kind="none", chosen=f"auto: {why}"), WARNING.format(why=why))
+
+
+def sandbox(kind: str) -> Any:
+    """The sandbox plugin of this kind (plugins.py): `check(spec, probe)` and `wrap(...)`."""
+    if plugins.find("sandboxes", kind) is None:
+        raise InputError.one("--sandbox", kind, plugins.unknown("sandboxes", kind))
+    return plugins.load("sandboxes", kind)
 
 
 def resolved(spec: SandboxSpec) -> SandboxSpec:
@@ -71,16 +70,5 @@ def confined(spec: SandboxSpec, argv: Sequence[str], *, cwd: Path, writable: Seq
     """The argv that runs `argv` in the sandbox, `cwd` and `writable` the only folders it may
     change, `readonly` visible but unchangeable. The caller runs it with `env`."""
     spec = resolved(spec)
-    if spec.kind == "bwrap":
-        yield bwrap.bwrap_argv(argv, cwd=cwd, writable=writable, readonly=readonly, env=env)
-    elif spec.kind == "docker":
-        name = docker.container_name()
-        try:
-            yield docker.docker_argv(argv, spec=spec, name=name, cwd=cwd, writable=writable,
-                                     readonly=readonly, env=env)
-        finally:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(docker.remove_argv(name), capture_output=True, timeout=60,
-                               stdin=subprocess.DEVNULL)
-    else:
-        yield list(argv)
+    with sandbox(spec.kind).wrap(spec, argv, cwd=cwd, writable=writable, readonly=readonly, env=env) as wrapped:
+        yield wrapped

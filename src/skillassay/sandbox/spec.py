@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from skillassay import plugins
 from skillassay.errors import InputError
 
-KINDS = ("auto", "none", "bwrap", "docker")
+KINDS = ("auto", "none", "bwrap", "docker")  # the built-ins; plugins may add more (kinds.py)
 DEFAULT_NETWORK = "host"  # the agent must reach the metering proxy on the host's 127.0.0.1
 
 
@@ -29,8 +30,9 @@ class SandboxSpec:
 
     @property
     def isolated(self) -> bool:
-        """True for a kind that confines the trial (the agent then gets no secrets)."""
-        return self.kind in ("bwrap", "docker")
+        """True for a kind that confines the trial (the agent then gets no secrets): every
+        sandbox plugin but `none` (auto is resolved before a trial runs)."""
+        return self.kind not in ("auto", "none")
 
     def record(self) -> dict[str, Any]:
         """What iteration.json keeps: the kind used, how it was chosen, and docker's limits."""
@@ -60,9 +62,9 @@ def sandbox_spec(kind: str | None, config: dict[str, Any] | str | None, source: 
     spec = SandboxSpec(**fields)
     if kind:
         spec = replace(spec, kind=kind)
-    if spec.kind not in KINDS:
+    if spec.kind != "auto" and plugins.find("sandboxes", spec.kind) is None:
         raise InputError.one(source if kind is None else "--sandbox", spec.kind,
-                             f"unknown sandbox; one of {', '.join(KINDS)}")
+                             f"unknown sandbox; one of auto, {', '.join(plugins.names('sandboxes'))}")
     if spec.kind == "docker" and not spec.image:
         raise InputError.one(source if kind is None else "--sandbox", "docker",
                              "needs an image: `sandbox: {\"kind\": \"docker\", \"image\": \"NAME:TAG\"}` in the "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from skillassay import plugins
 from skillassay.errors import InputError
 from skillassay.executors import Executor, ExecutorSettings, TrialRequest, check_executor, load_executor_class
 from skillassay.spec.skillmd import DESCRIPTION_MAX
@@ -100,6 +101,15 @@ class ExecutorProposer:
         self.name = executor.name
         self.seed = seed
 
+    @classmethod
+    def make(cls, name: str, request: ProposerRequest) -> ExecutorProposer:
+        """The executor of the same name (local, openai, anthropic), checked before any round."""
+        executor = load_executor_class(name)(ExecutorSettings(model=request.model, temperature=request.temperature,
+                                                              max_tokens=request.max_tokens,
+                                                              options=dict(request.options)))
+        check_executor(executor)
+        return cls(executor, request.seed)
+
     def propose(self, context: ProposalContext) -> str:
         import tempfile
 
@@ -123,6 +133,12 @@ class ScriptedProposer:
         self.descriptions = list(descriptions)
         self.calls: list[ProposalContext] = []
 
+    @classmethod
+    def make(cls, name: str, request: ProposerRequest) -> ScriptedProposer:
+        if request.proposals is None:
+            raise InputError.one("--proposer scripted", "", "needs --proposals FILE (a JSON list of descriptions)")
+        return cls(load_proposals(request.proposals))
+
     def propose(self, context: ProposalContext) -> str:
         self.calls.append(context)
         if len(self.calls) > len(self.descriptions):
@@ -140,19 +156,28 @@ def load_proposals(path: Path) -> list[str]:
     return data
 
 
+@dataclass(frozen=True)
+class ProposerRequest:
+    """What `--proposer NAME` and its options ask of a `skillassay.proposers` plugin: a class
+    whose `make(name, request)` returns a Proposer."""
+
+    model: str | None
+    options: dict
+    proposals: Path | None
+    seed: int
+    temperature: float = 0.8
+    max_tokens: int = 300
+
+
 def make_proposer(name: str, *, model: str | None, options: dict, proposals: Path | None, seed: int,
                   temperature: float = 0.8, max_tokens: int = 300) -> Proposer:
-    if name == "scripted":
-        if proposals is None:
-            raise InputError.one("--proposer scripted", "", "needs --proposals FILE (a JSON list of descriptions)")
-        return ScriptedProposer(load_proposals(proposals))
-    if name not in ("local", "openai", "anthropic"):
-        raise InputError.one("--proposer", name, "expected local, openai, anthropic or scripted")
-    executor = load_executor_class(name)(ExecutorSettings(model=model, temperature=temperature, max_tokens=max_tokens,
-                                                          options=dict(options)))
-    check_executor(executor)
-    return ExecutorProposer(executor, seed)
+    """The proposer plugin of that name (plugins.py), built."""
+    if plugins.find("proposers", name) is None:
+        raise InputError.one("--proposer", name, plugins.unknown("proposers", name))
+    request = ProposerRequest(model, options, proposals, seed, temperature, max_tokens)
+    proposer: Proposer = plugins.load("proposers", name).make(name, request)
+    return proposer
 
 
 __all__ = ["ExecutorProposer", "ProposalContext", "Proposer", "QueryScore", "ScriptedProposer",
-           "extract_description", "make_proposer", "proposal_prompt", "spec_problems"]
+           "ProposerRequest", "extract_description", "make_proposer", "proposal_prompt", "spec_problems"]
