@@ -50,10 +50,10 @@ app = typer.Typer(
 @handles_input_errors
 def validate(
     paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
-    kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
+    kind: Annotated[str | None, typer.Option(help="Force the file kind: one `skillassay schema` lists, or trigger_evals (the list `skillassay triggers` reads).")] = None,
     judge: Annotated[str | None, typer.Option(help="The judge `run` will use for plain-string expectations: none, local, openai or anthropic (default: none, and then plain strings are refused, as `run` refuses them without --judge).")] = None,
 ) -> None:
-    """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
+    """Validate spec files (kind from the file name, or --kind) and skill folders (SKILL.md, evals, config, trigger evals)."""
     from skillassay.run.preflight import validate_paths
 
     problems = validate_paths(paths, kind, judge)

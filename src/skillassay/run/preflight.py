@@ -17,12 +17,14 @@ from typing import TypeVar
 
 from skillassay.errors import InputError, Problem
 from skillassay.grade.grader import CompiledExpectation, compile_expectations, plain_expectation_problems
-from skillassay.models import KINDS, BenchmarkConfig, EvalSet
+from skillassay.models import BenchmarkConfig, EvalSet
 from skillassay.models.config import MAX_SKILL_FILE_BYTES
 from skillassay.spec.scaffold import placeholder_problems
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.spec.skillmd import check_skill_folder
+from skillassay.spec.trigger_evals import TRIGGER_EVALS_FILE, trigger_eval_problems
 from skillassay.spec.validate import (
+    FILE_KINDS,
     kind_of,
     resolve_input_files,
     skill_name_problems,
@@ -170,8 +172,8 @@ def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "non
     """`skillassay validate`: every problem in every path. Folders are skill folders (SKILL.md,
     plus its config and eval set when present, checked exactly as `run` checks them, with the
     same --judge); files are spec JSON files of the kind their name says, or --kind."""
-    if kind is not None and kind not in KINDS:
-        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(KINDS))]
+    if kind is not None and kind not in FILE_KINDS:
+        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(FILE_KINDS))]
     if judge is not None and judge not in JUDGE_NAMES:
         return [Problem("--judge", judge, "unknown judge; choose one of: " + ", ".join(JUDGE_NAMES))]
     problems: list[Problem] = []
@@ -179,6 +181,8 @@ def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "non
         if path.is_dir():
             if (path / "SKILL.md").is_file():
                 problems += skill_problems(path, judge=judge)
+                if (path / TRIGGER_EVALS_FILE).is_file():  # what `skillassay triggers` reads
+                    problems += trigger_eval_problems(path / TRIGGER_EVALS_FILE)
             else:
                 problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
                                         "a skill folder or a JSON file"))
