@@ -528,14 +528,14 @@ def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None 
         math.floor(math.exp(log_most) + 1e-9) if k >= 1 else 0)
     can = k >= 1 and n_evals <= most
     needed = trials_to_detect(n_evals, q)
+    part = f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals else ""
+    aside = f" ({part})" if part else ""
     if can:
         up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
-        suite = (f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals
-                 else f"this suite has {n_evals}")
         text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
-                f"{up_to} evals ({suite}); smaller drops need more trials.")
-    else:
-        text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
+                f"{up_to} evals ({part or f'this suite has {n_evals}'}); smaller drops need more trials.")
+    else:  # a changed eval is set aside: say so here too, or "among 7 evals" reads wrong of a suite of 8
+        text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals{aside}: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
                 f"{q:g}. Run with --trials {needed} or more to make that detectable.")
     from skillassay.analyze.gate import REGRESSION_GATE_LEVEL
