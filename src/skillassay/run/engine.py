@@ -184,7 +184,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
         raise InputError(links)
     name = req.executor or config.executor or "local"
     register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
-    resolved = run_sandbox(req, config, name)
+    resolved = run_sandbox(req, config, name, inputs.config_path)
     settings = ExecutorSettings(
         sandbox=resolved.spec, skill_under_test=skill.name,
         model=req.model or config.model,
@@ -230,11 +230,11 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
                     resolved.warning, judge_check)
 
 
-def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str) -> Resolved:
+def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_name: str, config_path: Path | None) -> Resolved:
     """The sandbox the trials run in, decided once here (auto probed, docker's daemon, image
-    and the agent's program checked: exit 2 naming what is missing)."""
+    and the agent's program checked: exit 2 naming what is missing, in the config file by key)."""
     given = config.sandbox.model_dump() if isinstance(config.sandbox, SandboxConfig) else config.sandbox
-    spec = sandbox_spec(req.sandbox, given, "config sandbox")
+    spec = sandbox_spec(req.sandbox, given, str(config_path) if config_path else "config", "$.sandbox")
     if req.sandbox_image:
         spec = replace(spec, image=req.sandbox_image)
         spec = sandbox_spec(None, spec.__dict__, "--sandbox-image")
