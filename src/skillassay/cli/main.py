@@ -343,7 +343,7 @@ def _write_ci_outputs(bench: Any, gate_result: "GateResult", junit: Path | None,
 @app.command()
 @handles_input_errors
 def gate(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json); a workspace: its latest iteration.")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's skill snapshot).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
@@ -357,6 +357,7 @@ def gate(
     called regression. Failures name the evals responsible and the next step."""
     from skillassay.analyze.gate_check import check_iteration
 
+    iteration_dir = latest_if_workspace(iteration_dir, "gating")
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
     if as_json:
