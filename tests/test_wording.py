@@ -13,7 +13,7 @@ import repo_paths
 from cli_runner import cli
 from iteration_factory import write_iteration
 
-from skillassay.analyze.compare import summary_lines
+from skillassay.analyze.compare_text import summary_lines
 from skillassay.wording import UNBOUNDED, pct, whole_percent
 
 

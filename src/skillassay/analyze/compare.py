@@ -32,7 +32,7 @@ from skillassay.store.discover import METADATA, find_evals
 from skillassay.store.jsonio import load_model, parse_json_bytes, read_json, write_json
 from skillassay.store.layout import SNAPSHOT_DIR
 from skillassay.store.records import TrialRecord
-from skillassay.wording import UNBOUNDED, pct, ratio_value
+from skillassay.wording import UNBOUNDED
 
 SCHEMA_VERSION = 1
 FILENAME = "comparison_previous.json"
@@ -353,15 +353,6 @@ def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list
     return None
 
 
-def _pct(x: float | None) -> str:
-    return pct(x)
-
-
-def _num(x: float | None) -> str:
-    """A figure of the comparison as a person reads it: n/a when not recorded, never None."""
-    return "n/a" if x is None else ratio_value(float(x), ".4g", "")
-
-
 def eval_label(row: dict[str, Any]) -> str:
     return f"eval-{row['eval_id']} ({row['eval_name']})" if row.get("eval_name") else f"eval-{row['eval_id']}"
 
@@ -654,36 +645,3 @@ def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
     if problem is not None:
         raise InputError.one(path, *problem)
     return data
-
-
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    """The comparison as a few lines of text for the terminal."""
-    m = result["metrics"]
-    prev = result["previous"]
-
-    def iv(v: list | None, scale: float = 100, unit: str = " pts") -> str:
-        return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
-
-    pr = m["pass_rate"]
-    lines = [f"iteration {result['current']['iteration']} vs {prev.get('iteration')} ({prev.get('found', prev['path'])})",
-             f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}: "
-             + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + iv(pr["interval"])]
-    for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
-        c = m[key]
-        if c["previous"] is None and c["current"] is None:
-            lines.append(f"{name}: not recorded in either iteration")  # never "None -> None"
-            continue
-        rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
-        lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
-                     f"{iv(c['relative_interval'], unit='%')}")
-    ir = m["improvement_ratio"]
-    if ir["delta"] is not None:
-        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: {ir['delta']:+.2f}x")
-    else:
-        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: change n/a"
-                     f" ({ir['undefined_reason'] or 'not computable'})")
-    for row in result["per_eval"]:
-        if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
-            lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")
-    limit = result.get("detection_limit") or {}
-    return lines + result["notes"] + ([limit["text"]] if limit else [])

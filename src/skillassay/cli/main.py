@@ -289,8 +289,9 @@ def compare(
     Per eval: the raw flip and the statistical call (regressed / possible regression /
     improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
     nothing to compare with."""
-    from skillassay.analyze.compare import FILENAME, summary_lines
+    from skillassay.analyze.compare import FILENAME
     from skillassay.analyze.compare import compare as compare_iterations
+    from skillassay.analyze.compare_text import summary_lines
 
     remember_iterations(current, previous if previous is not None and previous.is_dir() else None)
     result = compare_iterations(current, previous, config)
