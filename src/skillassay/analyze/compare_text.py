@@ -24,12 +24,17 @@ def _ci(v: list | None, scale: float = 100, unit: str = " pts") -> str:
     return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
 
 
-def _scope(result: dict[str, Any], compared: int | None) -> tuple[str, str]:
-    """(after the suite figures, before the change): empty when every eval is compared."""
+def evals_scope(result: dict[str, Any], compared: int | None) -> tuple[str, str]:
+    """What a change is over, said when it is not the whole suite: (" (all 8 evals)", "on the 7
+    evals in both"); two empty strings when every eval is compared."""
     suite = len(result["per_eval"]) + len(result.get("changed_evals") or []) + len(result.get("unmatched_evals") or [])
     if not compared or compared >= suite:
         return "", ""
-    return f" (all {suite} evals)", f"on the {compared} eval{'s' if compared != 1 else ''} in both: "
+    return f" (all {suite} evals)", f"on the {compared} eval{'s' if compared != 1 else ''} in both"
+
+
+def _lead(over: str) -> str:
+    return f"; {over}: " if over else ": "
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
@@ -37,10 +42,9 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     m = result["metrics"]
     prev = result["previous"]
     pr = m["pass_rate"]
-    suite, over = _scope(result, pr.get("n_evals"))
-    sep = "; " if over else ": "
+    suite, over = evals_scope(result, pr.get("n_evals"))
     lines = [f"iteration {result['current']['iteration']} vs {prev.get('iteration')} ({prev.get('found', prev['path'])})",
-             f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}{suite}{sep}{over}"
+             f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}{suite}{_lead(over)}"
              + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + _ci(pr["interval"])]
     for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
         c = m[key]
@@ -51,8 +55,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
                      f"{_ci(c['relative_interval'], unit='%')}")
     ir = m["improvement_ratio"]
-    suite, over = _scope(result, ir.get("n_evals"))
-    head = f"improvement ratio {_ratio(ir['previous'])} -> {_ratio(ir['current'])}{suite}{'; ' if over else ': '}{over}"
+    suite, over = evals_scope(result, ir.get("n_evals"))
+    head = f"improvement ratio {_ratio(ir['previous'])} -> {_ratio(ir['current'])}{suite}{_lead(over)}"
     if ir["delta"] is not None:
         lines.append(f"{head}{ir['delta']:+.2f}x")
     else:
@@ -64,4 +68,4 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     return lines + result["notes"] + ([limit["text"]] if limit else [])
 
 
-__all__ = ["summary_lines"]
+__all__ = ["evals_scope", "summary_lines"]
