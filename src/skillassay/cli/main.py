@@ -263,9 +263,11 @@ def aggregate(
     err.print(f"{result.runs_read} runs aggregated ({len(result.skipped)} skipped), skill {result.arms.skill} vs "
               f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)
     if s is not None:
-        delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
-        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
-                  f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+        arms = result.benchmark.run_summary.configs() if result.benchmark.run_summary else {}
+        per_expectation = [_pct(a.pass_rate.mean) if (a := arms.get(c)) else "n/a"
+                           for c in (result.arms.skill, result.arms.baseline)]  # skill-creator's run_summary figure
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}; "
+                  f"expectation pass rate with skill {per_expectation[0]}, baseline {per_expectation[1]}", highlight=False)
         _print_ungraded(s)
     from skillassay.analyze.gate import measurement_problems
 
