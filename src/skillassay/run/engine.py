@@ -201,6 +201,9 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
             raise InputError.one("--ray-address", req.ray_address,
                                  "is only used with --backend ray (or `backend: ray` in the config)")
         backend = open_backend(backend_name, req.ray_address or config.ray_address, executor)
+        if settings.model and (refused := type(executor).model_problem(settings.model)):  # after a missing extra
+            where = ("--model", "") if req.model else (str(inputs.config_path), "$.model")
+            raise InputError.one(*where, f"{settings.model}: {refused}")  # before it is recorded as what ran
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
         judge_check = None

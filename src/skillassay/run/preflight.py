@@ -88,10 +88,17 @@ JUDGE_NAMES = ("none", "local", "openai", "anthropic")
 def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
     """What the config names that `run` would refuse later, said against the config's file and
     key (not as a flag the user never passed): an executor that is not installed."""
-    from skillassay.executors import executor_names, unknown_executor
+    from skillassay.executors import executor_names, load_executor_class, unknown_executor
 
     if config.executor is not None and config.executor not in executor_names():
         return [Problem(str(path), "$.executor", f"{config.executor!r}: {unknown_executor(config.executor)}")]
+    if config.executor is not None and config.model is not None:  # else --executor may choose another
+        try:
+            refused = load_executor_class(config.executor).model_problem(config.model)
+        except InputError:  # an extra not installed: said where the executor is loaded to run
+            refused = None
+        if refused:
+            return [Problem(str(path), "$.model", f"{config.model}: {refused}")]
     return []
 
 
