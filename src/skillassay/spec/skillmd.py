@@ -20,7 +20,7 @@ DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 
 
-def _check_name(value: Any, folder: str) -> list[str]:
+def _check_name(value: Any, folder: str | None) -> list[str]:
     if not isinstance(value, str):
         return [f"expected a string of a-z, 0-9 and '-', got {_yaml_type(value)}"]
     return name_problems(value, folder)
