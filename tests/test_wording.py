@@ -13,7 +13,7 @@ import repo_paths
 from cli_runner import cli
 from iteration_factory import write_iteration
 
-from skillassay.analyze.compare import summary_lines
+from skillassay.analyze.compare_text import summary_lines
 from skillassay.wording import UNBOUNDED, pct, whole_percent
 
 
@@ -24,9 +24,10 @@ def test_halves_round_away_from_zero_as_the_viewer_rounds_them() -> None:
 
 
 def test_viewer_rounds_percentages_with_tofixed() -> None:
-    """The viewer's pct is toFixed(0), whose halves go away from zero like wording.pct."""
+    """The viewer's pct is toFixed(0), whose halves go away from zero like wording.pct (run under
+    node on every k/n in tests/viewer/test_viewer_wording.py)."""
     js = (repo_paths.SRC / "skillassay" / "viewer" / "assets" / "viewer.js").read_text()
-    assert "const pct = (x) => (x === null || x === undefined ? \"n/a\" : `${(x * 100).toFixed(0)}%`);" in js
+    assert "const pct = (x) => (x === null || x === undefined ? \"n/a\" : `${Number((x * 100).toFixed(0))}%`);" in js
 
 
 def test_console_benchmark_md_and_report_say_13_percent_for_one_in_eight(tmp_path: Path) -> None:

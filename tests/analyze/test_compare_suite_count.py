@@ -31,3 +31,9 @@ def test_a_changed_eval_is_counted_in_the_suite_but_not_compared(tmp_path: Path)
 def test_an_unchanged_suite_says_its_size_once() -> None:
     assert "(this suite has 6)" in detection_limit(6, 3)["text"]
     assert "(this suite has 6)" in detection_limit(6, 3, suite_evals=6)["text"]
+
+
+def test_a_design_that_cannot_detect_counts_the_suite_too() -> None:
+    # a suite of 8 with one eval changed at 3 trials: the line said "among 7 evals" and nothing of the 8
+    text = detection_limit(7, 3, suite_evals=8)["text"]
+    assert "among 7 evals (this suite has 8, 7 of them compared)" in text, text

@@ -360,7 +360,7 @@ def read_with(reader: str, ws: Path) -> None:
 
         aggregate_iteration(it, output=ws / "out" / "benchmark.json")
     elif reader == "compare":
-        from skillassay.analyze.compare import compare
+        from skillassay.workflows.compare_on_disk import compare
 
         compare(it, ws / "iteration-1")
     elif reader == "gate":

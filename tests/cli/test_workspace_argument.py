@@ -1,4 +1,4 @@
-"""`report` and `history` take a workspace as `view` does (issue 34): its latest iteration, said
+"""`report`, `history` and `gate` take a workspace as `view` does (issue 34): its latest iteration, said
 so on stderr. (`history show` takes the workspace; given an iteration folder, its workspace.)"""
 
 from __future__ import annotations
@@ -31,3 +31,10 @@ def test_history_record_and_show_take_a_workspace_or_an_iteration(tmp_path: Path
     assert (ws / "history.json").is_file() and not (tmp_path / "history.json").exists()
     shown = cli(["history", "show", str(ws / "iteration-2")])
     assert shown.exit_code == 0 and "current best" in shown.output, shown.output
+
+
+def test_gate_on_a_workspace_gates_its_latest_iteration(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    on_workspace, on_latest = cli(["gate", str(ws), "--json"]), cli(["gate", str(ws / "iteration-2"), "--json"])
+    assert "latest iteration, iteration-2" in on_workspace.stderr, on_workspace.output
+    assert on_workspace.exit_code == on_latest.exit_code and on_workspace.stdout == on_latest.stdout

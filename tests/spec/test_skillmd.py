@@ -200,3 +200,22 @@ def test_every_problem_is_reported(tmp_path: Path) -> None:
         tmp_path, "name: Bad--\ndescription: ''\nfoo: 1\nlicense: 3\n", folder="elsewhere"))
     assert {p.location for p in problems} == {"name", "description", "foo", "license"}
     assert len([p for p in problems if p.location == "name"]) == 4
+
+
+def test_validate_accepts_the_snapshot_a_run_wrote(tmp_path: Path) -> None:
+    """The tool's own files validate (issue 34): an iteration's skill-snapshot/ holds the skill
+    under another folder name, which the name-equals-folder rule refused."""
+    import shutil
+
+    import repo_paths
+    from cli_runner import cli
+
+    skill = tmp_path / "acme-vpn"
+    shutil.copytree(repo_paths.EXAMPLE, skill)
+    assert cli(["run", str(skill), "--executor", "echo", "--trials", "1"]).exit_code in (0, 3)  # a gate verdict
+    snapshot = tmp_path / "acme-vpn-workspace" / "iteration-1" / "skill-snapshot"
+    result = cli(["validate", str(snapshot), str(snapshot / "evals" / "evals.json")])
+    assert result.exit_code == 0, result.output
+    elsewhere = tmp_path / "skill-snapshot"  # the rule still holds outside an iteration
+    shutil.copytree(snapshot, elsewhere)
+    assert "must equal the skill folder's name" in cli(["validate", str(elsewhere)]).output

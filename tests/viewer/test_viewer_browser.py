@@ -5,6 +5,7 @@ must never run. Screenshots of each tab go to test-artifacts/."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,9 @@ def test_benchmark_tab(page: tuple[Any, Watch], viewer_server: ViewerServer) -> 
     assert len(widths) == 2 and all(w > 100 for w in widths)  # per-eval bars and the trend
     trend_rows = pg.locator("section.block", has_text="Trend across iterations").locator("tbody tr")
     assert trend_rows.count() == 2
+    variance = pg.locator("section.block", has_text="Variance across runs")
+    assert variance.locator("th").nth(3).text_content() == "pass rate (trials passed)"  # per trial, as elsewhere
+    assert re.fullmatch(r"\d+% \(\d+/\d+\)", variance.locator("tbody tr td").nth(3).text_content() or "")
     shot(pg, "viewer-benchmark-tab.png")
     pg.keyboard.press("ArrowRight")  # arrows do nothing on the benchmark tab
     pg.click("#tab-outputs")

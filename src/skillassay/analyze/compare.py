@@ -27,7 +27,7 @@ from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
 from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord
-from skillassay.wording import UNBOUNDED, pct, ratio_value
+from skillassay.wording import UNBOUNDED
 
 SCHEMA_VERSION = COMPARISON_SCHEMA_VERSION
 FILENAME = COMPARISON_FILENAME
@@ -251,15 +251,6 @@ def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list
     return None
 
 
-def _pct(x: float | None) -> str:
-    return pct(x)
-
-
-def _num(x: float | None) -> str:
-    """A figure of the comparison as a person reads it: n/a when not recorded, never None."""
-    return "n/a" if x is None else ratio_value(float(x), ".4g", "")
-
-
 def eval_label(row: dict[str, Any]) -> str:
     return f"eval-{row['eval_id']} ({row['eval_name']})" if row.get("eval_name") else f"eval-{row['eval_id']}"
 
@@ -426,14 +417,14 @@ def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None 
         math.floor(math.exp(log_most) + 1e-9) if k >= 1 else 0)
     can = k >= 1 and n_evals <= most
     needed = trials_to_detect(n_evals, q)
+    part = f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals else ""
+    aside = f" ({part})" if part else ""
     if can:
         up_to = f"up to {most:,}" if most < 10**6 else "more than a million"  # 4^K: 120 digits at K = 200
-        suite = (f"this suite has {suite_evals}, {n_evals} of them compared" if suite_evals and suite_evals != n_evals
-                 else f"this suite has {n_evals}")
         text = (f"At {k} trial(s) per arm a lone eval falling from {k}/{k} to 0/{k} can be called regressed among "
-                f"{up_to} evals ({suite}); smaller drops need more trials.")
-    else:
-        text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
+                f"{up_to} evals ({part or f'this suite has {n_evals}'}); smaller drops need more trials.")
+    else:  # a changed eval is set aside: say so here too, or "among 7 evals" reads wrong of a suite of 8
+        text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals{aside}: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
                 f"{q:g}. Run with --trials {needed} or more to make that detectable.")
     from skillassay.analyze.gate import REGRESSION_GATE_LEVEL
@@ -493,34 +484,3 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     return result
 
 
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    """The comparison as a few lines of text for the terminal."""
-    m = result["metrics"]
-    prev = result["previous"]
-
-    def iv(v: list | None, scale: float = 100, unit: str = " pts") -> str:
-        return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
-
-    pr = m["pass_rate"]
-    lines = [f"iteration {result['current']['iteration']} vs {prev.get('iteration')} ({prev.get('found', prev['path'])})",
-             f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}: "
-             + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + iv(pr["interval"])]
-    for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
-        c = m[key]
-        if c["previous"] is None and c["current"] is None:
-            lines.append(f"{name}: not recorded in either iteration")  # never "None -> None"
-            continue
-        rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
-        lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
-                     f"{iv(c['relative_interval'], unit='%')}")
-    ir = m["improvement_ratio"]
-    if ir["delta"] is not None:
-        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: {ir['delta']:+.2f}x")
-    else:
-        lines.append(f"improvement ratio {_num(ir['previous'])} -> {_num(ir['current'])}: change n/a"
-                     f" ({ir['undefined_reason'] or 'not computable'})")
-    for row in result["per_eval"]:
-        if row["label"] != "unchanged" or row["raw_flip"] in ("PASS->FAIL", "FAIL->PASS"):
-            lines.append(f"{eval_label(row)}: {row['label']} (raw {row['raw_flip']}): {row['explanation']}")
-    limit = result.get("detection_limit") or {}
-    return lines + result["notes"] + ([limit["text"]] if limit else [])

@@ -50,10 +50,10 @@ app = typer.Typer(
 @handles_input_errors
 def validate(
     paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="JSON files or skill folders to validate.")],
-    kind: Annotated[str | None, typer.Option(help="Force the file kind (see `skillassay schema`).")] = None,
+    kind: Annotated[str | None, typer.Option(help="Force the file kind: one `skillassay schema` lists, or trigger_evals (the list `skillassay triggers` reads).")] = None,
     judge: Annotated[str | None, typer.Option(help="The judge `run` will use for plain-string expectations: none, local, openai or anthropic (default: none, and then plain strings are refused, as `run` refuses them without --judge).")] = None,
 ) -> None:
-    """Validate spec files (kind from the file name, or --kind) and skill folders' SKILL.md."""
+    """Validate spec files (kind from the file name, or --kind) and skill folders (SKILL.md, evals, config, trigger evals)."""
     from skillassay.run.preflight import validate_paths
 
     notes: list[str] = []
@@ -278,9 +278,11 @@ def aggregate(
     err.print(f"{result.runs_read} runs aggregated ({len(result.skipped)} skipped), skill {result.arms.skill} vs "
               f"baseline {result.arms.baseline} -> {result.json_path}, {result.md_path}", highlight=False)
     if s is not None:
-        delta = (result.benchmark.run_summary.delta or {}) if result.benchmark.run_summary else {}
-        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}, "
-                  f"expectation pass-rate delta {delta.get('pass_rate', 'n/a')}", highlight=False)
+        arms = result.benchmark.run_summary.configs() if result.benchmark.run_summary else {}
+        per_expectation = [_pct(a.pass_rate.mean) if (a := arms.get(c)) else "n/a"
+                           for c in (result.arms.skill, result.arms.baseline)]  # skill-creator's run_summary figure
+        err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline {_pct(s.baseline.pass_rate)}; "
+                  f"expectation pass rate with skill {per_expectation[0]}, baseline {per_expectation[1]}", highlight=False)
         _print_ungraded(s)
     from skillassay.analyze.gate import measurement_problems
 
@@ -304,7 +306,8 @@ def compare(
     Per eval: the raw flip and the statistical call (regressed / possible regression /
     improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
     nothing to compare with."""
-    from skillassay.analyze.compare import FILENAME, summary_lines
+    from skillassay.analyze.compare import FILENAME
+    from skillassay.analyze.compare_text import summary_lines
     from skillassay.workflows.compare_on_disk import compare as compare_iterations
 
     remember_iterations(current, previous if previous is not None and previous.is_dir() else None)
@@ -358,7 +361,7 @@ def _write_ci_outputs(bench: Any, gate_result: "GateResult", junit: Path | None,
 @app.command()
 @handles_input_errors
 def gate(
-    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json).")],
+    iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (with benchmark.json); a workspace: its latest iteration.")],
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's skill snapshot).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
@@ -372,6 +375,7 @@ def gate(
     called regression. Failures name the evals responsible and the next step."""
     from skillassay.workflows.gate_iteration import check_iteration
 
+    iteration_dir = latest_if_workspace(iteration_dir, "gating")
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
     if as_json:

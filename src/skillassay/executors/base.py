@@ -142,6 +142,13 @@ class Executor(ABC):
         """(usable here, reason) for `skillassay executors`."""
         return True, "built in"
 
+    @classmethod
+    def model_problem(cls, model: str) -> str | None:
+        """Why this executor cannot run `model` (None: it can, or the provider will say). An
+        executor that runs one fixed model refuses another name instead of recording it as the
+        model it ran."""
+        return None
+
     def ready(self) -> str | None:
         """What is missing for this executor, with its settings, to run a trial here (None:
         nothing), checked before any trial is spent. By default what `skillassay executors`

@@ -215,6 +215,13 @@ class LocalExecutor(Executor):
             return False, needs_extra("local", "the embedded model")
         return True, f"embedded {DEFAULT_MODEL}, offline"
 
+    @classmethod
+    def model_problem(cls, model: str) -> str | None:
+        if model == DEFAULT_MODEL:
+            return None
+        return (f"the local executor runs the embedded {DEFAULT_MODEL} only; for another GGUF file use "
+                "-o model_path=FILE.gguf (and no model setting)")
+
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident["model"] = self.settings.model or DEFAULT_MODEL

@@ -7,6 +7,7 @@ looked up defensively: an older or foreign file still gets the charts its fields
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -161,6 +162,11 @@ def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
     """Pass rate, tokens and time across iterations; None with fewer than two points."""
     if len(points) < TREND_MIN_POINTS:
         return None
+    return _render(trend_figure(points), fmt)
+
+
+def trend_figure(points: list[dict[str, Any]]) -> Figure:
+    """trend_chart's figure, drawn and not yet rendered."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 2.8))
@@ -179,8 +185,11 @@ def trend_chart(points: list[dict[str, Any]], fmt: str = "svg") -> bytes | None:
         if len(keys) > 1:
             ax.set_ylim(0, 1.05)
             ax.legend(fontsize="x-small")
+        else:  # from zero, so a 1% change does not draw as a climb; up to the data, or 1 without any
+            top = max((p[keys[0]] for p in points if p[keys[0]] is not None and math.isfinite(p[keys[0]])), default=0.0)
+            ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)
     fig.tight_layout()
-    return _render(fig, fmt)
+    return fig
 
 
 def report_chart_names(iteration_dir: Path, data: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ from skillassay.analyze.compare import (
     design_limit,
     eval_label,
 )
+from skillassay.analyze.compare_text import evals_scope
 from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
@@ -71,6 +72,9 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
             delta = signed(m.get("relative_delta"), "rel") + signed_interval(m.get("relative_interval"), "rel")
         else:
             delta = signed(m.get("delta"), dkind) + signed_interval(m.get("interval"), dkind)
+        over = evals_scope(comparison, m.get("n_evals"))[1] if comparison and m else ""
+        if over:  # a changed eval is set aside: the rates beside the delta are the whole suite's
+            delta += f" ({over})"
         current = fmt(value, kind) + fmt_interval(iv, kind)
         limit = thresholds.get(key)
         t = by_key.get(key)

@@ -193,7 +193,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
     name = req.executor or config.executor or "local"
     register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
     executor_class = load_executor_class(name)  # loaded once: run_sandbox asks it for its program
-    resolved = run_sandbox(req, config, executor_class)
+    resolved = run_sandbox(req, config, executor_class, inputs.config_path)
     settings = ExecutorSettings(
         sandbox=resolved.spec, skill_under_test=skill.name,
         model=req.model or config.model,
@@ -210,6 +210,9 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
             raise InputError.one("--ray-address", req.ray_address,
                                  "is only used with --backend ray (or `backend: ray` in the config)")
         backend = open_backend(backend_name, req.ray_address or config.ray_address, executor)
+        if settings.model and (refused := type(executor).model_problem(settings.model)):  # after a missing extra
+            where = ("--model", "") if req.model else (str(inputs.config_path), "$.model")
+            raise InputError.one(*where, f"{settings.model}: {refused}")  # before it is recorded as what ran
         grader = make_grader(req.judge, req.judge_model, req.judge_samples)
         require_judge(evals.evals, evals_path, grader)
         judge_check = None
@@ -239,11 +242,12 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
                     resolved.warning, judge_check)
 
 
-def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_class: type[Executor]) -> Resolved:
+def run_sandbox(req: RunRequest, config: BenchmarkConfig, executor_class: type[Executor],
+                config_path: Path | None) -> Resolved:
     """The sandbox the trials run in, decided once here (auto probed, docker's daemon, image
-    and the agent's program checked: exit 2 naming what is missing)."""
+    and the agent's program checked: exit 2 naming what is missing, in the config file by key)."""
     given = config.sandbox.model_dump() if isinstance(config.sandbox, SandboxConfig) else config.sandbox
-    spec = sandbox_spec(req.sandbox, given, "config sandbox")
+    spec = sandbox_spec(req.sandbox, given, str(config_path) if config_path else "config", "$.sandbox")
     if req.sandbox_image:
         spec = replace(spec, image=req.sandbox_image)
         spec = sandbox_spec(None, spec.__dict__, "--sandbox-image")

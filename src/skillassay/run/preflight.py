@@ -23,12 +23,14 @@ from skillassay.grade.grader import (
     deprecation_notes,
     plain_expectation_problems,
 )
-from skillassay.models import KINDS, BenchmarkConfig, EvalSet
+from skillassay.models import BenchmarkConfig, EvalSet
 from skillassay.models.config import MAX_SKILL_FILE_BYTES
 from skillassay.spec.scaffold import placeholder_problems
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.spec.skillmd import check_skill_folder
+from skillassay.spec.trigger_evals import TRIGGER_EVALS_FILE, trigger_eval_problems
 from skillassay.spec.validate import (
+    FILE_KINDS,
     kind_of,
     resolve_input_files,
     skill_name_problems,
@@ -95,10 +97,17 @@ def _load(path: Path, model: type[M], problems: list[Problem]) -> M | None:
 def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
     """What the config names that `run` would refuse later, said against the config's file and
     key (not as a flag the user never passed): an executor that is not installed."""
-    from skillassay.executors import executor_names, unknown_executor
+    from skillassay.executors import executor_names, load_executor_class, unknown_executor
 
     if config.executor is not None and config.executor not in executor_names():
         return [Problem(str(path), "$.executor", f"{config.executor!r}: {unknown_executor(config.executor)}")]
+    if config.executor is not None and config.model is not None:  # else --executor may choose another
+        try:
+            refused = load_executor_class(config.executor).model_problem(config.model)
+        except InputError:  # an extra not installed: said where the executor is loaded to run
+            refused = None
+        if refused:
+            return [Problem(str(path), "$.model", f"{config.model}: {refused}")]
     return []
 
 
@@ -188,8 +197,8 @@ def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "non
     plus its config and eval set when present, checked exactly as `run` checks them, with the
     same --judge); files are spec JSON files of the kind their name says, or --kind. Warnings
     that refuse nothing (deprecated assertion parameters) are added to `notes`."""
-    if kind is not None and kind not in KINDS:
-        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(KINDS))]
+    if kind is not None and kind not in FILE_KINDS:
+        return [Problem("--kind", "", f"unknown kind {kind!r}; expected one of: " + ", ".join(FILE_KINDS))]
     if judge is not None and judge != "none" and plugins.find("judges", judge) is None:
         return [Problem("--judge", judge, "unknown judge; choose one of: none, " + ", ".join(plugins.names("judges")))]
     problems: list[Problem] = []
@@ -197,6 +206,8 @@ def validate_paths(paths: list[Path], kind: str | None, judge: str | None = "non
         if path.is_dir():
             if (path / "SKILL.md").is_file():
                 problems += skill_problems(path, judge=judge, notes=notes)
+                if (path / TRIGGER_EVALS_FILE).is_file():  # what `skillassay triggers` reads
+                    problems += trigger_eval_problems(path / TRIGGER_EVALS_FILE)
             else:
                 problems.append(Problem(str(path), "", "is a folder without SKILL.md; expected "
                                         "a skill folder or a JSON file"))

@@ -54,21 +54,27 @@ class SandboxSpec:
         return f"{text}; {self.chosen}" if self.chosen else text
 
 
-def sandbox_spec(kind: str | None, config: dict[str, Any] | str | None, source: str = "sandbox") -> SandboxSpec:
+def sandbox_spec(kind: str | None, config: dict[str, Any] | str | None, source: str = "sandbox",
+                 key: str = "") -> SandboxSpec:
     """The spec from the config's `sandbox` (a kind, or an object with `kind` and docker's
-    options) with the command line's --sandbox over it. Unknown kinds: exit 2 naming `source`."""
+    options) with the command line's --sandbox over it. Bad values: exit 2 naming where they came
+    from: --sandbox, or `source` (the config file) and `key` (its JSON path)."""
     base: dict[str, Any] = config if isinstance(config, dict) else ({"kind": config} if config else {})
     fields: dict[str, Any] = {k: tuple(v) if k == "mounts" else v for k, v in base.items() if v is not None}
     spec = SandboxSpec(**fields)
     if kind:
         spec = replace(spec, kind=kind)
+    where, field = ("--sandbox", "") if kind else (source, key)
+
+    def refused(message: str) -> InputError:
+        return InputError.one(where, field, f"{spec.kind}: {message}")
+
     if spec.kind != "auto" and plugins.find("sandboxes", spec.kind) is None:
-        raise InputError.one(source if kind is None else "--sandbox", spec.kind,
-                             f"unknown sandbox; one of auto, {', '.join(plugins.names('sandboxes'))}")
+        raise refused(f"unknown sandbox; one of auto, {', '.join(plugins.names('sandboxes'))}")
     if spec.kind == "docker" and not spec.image:
-        raise InputError.one(source if kind is None else "--sandbox", "docker",
-                             "needs an image: `sandbox: {\"kind\": \"docker\", \"image\": \"NAME:TAG\"}` in the "
-                             "config or --sandbox-image (docs/sandbox.md says how to build one)")
+        raise refused("needs an image: `sandbox: {\"kind\": \"docker\", \"image\": \"NAME:TAG\"}` in the "
+                      "config or --sandbox-image (docs/sandbox.md says how to build one)")
     if bad := [m for m in spec.mounts if not m.startswith("/") or ":" in m]:
-        raise InputError.one(source, "mounts", f"{bad[0]!r}: host folders must be absolute paths without ':'")
+        raise InputError.one(source, f"{key}.mounts" if key else "mounts",
+                             f"{bad[0]!r}: host folders must be absolute paths without ':'")
     return spec

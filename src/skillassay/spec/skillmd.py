@@ -7,18 +7,20 @@ each naming SKILL.md, the frontmatter key and what was expected."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from skillassay.errors import InputError, Problem
 from skillassay.spec.skill import name_problems, split_frontmatter
+from skillassay.store.layout import SNAPSHOT_DIR
 
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 
 
-def _check_name(value: Any, folder: str) -> list[str]:
+def _check_name(value: Any, folder: str | None) -> list[str]:
     if not isinstance(value, str):
         return [f"expected a string of a-z, 0-9 and '-', got {_yaml_type(value)}"]
     return name_problems(value, folder)
@@ -82,6 +84,13 @@ def _yaml_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def is_snapshot(path: Path) -> bool:
+    """An iteration's copy of its skill (`iteration-N/skill-snapshot/`): our own file, whose
+    folder name is not the skill's, so the name-equals-folder rule does not apply to it."""
+    resolved = path.resolve()
+    return resolved.name == SNAPSHOT_DIR and re.fullmatch(r"iteration-\d+", resolved.parent.name) is not None
+
+
 def check_skill_folder(path: Path) -> list[Problem]:
     """All rule violations of `path/SKILL.md`; an empty list means the skill is well-formed."""
     path = Path(path)
@@ -108,7 +117,7 @@ def check_skill_folder(path: Path) -> list[Problem]:
         if key not in frontmatter:
             problems.append(Problem(file, key, f"required frontmatter key missing: {what}"))
     if "name" in frontmatter:
-        folder = path.resolve().name
+        folder = None if is_snapshot(path) else path.resolve().name
         problems += [Problem(file, "name", m) for m in _check_name(frontmatter["name"], folder)]
     if "description" in frontmatter:
         problems += [Problem(file, "description", m)

@@ -13,6 +13,7 @@ from pathlib import Path, PurePath
 
 from skillassay.errors import InputError, Problem
 from skillassay.models import KINDS, EvalSet, model_of
+from skillassay.spec import trigger_evals
 from skillassay.store.jsonio import load_model
 from skillassay.store.layout import inside
 
@@ -24,6 +25,8 @@ def kind_of(path: Path) -> str | None:
     if not name.endswith(".json"):
         return None
     stem = name.removesuffix(".json")
+    if stem == trigger_evals.KIND:  # a bare list, so no model kind: read as `triggers` reads it
+        return stem
     if stem in KINDS:
         return stem
     if "config" in stem:
@@ -35,12 +38,18 @@ def kind_of(path: Path) -> str | None:
     return None
 
 
+# What `validate` tells apart: the models' kinds and the trigger eval set.
+FILE_KINDS = (*KINDS, trigger_evals.KIND)
+
+
 def unknown_kind(path: Path) -> Problem:
     return Problem(str(path), "", "cannot tell the file kind from its name; use --kind with one "
-                   "of: " + ", ".join(KINDS))
+                   "of: " + ", ".join(FILE_KINDS))
 
 
 def validate_file(path: Path, kind: str) -> list[Problem]:
+    if kind == trigger_evals.KIND:
+        return trigger_evals.trigger_eval_problems(path)
     try:
         load_model(path, model_of(kind))
     except InputError as exc:

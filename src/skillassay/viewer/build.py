@@ -381,15 +381,27 @@ def _spread(values: list[float]) -> dict[str, float | None]:
     return {"mean": mean, "sd": sd, "min": min(values), "max": max(values)}
 
 
+def _trial_passed(run: dict[str, Any]) -> bool | None:
+    """A trial passes when every expectation passed; one failed fails it; else a missing verdict
+    leaves it ungraded (store.records.trial_verdict's rule, read from benchmark.json's runs)."""
+    verdicts = [as_dict(e).get("passed") for e in as_list(run.get("expectations"))]
+    if not verdicts or False in verdicts:
+        return False if verdicts else None
+    return True if all(v is True for v in verdicts) else None
+
+
 def variance_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
-    """Spread across runs per eval and configuration, from benchmark.json's runs."""
+    """Spread across runs per eval and configuration, from benchmark.json's runs: the pass rate
+    per trial (as everywhere else) beside skill-creator's per-run expectation pass rate."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for run in as_list(bench.get("runs")):
         run = as_dict(run)
         res = as_dict(run.get("result"))
         key = (str(run.get("eval_id")), str(run.get("configuration")))
         g = groups.setdefault(key, {"eval_id": run.get("eval_id"), "eval_name": run.get("eval_name") or "",
-                                    "configuration": key[1], "pass": [], "tokens": [], "seconds": []})
+                                    "configuration": key[1], "pass": [], "tokens": [], "seconds": [], "trials": []})
+        if (verdict := _trial_passed(run)) is not None:
+            g["trials"].append(verdict)
         for name, field_name in (("pass", "pass_rate"), ("tokens", "tokens"), ("seconds", "time_seconds")):
             if as_num(res.get(field_name)) is not None:
                 g[name].append(float(res[field_name]))
@@ -397,6 +409,8 @@ def variance_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
     for g in groups.values():
         rows.append({"eval_id": g["eval_id"], "eval_name": g["eval_name"], "configuration": g["configuration"],
                      "runs": len(g["pass"]), "pass": _spread(g["pass"]), "tokens": _spread(g["tokens"]),
+                     "trials": {"passed": sum(g["trials"]), "graded": len(g["trials"]),
+                                "rate": sum(g["trials"]) / len(g["trials"]) if g["trials"] else None},
                      "seconds": _spread(g["seconds"])})
     return rows
 

@@ -30,7 +30,8 @@
     div.innerHTML = html;
     return div;
   }
-  const pct = (x) => (x === null || x === undefined ? "n/a" : `${(x * 100).toFixed(0)}%`);
+  // wording.pct's rule: halves away from zero (toFixed), and never "-0%" (Number drops the sign of zero).
+  const pct = (x) => (x === null || x === undefined ? "n/a" : `${Number((x * 100).toFixed(0))}%`);
   const num = (x, d = 2) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(d));
   // Seconds keep three significant digits: a fast executor's 0.0004 s must not read as 0.00.
   const secs = (x) => (x === null || x === undefined ? "n/a" : Math.abs(x) >= 100 ? Number(x).toFixed(0) : Number(Number(x).toPrecision(3)).toString());
@@ -208,6 +209,7 @@
   }
   const section = (title, ...kids) => el("section", { cls: "block" }, el("h3", { text: title }), ...kids);
   const chart = (src, alt) => (src && /^data:image\/svg\+xml;base64,/.test(src) ? el("img", { cls: "chart", src, alt }) : null);
+  const trialsText = (t) => (!t || t.rate === null || t.rate === undefined ? "n/a" : `${pct(t.rate)} (${t.passed}/${t.graded})`);
   const spread = (s, kind) => (s.mean === null ? "n/a" : `${fmt(kind, s.mean)} ± ${s.sd === null ? "n/a" : fmt(kind, s.sd)} (${fmt(kind, s.min)}–${fmt(kind, s.max)})`);
 
   function renderBenchmark(b) {
@@ -229,8 +231,9 @@
     out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
         [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));
-    out.push(section("Variance across runs", table(["eval", "configuration", "runs", "expectation pass rate mean ± sd (min–max)", "tokens", "seconds"],
-      b.variance.map((r) => [`${r.eval_id} ${r.eval_name}`, r.configuration, r.runs, spread(r.pass, "pass_rate"), spread(r.tokens, "avg_tokens"), spread(r.seconds, "s")]))));
+    out.push(section("Variance across runs", el("p", { cls: "muted", text: "Pass rate: the share of trials in which every expectation passed (as everywhere in this viewer). Expectation pass rate: the share of a trial's expectations that passed, averaged over its runs (skill-creator's run_summary pass_rate)." }),
+      table(["eval", "configuration", "runs", "pass rate (trials passed)", "expectation pass rate mean ± sd (min–max)", "tokens", "seconds"],
+        b.variance.map((r) => [`${r.eval_id} ${r.eval_name}`, r.configuration, r.runs, trialsText(r.trials), spread(r.pass, "pass_rate"), spread(r.tokens, "avg_tokens"), spread(r.seconds, "s")]))));
     if (b.comparison) {
       const c = b.comparison;
       out.push(section("Regressions and improvements vs the previous iteration",
