@@ -69,9 +69,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from skillassay.analyze import distributions as dists
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
-from skillassay.analyze.ufuncs import ufuncs
+from skillassay.stats import distributions as dists
+from skillassay.stats.ufuncs import ufuncs
 
 TARGET = 0.8  # the power every piece of advice promises
 CONF = 0.95  # the tests' two-sided level (one-sided 2.5% in the direction the advice promises)

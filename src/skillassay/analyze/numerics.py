@@ -18,8 +18,34 @@ from typing import Literal
 
 import numpy as np
 
-from skillassay.analyze import distributions as dists
-from skillassay.analyze.ufuncs import ufuncs
+from skillassay.stats import distributions as dists
+from skillassay.stats.binomial import (  # noqa: F401 - moved there (issue 35)
+    RELIABILITY_HIGH,
+    RELIABILITY_LOW,
+    RELIABILITY_UNRELIABLE,
+    _check_counts,
+    _wilson_bounds,
+    clopper_pearson_interval,
+    pass_at_k,
+    pass_hat_k,
+    reliability_label,
+    wilson_interval,
+    within_eval_variance,
+)
+from skillassay.stats.decide import ABS_TOL, REL_TOL, _at, decide, plain_comparison  # noqa: F401 - moved there (issue 35)
+from skillassay.stats.multiplicity import _boschloo, bh_adjust, bh_call_threshold, one_sided_exact_p  # noqa: F401 - moved there (issue 35)
+from skillassay.stats.sign_flip import EXACT_MAX_NONZERO, MIN_NONZERO_FOR_SIGNIFICANCE, MONTE_CARLO_RESAMPLES  # noqa: F401 - moved there (issue 35)
+from skillassay.stats.sizing import (  # noqa: F401 - moved there (issue 35)
+    SAFEGUARD_LEVEL,
+    _power_quantile,
+    evals_to_decide,
+    evals_with_differing,
+    planning_variance,
+    trials_per_arm,
+    trials_per_eval_to_decide,
+)
+from skillassay.stats.types import Decision, Direction, Interval  # noqa: F401 - moved there (issue 35)
+from skillassay.stats.ufuncs import ufuncs
 from skillassay.wording import UNBOUNDED
 
 # The quantiles and the sign-flip test come from `distributions` (scipy.special and numpy,
@@ -35,111 +61,27 @@ def preload() -> None:
     paths that use them import them, when needed."""
     ufuncs()
 
-Interval = tuple[float, float]
-Direction = Literal["min", "max"]
-Decision = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 
-RELIABILITY_HIGH = "High"
-RELIABILITY_LOW = "Low (investigate)"
-RELIABILITY_UNRELIABLE = "unreliable"
 
-# 2**14 sign flips enumerate in ~0.05 s; 2**16 takes ~0.25 s and 2**20 ~7 s, which would
-# break the "statistics in well under a second" budget, so beyond this we sample.
-EXACT_MAX_NONZERO = 14
-MONTE_CARLO_RESAMPLES = 50_000
-# With m non-zero paired differences the smallest two-sided sign-flip p is 2 / 2**m, which is
-# >= 0.05 for m <= 5: significance is then impossible whatever the data say.
-MIN_NONZERO_FOR_SIGNIFICANCE = 6
-# planning_variance's default: the one-sided level of the variance bound advice is sized on.
-SAFEGUARD_LEVEL = 0.8
 
-# Equality tolerance for threshold comparisons: the spec says "equal passes", and a mean
-# computed as 0.7999999999999999 is equal to 0.8 for every purpose a user cares about.
-_REL_TOL = 1e-9
-_ABS_TOL = 1e-12
 
 
 # ---------------------------------------------------------------------------------------------
 # Rates within one eval
 
 
-@functools.lru_cache(maxsize=16_384)
-def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
-    """Wilson score interval for c passes in n trials.
-
-    Wilson rather than Wald because at K = 3 the Wald interval collapses to a point at 0/3 and
-    3/3, which would claim certainty the data cannot give. None when nothing completed.
-    Remembered: a pure function of two small integers that repeat across evals, and each
-    statsmodels call costs ~0.3 ms (a fifth of build_statistics at 50 evals).
-    """
-    if n <= 0:
-        return None
-    lo, hi = _wilson_bounds(c, n, 1 - conf)
-    # At 0/n and n/n the bound is exactly 0 or 1; float noise would put it a hair inside.
-    lo = 0.0 if c == 0 else max(0.0, float(lo))
-    hi = 1.0 if c == n else min(1.0, float(hi))
-    return (lo, hi)
 
 
-def _wilson_bounds(c: int, n: int, alpha: float) -> tuple[float, float]:
-    """statsmodels' proportion_confint(c, n, alpha, method="wilson"), step for step on the same
-    numpy types, so the bounds are bit-identical (tests/analyze/test_numerics.py compares them): importing
-    statsmodels for these six lines costs 0.4-0.9 s (it pulls in pandas), which `aggregate`
-    paid on every call to beat skill-creator's script."""
-    count, nobs = np.asarray(c), np.asarray(n)
-    q = count / nobs
-    crit = dists.norm_isf(alpha / 2.0)
-    crit2 = crit**2
-    denom = 1 + crit2 / nobs
-    center = (q + crit2 / (2 * nobs)) / denom
-    dist = crit * np.sqrt(q * (1.0 - q) / nobs + crit2 / (4.0 * nobs**2))
-    dist /= denom
-    return float(np.clip(center - dist, 0, 1)), float(np.clip(center + dist, 0, 1))
 
 
-def _check_counts(n: int, c: int, k: int) -> None:
-    if not (0 <= c <= n):
-        raise ValueError(f"need 0 <= c <= n, got c={c}, n={n}")
-    if not (1 <= k <= n):
-        raise ValueError(f"need 1 <= k <= n, got k={k}, n={n}")
 
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased estimate of P(at least one of k fresh trials passes) from c of n.
-
-    Computed as a product rather than with big binomials so it stays exact for large n.
-    """
-    _check_counts(n, c, k)
-    if n - c < k:
-        return 1.0
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """Unbiased estimate of P(all k fresh trials pass) from c of n: "works every time"."""
-    _check_counts(n, c, k)
-    if c < k:
-        return 0.0
-    return math.comb(c, k) / math.comb(n, k)
 
 
-def within_eval_variance(c: int, k: int) -> float | None:
-    """Unbiased per-trial variance of pass/fail within one eval, c(K-c)/(K(K-1)).
-
-    Non-zero means the eval is non-deterministic under this configuration. None when fewer
-    than two trials completed (the spec's "unreliable").
-    """
-    if k < 2:
-        return None
-    return c * (k - c) / (k * (k - 1))
 
 
-def reliability_label(c: int, completed: int) -> str:
-    """The spec's variance-analysis label for one eval."""
-    variance = within_eval_variance(c, completed)
-    if variance is None:
-        return RELIABILITY_UNRELIABLE
-    return RELIABILITY_HIGH if variance == 0 else RELIABILITY_LOW
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,16 +262,6 @@ def lognormal_mean_p_at_most(means: Sequence[float] | np.ndarray, x: float,
     return float(np.mean(t <= math.log(x)))
 
 
-def clopper_pearson_interval(c: int, n: int, conf: float = 0.95) -> Interval:
-    """The exact binomial interval (Clopper & Pearson, Biometrika 26, 1934): each side misses
-    at most (1 - conf) / 2 of the time for every true rate, where a t or Wald interval on a
-    0/1 sample overshoots it by discreteness (3.3% at 50 trials and a true 0.5, 4.8% at 0.8)."""
-    special = ufuncs()  # scipy.special's betaincinv, without the package's import cost
-
-    tail = (1 - conf) / 2
-    lo = 0.0 if c == 0 else float(special.betaincinv(c, n - c + 1, tail))
-    hi = 1.0 if c == n else float(special.betaincinv(c + 1, n - c, 1 - tail))
-    return (lo, hi)
 
 
 # Beta-binomial random-effects model of per-eval pass counts, for the suite pass rate's interval.
@@ -836,221 +768,35 @@ def geometric_mean_ratio(
 # Per-eval change between two K-trial samples
 
 
-def one_sided_exact_p(
-    c_before: int, n_before: int, c_after: int, n_after: int,
-    only_observed_direction: bool = False,
-) -> tuple[float | None, float | None]:
-    """(p_regression, p_improvement): Boschloo's one-sided exact tests of rate change.
-
-    p_regression tests H1: rate_before > rate_after; p_improvement the reverse. Boschloo is
-    uniformly more powerful than Fisher's exact test for two independent binomials. A table
-    with no variation at all (all pass or all fail in both samples) carries no evidence, so
-    p = 1; an empty sample gives None. With only_observed_direction the test against the
-    observed change (and both, when the rates are equal) is reported as 1 instead of computed:
-    it could not reject anyway, a larger p only makes Benjamini-Hochberg more conservative,
-    and Boschloo costs ~0.1 s per call at K = 200.
-    """
-    if n_before <= 0 or n_after <= 0:
-        return None, None
-    total = c_before + c_after
-    if total == 0 or total == n_before + n_after:
-        return 1.0, 1.0
-    drop = c_before * n_after - c_after * n_before  # > 0 when the rate went down
-    p_reg = p_imp = 1.0
-    if not only_observed_direction or drop > 0:
-        p_reg = _boschloo(c_before, n_before, c_after, n_after, "greater")
-    if not only_observed_direction or drop < 0:
-        p_imp = _boschloo(c_before, n_before, c_after, n_after, "less")
-    return min(1.0, p_reg), min(1.0, p_imp)
 
 
-@functools.lru_cache(maxsize=4096)
-def _boschloo(c_before: int, n_before: int, c_after: int, n_after: int, alternative: str) -> float:
-    """One Boschloo p-value, remembered: evals with the same counts (common at small K) and the
-    trials-to-call search, which re-asks the same tables, then pay for each table once."""
-    from scipy import stats as sps
-
-    table = [[c_before, c_after], [n_before - c_before, n_after - c_after]]
-    return float(sps.boschloo_exact(table, alternative=alternative).pvalue)
 
 
-def bh_call_threshold(p_values: Sequence[float | None], index: int, q: float) -> float:
-    """The largest raw p that test `index` may have and still be called at FDR q by
-    Benjamini-Hochberg, the other p-values staying as they are.
-
-    Closed form of the step-up rule: with m tests and the others sorted o_1 <= ... <= o_{m-1},
-    a p-value x is rejected iff some rank r has x <= r q / m and o_{r-1} <= r q / m (then at
-    least r p-values are <= r q / m, so the step-up rule reaches x). None entries are not tests.
-    """
-    others = sorted(p for i, p in enumerate(p_values) if i != index and p is not None)
-    m = len(others) + 1
-    best = q / m
-    for r in range(2, m + 1):
-        if others[r - 2] <= r * q / m:
-            best = r * q / m
-    return best
 
 
-def bh_adjust(p_values: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg adjusted p-values; None entries are not tests and stay None."""
-    from scipy import stats as sps
-
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    out: list[float | None] = [None] * len(p_values)
-    if not idx:
-        return out
-    adj = sps.false_discovery_control(np.array([p_values[i] for i in idx], dtype=float))
-    for i, v in zip(idx, adj, strict=True):
-        out[i] = float(v)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
 # Power
 
 
-def trials_per_arm(
-    p1: float, p2: float, alpha: float = 0.05, power: float = 0.8
-) -> int | None:
-    """Trials per arm to detect p1 vs p2 on one eval (two-sided two-proportion z test).
-
-    None when p1 == p2: no finite sample detects a difference of zero.
-    """
-
-    if math.isclose(p1, p2, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):
-        return None
-    za, zb = dists.norm_ppf(1 - alpha / 2), dists.norm_ppf(power)
-    pbar = (p1 + p2) / 2
-    num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(
-        p1 * (1 - p1) + p2 * (1 - p2)
-    )
-    return max(1, math.ceil(num**2 / (p1 - p2) ** 2 - 1e-9))
 
 
 # ---------------------------------------------------------------------------------------------
 # Thresholds
 
 
-def _at(value: float, threshold: float) -> bool:
-    return math.isclose(value, threshold, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
 
 
-def plain_comparison(value: float | None, threshold: float, direction: Direction) -> bool | None:
-    """The spec's comparison: min -> value >= threshold, max -> value <= threshold.
-
-    Equality (within float noise) passes, as the spec requires. None when there is no value.
-    """
-    if direction not in ("min", "max"):
-        raise ValueError(f"direction must be 'min' or 'max', got {direction!r}")
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if _at(value, threshold):
-        return True
-    if direction == "min":
-        return value >= threshold
-    return value <= threshold
 
 
-def decide(interval: Interval | None, threshold: float, direction: Direction) -> Decision:
-    """Three-state gate: PASS if the whole interval is on the good side, FAIL if wholly bad.
-
-    A bound exactly at the threshold counts as the good side (consistent with the spec's
-    "equal passes"). No interval (e.g. a single eval) cannot decide anything.
-    """
-    if direction not in ("min", "max"):
-        raise ValueError(f"direction must be 'min' or 'max', got {direction!r}")
-    if interval is None:
-        return "INCONCLUSIVE"
-    lo, hi = interval
-    if direction == "min":
-        if lo >= threshold or _at(lo, threshold):
-            return "PASS"
-        if hi < threshold and not _at(hi, threshold):
-            return "FAIL"
-        return "INCONCLUSIVE"
-    if hi <= threshold or _at(hi, threshold):
-        return "PASS"
-    if lo > threshold and not _at(lo, threshold):
-        return "FAIL"
-    return "INCONCLUSIVE"
 
 
-def _power_quantile(power: float, df: int) -> float:
-    """t_{power}(df): how far beyond the threshold the estimate must sit for the interval to
-    clear it with probability `power` (0 at power 0.5: the bound just reaches it, a coin flip)."""
-
-    return float(dists.t_ppf(power, df)) if power != 0.5 else 0.0
 
 
-def evals_to_decide(
-    sd: float, gap: float, conf: float = 0.95, max_evals: int = 100_000, power: float = 0.5,
-) -> int | None:
-    """Smallest E with (t_{E-1,q} + t_{E-1,power}) * sd / sqrt(E) <= gap: evals at which the
-    interval clears the threshold with probability `power`, if the mean and spread hold (at
-    power 0.5, where the interval just reaches it). None when it cannot (gap 0)."""
-
-    if gap <= 0 or not np.isfinite(sd):
-        return None
-    if sd <= 0:
-        return 2
-    q = (1 + conf) / 2
-    # The normal approximation is a lower bound (t > z), so counting up from it is short.
-    z = dists.norm_ppf(q) + (dists.norm_ppf(power) if power != 0.5 else 0.0)
-    e = max(2, math.floor((z * sd / gap) ** 2))
-    while e <= max_evals:
-        if (dists.t_ppf(q, e - 1) + _power_quantile(power, e - 1)) * sd / math.sqrt(e) <= gap:
-            return e
-        e += 1
-    return None
 
 
-def trials_per_eval_to_decide(
-    between_var: float, within_var: float, n_evals: int, gap: float, conf: float = 0.95,
-    power: float = 0.5,
-) -> int | None:
-    """K per eval so that (t_q + t_power) * sqrt((omega^2 + s^2/K)/E) <= gap at the current E.
-
-    None when even infinitely many trials cannot get there because the between-eval spread
-    (omega^2) alone keeps the interval too wide: then only more evals help.
-    """
-
-    if gap <= 0 or n_evals < 2:
-        return None
-    tq = dists.t_ppf((1 + conf) / 2, n_evals - 1) + _power_quantile(power, n_evals - 1)
-    allowed = (gap / tq) ** 2 * n_evals
-    room = allowed - max(0.0, between_var)
-    if room <= 0:
-        return None
-    if within_var <= 0:
-        return 2
-    return max(2, math.ceil(within_var / room - 1e-9))
 
 
-def planning_variance(variance: float, df: int, level: float = SAFEGUARD_LEVEL) -> float:
-    """A variance to size a new run for: its one-sided upper bound at `level`,
-    s^2 df / chi2_{1-level}(df). With 10 evals a sample variance is below the truth 40% of the
-    time, often by a factor of 2, and advice sized on it then falls short; for the between-eval
-    part it promises trials that cannot decide anything (that spread does not shrink with
-    trials), so there the caller asks for a 95% bound."""
-
-    if df < 1 or variance <= 0:
-        return max(0.0, variance)
-    return variance * df / float(dists.chi2_ppf(1 - level, df))
 
 
-def evals_with_differing(fraction: float, needed: int = MIN_NONZERO_FOR_SIGNIFICANCE,
-                         prob: float = 0.9, max_evals: int = 100_000) -> int | None:
-    """Smallest E at which, with probability `prob`, at least `needed` evals differ between the
-    arms when each differs with probability `fraction`: the sign-flip test drops ties, and
-    with fewer than 6 non-zero differences p < 0.05 is unreachable whatever the effect."""
-
-    if not (0 < fraction <= 1):
-        return None
-    if fraction == 1:
-        return needed
-    e = needed
-    while e <= max_evals:
-        if dists.binom_sf(needed - 1, e, fraction) >= prob:
-            return e
-        e += max(1, e // 50)
-    return None

@@ -103,10 +103,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillassay.analyze import distributions
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.statistics import EvalCell, group_records
-from skillassay.analyze.ufuncs import ufuncs
+from skillassay.stats import distributions
+from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
 ALPHA = 0.05

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.ufuncs import ufuncs
+from skillassay.stats import distributions as dists
+from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 from skillassay.wording import pct
 

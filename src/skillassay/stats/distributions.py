@@ -22,9 +22,9 @@ from typing import Literal
 
 import numpy as np
 
-from skillassay.analyze.ufuncs import ufuncs
+from skillassay.stats.ufuncs import ufuncs
 
-# scipy.special's ufuncs are loaded in the functions, on first use, by analyze.ufuncs (0.02 CPU-s
+# scipy.special's ufuncs are loaded in the functions, on first use, by stats.ufuncs (0.02 CPU-s
 # where `import scipy.special` costs 0.25): `aggregate` calls numerics.preload() once its reader
 # processes are forked, so even that runs beside the reading (the workers never need it).
 

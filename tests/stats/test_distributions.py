@@ -16,7 +16,7 @@ import pytest
 import repo_paths
 from scipy import stats as sps
 
-from skillassay.analyze import distributions as dists
+from skillassay.stats import distributions as dists
 
 QS = [0.0, 1e-300, 1e-12, 1e-6, 0.001, 0.0125, 0.025, 0.05, 0.1, 0.2, 0.25, 1 / 3, 0.5, 0.6, 0.8, 0.9,
       0.95, 0.975, 0.9875, 0.999, 1 - 1e-12, 1.0, -0.1, 1.5, math.nan]

@@ -20,7 +20,7 @@ def _python(code: str) -> str:
 def test_the_ufuncs_load_without_the_package_and_are_the_ones_it_exports() -> None:
     out = _python("""
         import sys
-        from skillassay.analyze.ufuncs import ufuncs
+        from skillassay.stats.ufuncs import ufuncs
         u = ufuncs()
         print("package imported:", "scipy.special" in sys.modules, "f2py:", "numpy.f2py" in sys.modules)
         import scipy.special, scipy.stats
@@ -36,7 +36,7 @@ def test_the_ufuncs_load_without_the_package_and_are_the_ones_it_exports() -> No
 def test_after_an_ordinary_import_the_same_module() -> None:
     out = _python("""
         import scipy.special
-        from skillassay.analyze.ufuncs import ufuncs
+        from skillassay.stats.ufuncs import ufuncs
         print(ufuncs() is scipy.special._ufuncs)
     """)
     assert out.strip() == "True"
