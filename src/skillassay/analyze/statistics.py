@@ -19,6 +19,8 @@ import numpy as np
 
 from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
+from skillassay.analyze import rate_intervals
+from skillassay.analyze.rate_intervals import DEFAULT_READING, READINGS, Reading
 from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 from skillassay.wording import pct
@@ -287,35 +289,29 @@ class MetricSeries:
             out.within_var.append(wv)
         return out
 
-    def estimate(self, pooled: bool) -> stats.MeanEstimate | None:
+    def estimate(self, pooled: bool, reading: Reading = DEFAULT_READING) -> stats.MeanEstimate | None:
         """Eval-mean (pass rate, as the spec averages per-eval rates) or trial-pooled (tokens,
-        duration, as the spec pools trials) so the interval is around the spec's own figure."""
+        duration, as the spec pools trials), with the one interval of `reading`
+        (rate_intervals: the gate decides on it and its FAIL p is the same test's). The SE is
+        the eval-clustered one, floored at the binomial noise for a pass rate: the advice's."""
         if not self.means:
             return None
         if pooled:
-            return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
-        est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
-                                   floor_se=stats.binomial_floor_se(self.means, self.counts))
-        if est.interval is not None and any(n > 1 for n in self.counts):
-            # Per-eval rates bunched at exact 0s and 1s (evals that always fail or pass): the t
-            # interval's spread, read off five such rates, misses on either side 3.3-3.9% of the
-            # time (issue 16); the beta-binomial model's interval ties the spread to the mean
-            # through the trials (numerics.beta_binomial_mean_interval). The hull keeps the
-            # wider end of each. At one trial per eval that model has nothing to add (the pooled
-            # count is binomial whatever the spread) and the exact interval below serves.
-            bb = stats.beta_binomial_mean_interval(self.pass_counts(), self.counts)
-            if bb is not None:
-                est = stats.MeanEstimate(est.mean, est.se, (min(bb[0], est.interval[0]),
-                                                            max(bb[1], est.interval[1])), est.n)
-        if est.interval is not None and all(n == 1 for n in self.counts):
-            # One trial per eval: the pooled count is Binomial(E, true mean) whatever the per-eval
-            # rates, so the exact interval keeps each one-sided 2.5% where the t interval on 0/1
-            # values, with few distinct values, does not (issue 16: 3.3% false PASS at 50 evals
-            # and a true 0.5, 4.8% at 0.8). The hull keeps whichever is wider on each side.
-            lo, hi = stats.clopper_pearson_interval(round(sum(self.sums)), len(self.counts))
-            est = stats.MeanEstimate(est.mean, est.se, (min(lo, est.interval[0]), max(hi, est.interval[1])),
-                                     est.n)
-        return est
+            est = stats.pooled_clustered_mean(self.sums, self.counts)
+            iv = rate_intervals.cost_interval(self.sums, self.counts, self.within_var, reading)
+        else:
+            est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
+                                       floor_se=stats.binomial_floor_se(self.means, self.counts))
+            iv = rate_intervals.pass_rate_interval(self.pass_counts(), self.counts, reading)
+        return stats.MeanEstimate(est.mean, est.se, iv, est.n)
+
+    def interval(self, pooled: bool, reading: Reading) -> stats.Interval | None:
+        """The interval of one reading alone (benchmark.json records both)."""
+        if not self.means:
+            return None
+        if pooled:
+            return rate_intervals.cost_interval(self.sums, self.counts, self.within_var, reading)
+        return rate_intervals.pass_rate_interval(self.pass_counts(), self.counts, reading)
 
     def pass_counts(self) -> list[int]:
         """Each eval's passes (a pass series' sums are its pass counts)."""
@@ -337,7 +333,13 @@ class MetricSeries:
         return max(0.0, float(np.var(self.means, ddof=1)) - self.noise_of_means()), s2
 
 
-def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> dict[str, Any]:
+def _intervals(series: MetricSeries, pooled: bool, nd: int = 6) -> dict[str, Any]:
+    """Both readings' intervals, by reading (rate_intervals.READINGS)."""
+    return {r: _iv(series.interval(pooled, r), nd) for r in READINGS}
+
+
+def config_stats(cells: list[EvalCell], config: str, trials_requested: int,
+                 reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     ks = _ks(trials_requested)
     pass_series = MetricSeries.build(cells, config, "pass")
     rates = pass_series.means
@@ -350,15 +352,19 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> d
             out[str(k)] = _f(float(np.mean(vals))) if vals else None
         return out
 
-    pr = pass_series.estimate(pooled=False)
-    tok = MetricSeries.build(cells, config, "tokens").estimate(pooled=True)
-    dur = MetricSeries.build(cells, config, "durations").estimate(pooled=True)
+    pr = pass_series.estimate(pooled=False, reading=reading)
+    tok_series = MetricSeries.build(cells, config, "tokens")
+    dur_series = MetricSeries.build(cells, config, "durations")
+    tok, dur = tok_series.estimate(True, reading), dur_series.estimate(True, reading)
     all_tokens = joined(c.arms[config].tokens for c in cells)
     all_durs = joined(c.arms[config].durations for c in cells)
     return {
         "pass_rate": _f(pr.mean) if pr else None,
         "pass_rate_se": _f(pr.se) if pr else None,
         "pass_rate_interval": _iv(pr.interval) if pr else None,
+        # Which reading the `interval`s are (the gate's), and both readings' intervals.
+        "interval_reading": reading,
+        "pass_rate_intervals": _intervals(pass_series, pooled=False),
         "pass_rate_sd_between_evals": _f(float(np.std(rates, ddof=1))) if len(rates) > 1 else None,
         "n_evals": len(rates),
         "evals_without_completed_trials": [c.eval_id for c in cells
@@ -369,9 +375,10 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> d
         "trials_requested": trials_requested * len(cells),
         "pass_at_k": avg_k(stats.pass_at_k),
         "pass_hat_k": avg_k(stats.pass_hat_k),
-        "avg_tokens": {**_mean_estimate(tok, 2), "median": _f(np.median(all_tokens), 2)
+        "avg_tokens": {**_mean_estimate(tok, 2), "intervals": _intervals(tok_series, True, 2), "median": _f(np.median(all_tokens), 2)
                        if all_tokens else None},
-        "avg_duration_seconds": {**_mean_estimate(dur, 4), "median": _f(np.median(all_durs), 4)
+        "avg_duration_seconds": {**_mean_estimate(dur, 4), "intervals": _intervals(dur_series, True, 4),
+                                 "median": _f(np.median(all_durs), 4)
                                  if all_durs else None},
     }
 
@@ -934,28 +941,20 @@ def _t_sf(x: float, df: int) -> float:
 
 def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals: int,
             series: MetricSeries | None, used: list[EvalCell], skill: str, baseline: str,
-            test_p: float | None, paired: dict[str, Any]) -> float | None:
+            test_p: float | None, paired: dict[str, Any], reading: Reading = DEFAULT_READING) -> float | None:
     """The one-sided p-value of a FAIL call: the smallest level at which the interval the gate
-    decided on still lies wholly on the bad side, i.e. the largest of the p-values of the parts
-    that interval is the hull of (each part's bound misses the threshold at level a exactly
-    when its p is below a). Capped at 2.5%: it decided FAIL at that level."""
+    decided on still lies wholly on the bad side. A per-configuration figure's interval is the
+    inversion of one test (rate_intervals), whose p this is; the ratio's is the largest of the
+    p-values of the bounds its interval holds. Capped at 2.5%: it decided FAIL at that level."""
     if value is None or n_evals < 2:
         return None
     df = n_evals - 1
     parts: list[float] = []
-    if key == "min_pass_rate" and series is not None and se:
-        parts.append(_t_sf((thr - value) / se, df))
-        if all(n == 1 for n in series.counts):  # the exact bound hulled in (MetricSeries.estimate)
-            special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
-
-            parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
-        elif any(n > 1 for n in series.counts):  # the beta-binomial bound hulled in (same place)
-            parts.append(stats.beta_binomial_mean_p(series.pass_counts(), series.counts, thr, "at least"))
-    elif key in ("max_avg_tokens", "max_avg_duration_seconds") and series is not None and se:
-        parts.append(_t_sf((value - thr) / se, df))
-        sums, counts = np.array(series.sums), np.array(series.counts, dtype=float)
-        if bool(np.all(sums > 0)):  # the log-scale interval hulled in (pooled_clustered_mean)
-            parts.append(stats.lognormal_mean_p_at_most(sums / counts, thr))
+    if key == "min_pass_rate" and series is not None:
+        parts.append(rate_intervals.pass_rate_p_at_least(series.pass_counts(), series.counts, thr, reading))
+    elif key in ("max_avg_tokens", "max_avg_duration_seconds") and series is not None:
+        p = rate_intervals.cost_p_at_most(series.sums, series.counts, series.within_var, thr, reading)
+        parts += [] if p is None else [p]
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
         # symmetric); the binomial floor's delta-method bound on the log scale, as in
@@ -980,7 +979,7 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
 
 def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
                baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0,
-               effect: float = MIN_DETECTABLE_EFFECT) -> dict[str, Any]:
+               effect: float = MIN_DETECTABLE_EFFECT, reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     gates: dict[str, Any] = {}
     for key, threshold in thresholds.items():
         if threshold is None or key not in GATE_DIRECTIONS:
@@ -996,13 +995,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         reason: str | None = None
         if key == "min_pass_rate":
             series = MetricSeries.build(cells, skill, "pass")
-            est = series.estimate(pooled=False)
+            est = series.estimate(pooled=False, reading=reading)
             responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
                            and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
         elif key in ("max_avg_tokens", "max_avg_duration_seconds"):
             attr = "tokens" if key == "max_avg_tokens" else "durations"
             series = MetricSeries.build(cells, skill, attr)
-            est = series.estimate(pooled=True)
+            est = series.estimate(pooled=True, reading=reading)
             responsible = [_eval_label(c) for c in cells
                            if (m := _arm_center(c.arms[skill], attr, "mean")) is not None
                            and not stats.plain_comparison(m, thr, "max")]
@@ -1041,11 +1040,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
+        else:
+            entry["reading"] = reading  # which population the interval is about (rate_intervals)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
         # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.
         entry["fail_p_value"] = (_f(_fail_p(key, thr, value, se, n_evals, series, used, skill, baseline,
-                                            test_p, paired), 8) if decision == "FAIL" else None)
+                                            test_p, paired, reading), 8) if decision == "FAIL" else None)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr, effect) if key == "min_improvement_ratio"
                          else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect),
@@ -1066,6 +1067,7 @@ def build_statistics(
     thresholds: dict[str, float | None] | None = None,
     seed: int = 0,
     min_detectable_effect: float = MIN_DETECTABLE_EFFECT,
+    interval_reading: Reading = DEFAULT_READING,
 ) -> dict[str, Any]:
     """The benchmark's `statistics` section: per-eval intervals and reliability, suite means
     clustered by eval, the paired skill-minus-baseline comparison, validity flags, power and
@@ -1097,13 +1099,14 @@ def build_statistics(
         "trials_requested": trials_requested,
         "n_evals": len(cells),
         "per_eval": per_eval,
-        "configurations": {cfg: config_stats(cells, cfg, trials_requested)
+        "interval_reading": interval_reading,
+        "configurations": {cfg: config_stats(cells, cfg, trials_requested, interval_reading)
                            for cfg in (skill_config, baseline_config)},
         "paired": paired,
         "validity": validity_flags(cells, skill_config, baseline_config, excluded),
         "power": power_stats(used, skill_config, baseline_config, min_detectable_effect),
         "gates": gate_stats(thresholds or {}, cells, skill_config, baseline_config, used, paired, seed,
-                            min_detectable_effect),
+                            min_detectable_effect, interval_reading),
     }
 
 

@@ -19,6 +19,7 @@ from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.compare import find_config
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.analyze.gate_check import not_measured
+from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
 from skillassay.errors import InputError
 from skillassay.grade.grader import (
     CompiledExpectation,
@@ -172,12 +173,14 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
                                                          ref.configuration, ref.run_number)[0])]
     records = sort_records(records)
     config = load_config(it_dir, path, record)
-    bench, gate_result = rebuild_benchmark(it_dir, records, record, config.thresholds, config.min_detectable_effect)
+    bench, gate_result = rebuild_benchmark(it_dir, records, record, config.thresholds, config.min_detectable_effect,
+                                          config.interval_reading)
     return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
 
 
 def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str, Any],
-                      thresholds: Thresholds, min_detectable_effect: float) -> tuple[Benchmark, GateResult]:
+                      thresholds: Thresholds, min_detectable_effect: float,
+                      interval_reading: Reading = DEFAULT_READING) -> tuple[Benchmark, GateResult]:
 
     configurations = record.get("configurations")
     if configurations:
@@ -193,7 +196,8 @@ def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str
         skill_path=record.get("skill_path"),
         iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
         trials_requested=trials, thresholds=thresholds, arms=arms,
-        executor_model=(record.get("executor") or {}).get("model"), min_detectable_effect=min_detectable_effect)
+        executor_model=(record.get("executor") or {}).get("model"), min_detectable_effect=min_detectable_effect,
+        interval_reading=interval_reading)
     write_benchmark(it_dir / "benchmark.json", bench)
     executor, unmeasurable = not_measured(it_dir, thresholds)
     gate_result = evaluate(bench, thresholds, not_measured=unmeasurable, executor=executor)

@@ -17,7 +17,7 @@ N, S, B, IV, L, D = "number", "string", "boolean", "interval", "array", "object"
 _DIFF = {"mean": N, "se": N, "interval": IV, "n_evals": N, "n_nonzero": N, "p_value": N, "p_value_method": S,
          "significance_reachable": B, "explanation": S}
 _RATIO = {"ratio": N, "interval": IV, "n_evals_used": N, "n_evals_skipped": N, "reason": S}
-_SPREAD = {"mean": N, "se": N, "interval": IV, "n_evals": N, "median": N}
+_SPREAD = {"mean": N, "se": N, "interval": IV, "intervals": {"*": IV}, "n_evals": N, "median": N}
 _ARM = {"passes": N, "completed": N, "requested": N, "errored": N, "timed_out": N, "ungraded": N, "missing": N,
         "pass_rate": N, "wilson": IV, "expectation_pass_rate": N, "pass_at_k": {"*": N}, "pass_hat_k": {"*": N},
         "variance": N, "reliability": S, "tokens": D, "duration_seconds": D, "skill_triggered_rate": N}
@@ -26,7 +26,9 @@ _BEFORE_AFTER = {"passes": N, "completed": N, "pass_rate": N}
 STATISTICS: dict[str, Any] = {
     "schema_version": N, "skill_configuration": S, "baseline_configuration": S, "trials_requested": N, "n_evals": N,
     "per_eval": [{"eval_name": S, "configurations": {"*": _ARM}, "difference": N}],
+    "interval_reading": S,
     "configurations": {"*": {"pass_rate": N, "pass_rate_se": N, "pass_rate_interval": IV, "n_evals": N,
+                             "interval_reading": S, "pass_rate_intervals": {"*": IV},
                              "trials_completed": N, "trials_errored": N, "trials_ungraded": N, "trials_requested": N,
                              "pass_at_k": {"*": N}, "pass_hat_k": {"*": N}, "avg_tokens": _SPREAD,
                              "avg_duration_seconds": _SPREAD, "evals_without_completed_trials": L}},
@@ -36,7 +38,8 @@ STATISTICS: dict[str, Any] = {
                "duration_ratio_of_medians": _RATIO, "excluded_evals": L},
     "validity": L,
     "power": {"alpha": N, "power": N, "observed_difference": N, "detectable_difference": N, "planned_power": N},
-    "gates": {"*": {"decision": S, "interval": IV, "value": N, "fail_p_value": N, "trials_to_decide": N}},
+    "gates": {"*": {"decision": S, "interval": IV, "value": N, "fail_p_value": N, "trials_to_decide": N,
+                    "reading": S}},
 }
 
 COMPARISON: dict[str, Any] = {

@@ -28,6 +28,7 @@ from skillassay.analyze.compare import (
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult, evaluate
 from skillassay.analyze.gate_check import for_thresholds, not_measured
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT
 from skillassay.errors import InputError
 from skillassay.models import Benchmark, Thresholds
@@ -484,6 +485,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "invalid": gate.problems,  # measurement_problems: the same reasons as the console's
         "warnings": [*(f for f in validity if not f.startswith("measurement invalid")), *judge_warnings(iteration_dir)],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
+        "reading": reading_phrase(st.get("interval_reading")),
         "certainty": certainty_notes(bench, st, gate, comparison),
         "regressions": change_rows(comparison, worse=True, called_only=True),
         "possible_regressions": possible_regression_rows(comparison),

@@ -1,0 +1,108 @@
+"""Issue 34: one interval per per-configuration figure, the inversion of the test its gate uses,
+in two named readings ("evals like these", "these evals"), each measured against its own truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from aa_simulation import BASE, SKILL, benchmark, records
+
+from skillassay.analyze import numerics as stats
+from skillassay.analyze import rate_intervals as ri
+from skillassay.analyze.gate import evaluate
+from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.models import Thresholds
+
+
+def _stats(passes: dict, k: int, thresholds: dict, reading: ri.Reading = "population") -> dict:
+    recs = records(passes)
+    chosen = {} if reading == "population" else {"interval_reading": reading}
+    return build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, k, thresholds, **chosen)
+
+
+def _suite(counts: list[int], k: int) -> dict:
+    passes = {}
+    for e, c in enumerate(counts):
+        passes[(e, SKILL)] = [True] * c + [False] * (k - c)
+        passes[(e, BASE)] = [False] * k
+    return passes
+
+
+def test_the_pass_rate_interval_is_one_method_not_a_hull() -> None:
+    """5 evals x 10 trials: the gate's interval is the beta-binomial profile interval itself.
+    It was the hull with the floored t interval, wider than the test that decides it."""
+    counts = [10, 9, 10, 4, 8]
+    st = _stats(_suite(counts, 10), 10, {"min_pass_rate": 0.5})
+    bb = stats.beta_binomial_mean_interval(counts, [10] * 5)
+    assert st["gates"]["min_pass_rate"]["interval"] == pytest.approx(list(bb), abs=1e-6)
+    assert st["configurations"][SKILL]["pass_rate_interval"] == pytest.approx(list(bb), abs=1e-6)
+
+
+def test_one_trial_per_eval_is_clopper_pearson_on_the_pooled_count() -> None:
+    counts = [1] * 14 + [0] * 6
+    st = _stats(_suite(counts, 1), 1, {"min_pass_rate": 0.5})
+    assert st["gates"]["min_pass_rate"]["interval"] == pytest.approx(
+        list(stats.clopper_pearson_interval(14, 20)), abs=1e-6)
+
+
+@pytest.mark.parametrize("reading", ["population", "these_evals"])
+@pytest.mark.parametrize(("counts", "k"), [([3, 2, 0, 1, 2, 3], 3), ([1, 0, 1, 1, 0, 1, 0, 0], 1),
+                                           ([10, 9, 10, 4, 8], 10)])
+def test_the_fail_p_is_the_test_the_interval_inverts(reading: ri.Reading, counts: list[int], k: int) -> None:
+    """Just above the upper end the test rejects "at least x" at 2.5%, just below it does not:
+    so the gate's FAIL and the printed interval can never disagree."""
+    lo, hi = ri.pass_rate_interval(counts, [k] * len(counts), reading) or (0.0, 0.0)
+    assert ri.pass_rate_p_at_least(counts, [k] * len(counts), hi + 1e-4, reading) < 0.025
+    assert ri.pass_rate_p_at_least(counts, [k] * len(counts), hi - 1e-4, reading) > 0.025
+
+
+def test_both_readings_are_recorded_and_the_gate_says_which_it_used() -> None:
+    counts = [3, 3, 2, 3, 3, 3, 2, 3, 3, 3]
+    st = _stats(_suite(counts, 3), 3, {"min_pass_rate": 0.7, "max_avg_tokens": 2000.0})
+    conf = st["configurations"][SKILL]
+    assert set(conf["pass_rate_intervals"]) == {"population", "these_evals"}
+    assert conf["pass_rate_intervals"]["population"] == conf["pass_rate_interval"]
+    assert conf["interval_reading"] == st["interval_reading"] == "population"
+    assert set(conf["avg_tokens"]["intervals"]) == {"population", "these_evals"}
+    assert st["gates"]["min_pass_rate"]["reading"] == "population"
+
+
+def test_the_config_picks_the_reading_the_gate_decides_on_and_the_line_says_it() -> None:
+    """20 evals x 10 trials, half always pass, half pass 7 of 10: about these evals the rate is
+    certainly above 0.75; about evals like these (half of which might pass 70%) it is not."""
+    counts = [10] * 10 + [7] * 10
+    recs = records(_suite(counts, 10))
+    th = Thresholds(min_pass_rate=0.78)
+    pop = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 10, th.model_dump())
+    fixed = build_statistics(group_records(recs, (SKILL, BASE)), SKILL, BASE, 10, th.model_dump(),
+                             interval_reading="these_evals")
+    assert pop["gates"]["min_pass_rate"]["decision"] == "INCONCLUSIVE"
+    assert fixed["gates"]["min_pass_rate"]["decision"] == "PASS"
+    from skillassay.analyze.benchmark import build_benchmark
+
+    bench = build_benchmark(recs, skill_name="s", skill_path=None, iteration=1, timestamp="t", trials_requested=10,
+                            thresholds=th, interval_reading="these_evals")
+    line = next(t for t in evaluate(bench, th).thresholds if t.key == "min_pass_rate").line()
+    assert line.startswith("PASS: min_pass_rate") and ", these evals)" in line, line
+    default = benchmark(recs, 10, th)
+    line = next(t for t in evaluate(default, th).thresholds if t.key == "min_pass_rate").line()
+    assert ", evals like these)" in line, line
+
+
+def test_these_evals_cost_interval_needs_two_trials_per_eval() -> None:
+    assert ri.cost_interval([10.0, 20.0], [1, 1], [None, None], "these_evals") is None
+    lo, hi = ri.cost_interval([20.0, 44.0], [2, 2], [2.0, 8.0], "these_evals") or (0.0, 0.0)
+    assert lo < 16.0 < hi
+
+
+# --------------------------------------------------------------------------- each reading against its truth
+
+
+def _misses(draw_counts, interval, n: int) -> tuple[float, float]:
+    low = high = 0
+    for _ in range(n):
+        c, k, truth = draw_counts()
+        iv = interval(c, k)
+        low += iv[0] > truth + 1e-12
+        high += iv[1] < truth - 1e-12
+    return low / n, high / n
