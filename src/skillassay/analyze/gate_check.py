@@ -62,7 +62,7 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
                          f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
         elif g.get("trials_to_decide"):
             steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
-                         f"(about {g['trials_to_decide']} completed trials per eval per arm: {g.get('trials_promise') or g.get('promise') or '80% power'}).")
+                         f"({g.get('decide_note') or 'about that many completed trials per eval per arm'}).")
         else:
             steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
     return steps

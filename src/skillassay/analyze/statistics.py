@@ -767,8 +767,8 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     none: dict[str, Any] = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure,
                             "planned_power": None, "trials_planned_power": None, "trials_promise": None,
                             "trials_if_alike": None}
-    if math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
-        return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
+    if math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):  # and no power promised beside it
+        return {**none, "promise": None, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
     if se is None or n_evals < 2:
         return {**none, "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
     if se <= 0 or gap <= 0:
@@ -800,7 +800,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     else:
         found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut,
                                          hull=hull)
-    evals = None if found is None else max(found, n_evals + 1)
+    evals = None if found is None else about(max(found, n_evals + 1))
     # Stated at the size advised, after the one-more-eval floor: that floor binds when the plan
     # says the pilot's own size would do (the pilot is undecided because its estimate fell near
     # the threshold, not for want of evals), and a fresh run of that size at the planned truth
@@ -816,7 +816,6 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
         trials, trials_power, why_not = _trials_advice(series, gap, n_evals, p_plan, pass_rate, hull, cut_trials)
-    more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     # A pass rate's trials advice holds only if the evals share one rate, as they look to, and
     # no pilot can show that: Beta(2,2) evals that happened to tie at 3 trials x 20 evals were
     # promised 90% and passed 63% of re-runs (benchmarks/advice_power.py; every eval at 0.5,
@@ -825,32 +824,35 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     if_alike = None
     if pass_rate and trials is not None:
         if_alike, trials = trials, None
-    if if_alike is not None:
-        note = (f"{more} would decide it ({note_sure}); if the evals share one pass rate, as they look to "
-                f"({n_evals} evals cannot show it), about {if_alike} completed trials per eval per arm would "
-                f"({_percent_down(trials_power or 0.0)} power then)")
+    # One short sentence a person can act on ("likely": the planned power, at least 80%, is in
+    # planned_power and promise); why trials cannot be promised goes to decide_detail.
+    if evals is None:
+        note = f"more than {assurance.MAX_SIZE:,} evals would be needed to decide it if {condition}"
     elif trials is not None:
-        note = (f"about {trials} completed trials per eval per arm "
-                f"({_percent_down(trials_power or 0.0)} power), or {more} at "
-                f"the current trials per eval, would decide it ({note_sure})")
-    elif series is None:
-        note = f"{more} would decide it ({note_sure})"
-    elif not trial_noise_known:
-        note = (f"{more} would decide it ({note_sure}); at one trial per eval the spread between evals "
-                "and the trial noise cannot be told apart, so whether more trials alone would is unknown")
-    elif why_not == "few evals":
-        note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
-                f"how far they narrow the interval cannot be planned (fewer than {MIN_EVALS_FOR_TRIALS_ADVICE})")
-    elif why_not == "spread uncertain":
-        note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
-                "the spread between evals is too uncertain to promise it")
+        note = f"about {trials} trials per eval, or about {evals} evals, would likely decide it if {condition}"
     else:
-        note = (f"more trials per eval alone cannot decide it (the spread between evals "
-                f"dominates); {more} would ({note_sure})")
-    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "promise": note_sure,
-            "planned_power": evals_power, "trials_planned_power": trials_power, "trials_if_alike": if_alike,
+        note = f"about {evals} evals would likely decide it if {condition}"
+    if if_alike is not None:
+        note += f" (or about {if_alike} trials per eval, if the evals share one pass rate)"
+    detail = {"few evals": f"at {n_evals} evals how far more trials narrow the interval cannot be planned",
+              "spread uncertain": f"at {n_evals} evals the spread between evals is too uncertain to promise trials"
+              }.get(why_not, "")
+    if series is not None and not trial_noise_known:
+        detail = "at one trial per eval the spread between evals and the trial noise cannot be told apart"
+    elif series is not None and trials is None and if_alike is None and not why_not:
+        detail = "more trials per eval alone cannot decide it: the spread between evals dominates"
+    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "decide_detail": detail,
+            "promise": note_sure, "planned_power": evals_power, "trials_planned_power": trials_power,
+            "trials_if_alike": if_alike,
             # The trials' own promise: the evals' (`promise`) states the power at the evals advised.
             "trials_promise": None if trials is None or trials_power is None else promise(condition, trials_power)}
+
+
+def about(n: int) -> int:
+    """A size rounded up to two significant figures (127 -> 130), so advice reads as the
+    estimate it is and never asks for less than was planned."""
+    step = 10 ** max(0, len(str(n)) - 2)
+    return -(-n // step) * step
 
 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
