@@ -296,14 +296,9 @@ class MetricSeries:
         the eval-clustered one, floored at the binomial noise for a pass rate: the advice's."""
         if not self.means:
             return None
-        if pooled:
-            est = stats.pooled_clustered_mean(self.sums, self.counts)
-            iv = rate_intervals.cost_interval(self.sums, self.counts, self.within_var, reading)
-        else:
-            est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
-                                       floor_se=stats.binomial_floor_se(self.means, self.counts))
-            iv = rate_intervals.pass_rate_interval(self.pass_counts(), self.counts, reading)
-        return stats.MeanEstimate(est.mean, est.se, iv, est.n)
+        est = (stats.pooled_clustered_mean(self.sums, self.counts) if pooled else stats.clustered_mean(
+            self.means, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(self.means, self.counts)))
+        return stats.MeanEstimate(est.mean, est.se, self.interval(pooled, reading), est.n)
 
     def interval(self, pooled: bool, reading: Reading) -> stats.Interval | None:
         """The interval of one reading alone (benchmark.json records both)."""
@@ -644,7 +639,7 @@ def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecid
     step None; `undecided` when only undecided pilots get this advice (a gate's), whose sd is
     then read as such (assurance.undecided_sigma_ratio); `cut`: a second bar the mean must clear
     at n evals (figure units); `known_sd` when sd is known, not read from the pilot; `hull` for
-    a pass rate's interval, whose beta-binomial part widens it (assurance.hull_t_crit). Also the
+    a pass rate's beta-binomial interval (assurance.hull_t_crit). Also the
     planned power at any size, for the note to state. The paired callers state it at the size
     found here, not at the size their floor of 6 differing evals raises it to: that floor binds
     for pilots whose sd came out small, where the plan's power at the raised size is near 100%
@@ -776,8 +771,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     cut: Callable[[int], float] | None = None
     cut_trials: Callable[[int], float] | None = None
     p_plan = 0.5
-    # A pass rate's interval holds a beta-binomial interval when evals have 2+ trials, which at
-    # few evals is the wider one (assurance.hull_t_crit): the advice is sized on it too.
+    # A pass rate's interval with 2+ trials per eval is the beta-binomial one: sized on its width.
     hull = pass_rate and series is not None and any(c > 1 for c in series.counts)
     if pass_rate:
         # The interval's SE never falls below the binomial floor at the planned truth (the side
