@@ -47,10 +47,10 @@ def test_one_trial_per_eval_is_clopper_pearson_on_the_pooled_count() -> None:
 
 @pytest.mark.parametrize("reading", ["population", "these_evals"])
 @pytest.mark.parametrize(("counts", "k"), [([3, 2, 0, 1, 2, 3], 3), ([1, 0, 1, 1, 0, 1, 0, 0], 1),
-                                           ([10, 9, 10, 4, 8], 10)])
+                                           ([10, 9, 10, 4, 8], 10), ([0, 3, 3, 1, 3] * 5, 3)])
 def test_the_fail_p_is_the_test_the_interval_inverts(reading: ri.Reading, counts: list[int], k: int) -> None:
     """Just above the upper end the test rejects "at least x" at 2.5%, just below it does not:
-    so the gate's FAIL and the printed interval can never disagree."""
+    so the gate's FAIL and the printed interval can never disagree (25 evals: the joint test)."""
     lo, hi = ri.pass_rate_interval(counts, [k] * len(counts), reading) or (0.0, 0.0)
     assert ri.pass_rate_p_at_least(counts, [k] * len(counts), hi + 1e-4, reading) < 0.025
     assert ri.pass_rate_p_at_least(counts, [k] * len(counts), hi - 1e-4, reading) > 0.025
