@@ -3,6 +3,9 @@ in two named readings ("evals like these", "these evals"), each measured against
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from aa_simulation import BASE, SKILL, benchmark, records
@@ -194,3 +197,21 @@ def test_these_evals_token_interval_covers_the_drawn_evals_mean() -> None:
         low += iv[0] > mu.mean()
         high += iv[1] < mu.mean()
     assert low / n <= 0.025 and high / n <= 0.025, (low / n, high / n)
+
+
+def test_a_config_with_interval_reading_these_evals_gates_on_it(tmp_path: Path) -> None:
+    """End to end: `aggregate` reads interval_reading from the config, benchmark.json records it,
+    and `gate` decides and prints on that reading."""
+    from cli_runner import invoke
+    from iteration_factory import write_iteration
+
+    evals = {i: ("P" * 10 if i <= 10 else "PPPPPPPFFF", "F" * 10) for i in range(1, 21)}
+    it = write_iteration(tmp_path, 1, evals, thresholds={"min_pass_rate": 0.78})
+    assert invoke("gate", str(it)).exit_code == 3  # evals like these: undecided
+    config = it / "skill-snapshot" / "evals" / "benchmark_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "interval_reading": "these_evals"}))
+    assert invoke("aggregate", str(it), "--config", str(config)).exit_code == 0
+    st = json.loads((it / "benchmark.json").read_text())["statistics"]
+    assert st["interval_reading"] == "these_evals" and st["gates"]["min_pass_rate"]["decision"] == "PASS"
+    result = invoke("gate", str(it))
+    assert result.exit_code == 0 and ", these evals)" in result.output, result.output
