@@ -156,7 +156,8 @@ class AATally:
     fwer: Rate = field(default_factory=Rate)  # regression calls that fail the gate
     fwer_at_q: Rate = field(default_factory=Rate)  # evals labelled regressed (FDR q = 0.10, the report)
     cover: dict[str, Rate] = field(default_factory=lambda: {
-        c: Rate() for c in ("pass rate", "difference", "ratio", "tokens", "per-eval Wilson")})
+        c: Rate() for c in ("pass rate, evals like these", "pass rate, these evals", "difference", "ratio",
+                            "tokens, evals like these", "tokens, these evals", "per-eval Wilson")})
 
 
 def covers(interval: list | None, truth: float) -> bool | None:
@@ -200,10 +201,13 @@ def aa_experiment(rng: np.random.Generator, s: Setting, tally: AATally, seed: in
     tally.gate_false_fail.add(gate_fails(gates, comp))
     conf = st["configurations"][SKILL]
     paired = st["paired"]
-    tally.cover["pass rate"].add(covers(conf["pass_rate_interval"], 0.5))
+    # Each reading against its own truth: the population's mean, or the mean of the evals drawn.
+    tally.cover["pass rate, evals like these"].add(covers(conf["pass_rate_intervals"]["population"], 0.5))
+    tally.cover["pass rate, these evals"].add(covers(conf["pass_rate_intervals"]["these_evals"], float(rates.mean())))
     tally.cover["difference"].add(covers(paired["pass_rate_difference"]["interval"], 0.0))
     tally.cover["ratio"].add(covers(paired["improvement_ratio"]["interval"], 1.0))
-    tally.cover["tokens"].add(covers(conf["avg_tokens"]["interval"], TOKEN_POP_MEAN))
+    tally.cover["tokens, evals like these"].add(covers(conf["avg_tokens"]["intervals"]["population"], TOKEN_POP_MEAN))
+    tally.cover["tokens, these evals"].add(covers(conf["avg_tokens"]["intervals"]["these_evals"], float(mu.mean())))
     wil = tally.cover["per-eval Wilson"]
     for pe, p in zip(st["per_eval"], rates, strict=True):
         wil.add(covers(pe["configurations"][SKILL]["wilson"], float(p)))

@@ -170,7 +170,7 @@ def test_at_one_trial_per_eval_no_claim_about_trials() -> None:
     g = paired_stats([(1, 0)] * 14 + [(0, 0)] * 6, 1, {"min_pass_rate": 0.5})["gates"]["min_pass_rate"]
     assert g["decision"] == "INCONCLUSIVE"
     assert "cannot decide" not in g["decide_note"] and "alone cannot" not in g["decide_note"]
-    assert "cannot be told apart" in g["decide_note"]
+    assert "cannot be told apart" in g["decide_detail"]
     assert g["trials_to_decide"] is None and g["evals_to_decide"] > 20
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import repo_paths
@@ -53,8 +52,9 @@ def test_inconclusive_pass_rate_states_trials_only_if_the_evals_are_alike(tmp_pa
     assert g["trials_to_decide"] is None and g["trials_if_alike"] > 10, g
     flat = " ".join(out.split())
     assert "--trials" not in flat and "if the evals share one pass rate" in flat, out
-    assert f"about {g['trials_if_alike']} completed trials per eval per arm would" in flat, out
-    assert f"({math.floor(g['trials_planned_power'] * 100 + 1e-9)}% power then)" in flat, out
+    # One short sentence, no figure of power in it (issue 34: planned_power keeps it for scripts).
+    assert f"(or about {g['trials_if_alike']} trials per eval, if the evals share one pass rate)" in flat, out
+    assert "% power" not in flat and g["trials_planned_power"] > 0.8, out
 
 
 def test_json_prints_only_json(tmp_path: Path) -> None:

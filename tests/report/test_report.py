@@ -45,8 +45,10 @@ def test_run_writes_report_with_every_section_and_plain_sentences(example_skill:
 def test_called_regression_and_improvement_rows(tmp_path: Path) -> None:
     same = {i: ("PPP", "FFF") for i in range(5, 9)}
     write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), 4: ("FFF", "FFF"), **same})
+    # 0.9, not 0.95: three evals of eight at 0/3 put the population's rate below 0.95 (its
+    # beta-binomial interval ends at 0.92; issue 34), and this test is about the regression check.
     write_iteration(tmp_path, 2, {1: ("FFF", "FFF"), 2: ("FFF", "FFF"), 3: ("FFF", "FFF"), 4: ("PPP", "FFF"), **same},
-                    thresholds={"min_pass_rate": 0.95})
+                    thresholds={"min_pass_rate": 0.9})
     result = cli(["report", str(tmp_path / "iteration-2")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "iteration-2" / FILENAME).is_file(), "report compares first when needed"

@@ -15,6 +15,7 @@ import orjson
 from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.cost import cost_section, skill_mean_cost
 from skillassay.analyze.notes import cell_notes, config_values
+from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
 from skillassay.analyze.statistics import (
     MIN_DETECTABLE_EFFECT,
     Arm,
@@ -101,7 +102,8 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
                     iteration: int | None, timestamp: str, trials_requested: int | None,
                     thresholds: Thresholds, arms: Arms | None = None, executor_model: str | None = None,
                     notes: list[str] | None = None, seed: int = 0,
-                    min_detectable_effect: float = MIN_DETECTABLE_EFFECT) -> Benchmark:
+                    min_detectable_effect: float = MIN_DETECTABLE_EFFECT,
+                    interval_reading: Reading = DEFAULT_READING) -> Benchmark:
     """summarize() for graded records held in memory (`run`, `grade`)."""
     arms = arms or pick_arms(r.configuration for r in records)
     configs = list(dict.fromkeys([arms.skill, arms.baseline] + [r.configuration for r in records]))
@@ -109,7 +111,7 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
                       skill_path=skill_path, iteration=iteration, timestamp=timestamp,
                       trials_requested=trials_requested, thresholds=thresholds, arms=arms,
                       executor_model=executor_model, notes=notes, seed=seed,
-                      min_detectable_effect=min_detectable_effect)
+                      min_detectable_effect=min_detectable_effect, interval_reading=interval_reading)
     bench._write_runs = lambda fh: write_run_texts(fh, ((run_json(r),) for r in records))
     return bench
 
@@ -118,7 +120,8 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
               skill_path: str | None, iteration: int | None, timestamp: str, trials_requested: int | None,
               thresholds: Thresholds, arms: Arms, executor_model: str | None = None,
               notes: list[str] | None = None, seed: int = 0,
-              min_detectable_effect: float = MIN_DETECTABLE_EFFECT) -> Benchmark:
+              min_detectable_effect: float = MIN_DETECTABLE_EFFECT,
+              interval_reading: Reading = DEFAULT_READING) -> Benchmark:
     """benchmark.json without runs[] from per-eval cells (an Arm per configuration in `configs`)
     and the expectations' verdicts: all that aggregation needs, so no run is kept in memory."""
     per_eval, skill_arms, base_arms = [], [], []
@@ -144,7 +147,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
     }
     statistics = build_statistics(cells, arms.skill, arms.baseline, trials_requested or 0,
                                  thresholds.model_dump(), seed=seed,
-                                 min_detectable_effect=min_detectable_effect)
+                                 min_detectable_effect=min_detectable_effect, interval_reading=interval_reading)
     split = trigger_split(cells, arms.skill, arms.baseline)
     cost = cost_section(cells, arms.skill, arms.baseline, seed)
     all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)

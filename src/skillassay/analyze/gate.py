@@ -20,6 +20,7 @@ from typing import Any
 
 from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.numerics import wilson_interval
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
 from skillassay.wording import bound, ratio_value
@@ -95,6 +96,7 @@ class ThresholdResult:
     advice: str = ""
     fail_p_value: float | None = None  # the FAIL call's one-sided p (None: not a FAIL at 2.5%)
     fail_level: float | None = None  # the Holm level it was held to (None: not part of the family)
+    reading: str | None = None  # what a per-configuration interval is about (rate_intervals.READING_PHRASE)
 
     def line(self) -> str:
         label, op = _LINE_LABELS[self.key]
@@ -102,7 +104,8 @@ class ThresholdResult:
         ci = ""
         if self.interval and any(b is not None for b in self.interval):
             # an unbounded side (e.g. a ratio over a baseline that passed nothing) is said so
-            ci = f" (95% CI {bound(self.interval[0], True)}..{bound(self.interval[1], False)})"
+            about = f", {reading_phrase(self.reading)}" if self.reading else ""
+            ci = f" (95% CI {bound(self.interval[0], True)}..{bound(self.interval[1], False)}{about})"
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
             noun = "queries" if self.key in TRIGGER_LABELS else "evals"
@@ -339,7 +342,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             advice = advice or "improve the skill on the evals listed, then re-run"
         results.append(ThresholdResult(key, float(limit), value, status, sg.get("interval"),
                                        _responsible(bench, key, float(limit)) if status != "PASS" else [],
-                                       advice))
+                                       advice, reading=sg.get("reading") if sg.get("interval") else None))
         if status == "FAIL" and not point_estimate and sg:
             # A benchmark.json written before the p-values were recorded: its FAIL stands as it was.
             # So does a FAIL recorded with a null p: the statistics give none where the figure has

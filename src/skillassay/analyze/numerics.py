@@ -167,15 +167,13 @@ def binomial_floor_se(rates: Sequence[float] | np.ndarray, trials: Sequence[int]
 
 def pooled_clustered_mean(
     sums: Sequence[float] | np.ndarray, counts: Sequence[float] | np.ndarray, conf: float = 0.95,
-    skewed: bool = False,
 ) -> MeanEstimate:
     """Trial-weighted mean sum(S_e)/sum(n_e) with the eval-clustered SE and a t(G-1) interval.
 
     The spec's avg_tokens / avg_duration pool trials, so the interval must be around that same
     figure; the SE is statsmodels' OLS cluster SE on a constant, sqrt(G/(G-1) sum_e
     (S_e - n_e m)^2) / N, which reduces to sd(m_e)/sqrt(G) when every eval has the same n.
-    `skewed` (costs: tokens, durations) widens the interval to also hold the log-scale one of
-    lognormal_mean_interval: see there for why.
+    The cost intervals the gates use are rate_intervals.cost_interval's.
     """
     s, n = _as_float_array(sums), _as_float_array(counts)
     keep = n > 0
@@ -188,12 +186,7 @@ def pooled_clustered_mean(
     if g < 2:
         return MeanEstimate(mean, None, None, g)
     se = math.sqrt(g / (g - 1) * float(((s - n * mean) ** 2).sum())) / total
-    lo, hi = _t_interval(mean, se, g - 1, conf)
-    if skewed and bool(np.all(s > 0)):
-        log_lo, log_hi = lognormal_mean_interval(s / n, conf)
-        # A cost is never negative: clipping at 0 only removes impossible values.
-        lo, hi = max(0.0, min(lo, log_lo)), max(hi, log_hi)
-    return MeanEstimate(mean, se, (lo, hi), g)
+    return MeanEstimate(mean, se, _t_interval(mean, se, g - 1, conf), g)
 
 
 # Draws of the generalized pivotal quantity: the interval's ends then move by well under 1% of
@@ -220,10 +213,8 @@ def lognormal_mean_interval(means: Sequence[float] | np.ndarray, conf: float = 0
     Why: token counts per eval are multiplicative and heavy-tailed, and a t interval on them
     (clustered or not) has its upper bound below the true mean far more often than 2.5%: at 5
     evals of lognormal(0, 0.5) costs 9%, which `max_avg_tokens` turned into a false PASS (the
-    sample mean and sd of a right-skewed sample are low together). The caller keeps the hull of
-    this and the t interval, so neither's failure mode (this one's when costs are not near
-    lognormal, the t's on skewed ones) narrows the result; simulated over lognormal sigma 0.5
-    and 1 and gamma(2) costs, 5-50 evals, the hull's upper bound missed 0.2-2.4% of the time.
+    sample mean and sd of a right-skewed sample are low together). It is the population
+    reading's one cost interval (rate_intervals.cost_interval; docs/statistics.md has its misses).
     """
     y = np.log(_as_float_array(means))
     n = int(y.size)
@@ -389,11 +380,9 @@ def beta_binomial_mean_interval(passes: Sequence[int], trials: Sequence[int],
     the spread to the mean through the trials (10/10 beside 5/10 at K = 10 can only come from a
     wide, U-shaped population of rates), and its likelihood, evaluated at each candidate mean,
     asks whether the data could come from such a population there, as Wilson's interval does
-    for one proportion. The caller keeps the hull with the t interval, so neither's failure mode
-    narrows the result; simulated (3,000 draws each, false PASS / false FAIL at the truth): the
-    mix at 10 trials x 5 evals 0.40% / 0.17% (the t interval alone: 3.8% / 4.0%), Beta(2,2)
-    0.70% / 0.63% (3.0% / 2.6%), the intervals 3-5% wider at 5 evals and 1-2% at 10-50 evals.
-    None with fewer than 2 evals.
+    for one proportion. It is the population reading's pass-rate interval with 2+ trials per
+    eval (rate_intervals.pass_rate_interval; docs/statistics.md has its misses). None with fewer
+    than 2 evals.
     """
     key = _bb_key(passes, trials)
     if len(key) < 2:

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
+from skillassay.analyze import rate_intervals
+from skillassay.analyze.rate_intervals import DEFAULT_READING, READINGS, Reading
 from skillassay.stats import distributions as dists
 from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
@@ -304,35 +306,24 @@ class MetricSeries:
             out.within_var.append(wv)
         return out
 
-    def estimate(self, pooled: bool) -> stats.MeanEstimate | None:
+    def estimate(self, pooled: bool, reading: Reading = DEFAULT_READING) -> stats.MeanEstimate | None:
         """Eval-mean (pass rate, as the spec averages per-eval rates) or trial-pooled (tokens,
-        duration, as the spec pools trials) so the interval is around the spec's own figure."""
+        duration, as the spec pools trials), with the one interval of `reading`
+        (rate_intervals: the gate decides on it and its FAIL p is the same test's). The SE is
+        the eval-clustered one, floored at the binomial noise for a pass rate: the advice's."""
+        if not self.means:
+            return None
+        est = (stats.pooled_clustered_mean(self.sums, self.counts) if pooled else stats.clustered_mean(
+            self.means, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(self.means, self.counts)))
+        return stats.MeanEstimate(est.mean, est.se, self.interval(pooled, reading), est.n)
+
+    def interval(self, pooled: bool, reading: Reading) -> stats.Interval | None:
+        """The interval of one reading alone (benchmark.json records both)."""
         if not self.means:
             return None
         if pooled:
-            return stats.pooled_clustered_mean(self.sums, self.counts, skewed=True)
-        est = stats.clustered_mean(self.means, bounds=(0.0, 1.0),
-                                   floor_se=stats.binomial_floor_se(self.means, self.counts))
-        if est.interval is not None and any(n > 1 for n in self.counts):
-            # Per-eval rates bunched at exact 0s and 1s (evals that always fail or pass): the t
-            # interval's spread, read off five such rates, misses on either side 3.3-3.9% of the
-            # time (issue 16); the beta-binomial model's interval ties the spread to the mean
-            # through the trials (numerics.beta_binomial_mean_interval). The hull keeps the
-            # wider end of each. At one trial per eval that model has nothing to add (the pooled
-            # count is binomial whatever the spread) and the exact interval below serves.
-            bb = stats.beta_binomial_mean_interval(self.pass_counts(), self.counts)
-            if bb is not None:
-                est = stats.MeanEstimate(est.mean, est.se, (min(bb[0], est.interval[0]),
-                                                            max(bb[1], est.interval[1])), est.n)
-        if est.interval is not None and all(n == 1 for n in self.counts):
-            # One trial per eval: the pooled count is Binomial(E, true mean) whatever the per-eval
-            # rates, so the exact interval keeps each one-sided 2.5% where the t interval on 0/1
-            # values, with few distinct values, does not (issue 16: 3.3% false PASS at 50 evals
-            # and a true 0.5, 4.8% at 0.8). The hull keeps whichever is wider on each side.
-            lo, hi = stats.clopper_pearson_interval(round(sum(self.sums)), len(self.counts))
-            est = stats.MeanEstimate(est.mean, est.se, (min(lo, est.interval[0]), max(hi, est.interval[1])),
-                                     est.n)
-        return est
+            return rate_intervals.cost_interval(self.sums, self.counts, self.within_var, reading)
+        return rate_intervals.pass_rate_interval(self.pass_counts(), self.counts, reading)
 
     def pass_counts(self) -> list[int]:
         """Each eval's passes (a pass series' sums are its pass counts)."""
@@ -354,7 +345,13 @@ class MetricSeries:
         return max(0.0, float(np.var(self.means, ddof=1)) - self.noise_of_means()), s2
 
 
-def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> dict[str, Any]:
+def _intervals(series: MetricSeries, pooled: bool, nd: int = 6) -> dict[str, Any]:
+    """Both readings' intervals, by reading (rate_intervals.READINGS)."""
+    return {r: _iv(series.interval(pooled, r), nd) for r in READINGS}
+
+
+def config_stats(cells: list[EvalCell], config: str, trials_requested: int,
+                 reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     ks = _ks(trials_requested)
     pass_series = MetricSeries.build(cells, config, "pass")
     rates = pass_series.means
@@ -367,15 +364,19 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> d
             out[str(k)] = _f(float(np.mean(vals))) if vals else None
         return out
 
-    pr = pass_series.estimate(pooled=False)
-    tok = MetricSeries.build(cells, config, "tokens").estimate(pooled=True)
-    dur = MetricSeries.build(cells, config, "durations").estimate(pooled=True)
+    pr = pass_series.estimate(pooled=False, reading=reading)
+    tok_series = MetricSeries.build(cells, config, "tokens")
+    dur_series = MetricSeries.build(cells, config, "durations")
+    tok, dur = tok_series.estimate(True, reading), dur_series.estimate(True, reading)
     all_tokens = joined(c.arms[config].tokens for c in cells)
     all_durs = joined(c.arms[config].durations for c in cells)
     return {
         "pass_rate": _f(pr.mean) if pr else None,
         "pass_rate_se": _f(pr.se) if pr else None,
         "pass_rate_interval": _iv(pr.interval) if pr else None,
+        # Which reading the `interval`s are (the gate's), and both readings' intervals.
+        "interval_reading": reading,
+        "pass_rate_intervals": _intervals(pass_series, pooled=False),
         "pass_rate_sd_between_evals": _f(float(np.std(rates, ddof=1))) if len(rates) > 1 else None,
         "n_evals": len(rates),
         "evals_without_completed_trials": [c.eval_id for c in cells
@@ -386,9 +387,10 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int) -> d
         "trials_requested": trials_requested * len(cells),
         "pass_at_k": avg_k(stats.pass_at_k),
         "pass_hat_k": avg_k(stats.pass_hat_k),
-        "avg_tokens": {**_mean_estimate(tok, 2), "median": _f(np.median(all_tokens), 2)
+        "avg_tokens": {**_mean_estimate(tok, 2), "intervals": _intervals(tok_series, True, 2), "median": _f(np.median(all_tokens), 2)
                        if all_tokens else None},
-        "avg_duration_seconds": {**_mean_estimate(dur, 4), "median": _f(np.median(all_durs), 4)
+        "avg_duration_seconds": {**_mean_estimate(dur, 4), "intervals": _intervals(dur_series, True, 4),
+                                 "median": _f(np.median(all_durs), 4)
                                  if all_durs else None},
     }
 
@@ -654,7 +656,7 @@ def _planned_evals(effect: float, sd: float, m: int, step: float | None, undecid
     step None; `undecided` when only undecided pilots get this advice (a gate's), whose sd is
     then read as such (assurance.undecided_sigma_ratio); `cut`: a second bar the mean must clear
     at n evals (figure units); `known_sd` when sd is known, not read from the pilot; `hull` for
-    a pass rate's interval, whose beta-binomial part widens it (assurance.hull_t_crit). Also the
+    a pass rate's beta-binomial interval (assurance.hull_t_crit). Also the
     planned power at any size, for the note to state. The paired callers state it at the size
     found here, not at the size their floor of 6 differing evals raises it to: that floor binds
     for pilots whose sd came out small, where the plan's power at the raised size is near 100%
@@ -777,8 +779,8 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     none: dict[str, Any] = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure,
                             "planned_power": None, "trials_planned_power": None, "trials_promise": None,
                             "trials_if_alike": None}
-    if math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):
-        return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
+    if math.isclose(est_mean, threshold, rel_tol=1e-9, abs_tol=1e-12):  # and no power promised beside it
+        return {**none, "promise": None, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
     if se is None or n_evals < 2:
         return {**none, "decide_note": "fewer than 2 evals: add evals to get an interval at all"}
     if se <= 0 or gap <= 0:
@@ -786,8 +788,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     cut: Callable[[int], float] | None = None
     cut_trials: Callable[[int], float] | None = None
     p_plan = 0.5
-    # A pass rate's interval holds a beta-binomial interval when evals have 2+ trials, which at
-    # few evals is the wider one (assurance.hull_t_crit): the advice is sized on it too.
+    # A pass rate's interval with 2+ trials per eval is the beta-binomial one: sized on its width.
     hull = pass_rate and series is not None and any(c > 1 for c in series.counts)
     if pass_rate:
         # The interval's SE never falls below the binomial floor at the planned truth (the side
@@ -810,7 +811,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     else:
         found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut,
                                          hull=hull)
-    evals = None if found is None else max(found, n_evals + 1)
+    evals = None if found is None else about(max(found, n_evals + 1))
     # Stated at the size advised, after the one-more-eval floor: that floor binds when the plan
     # says the pilot's own size would do (the pilot is undecided because its estimate fell near
     # the threshold, not for want of evals), and a fresh run of that size at the planned truth
@@ -826,7 +827,6 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     trial_noise_known = series is not None and any(w is not None for w in series.within_var)
     if series is not None and trial_noise_known:
         trials, trials_power, why_not = _trials_advice(series, gap, n_evals, p_plan, pass_rate, hull, cut_trials)
-    more = f"about {evals} evals" if evals else f"more than {assurance.MAX_SIZE:,} evals"
     # A pass rate's trials advice holds only if the evals share one rate, as they look to, and
     # no pilot can show that: Beta(2,2) evals that happened to tie at 3 trials x 20 evals were
     # promised 90% and passed 63% of re-runs (benchmarks/advice_power.py; every eval at 0.5,
@@ -835,32 +835,35 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     if_alike = None
     if pass_rate and trials is not None:
         if_alike, trials = trials, None
-    if if_alike is not None:
-        note = (f"{more} would decide it ({note_sure}); if the evals share one pass rate, as they look to "
-                f"({n_evals} evals cannot show it), about {if_alike} completed trials per eval per arm would "
-                f"({_percent_down(trials_power or 0.0)} power then)")
+    # One short sentence a person can act on ("likely": the planned power, at least 80%, is in
+    # planned_power and promise); why trials cannot be promised goes to decide_detail.
+    if evals is None:
+        note = f"more than {assurance.MAX_SIZE:,} evals would be needed to decide it if {condition}"
     elif trials is not None:
-        note = (f"about {trials} completed trials per eval per arm "
-                f"({_percent_down(trials_power or 0.0)} power), or {more} at "
-                f"the current trials per eval, would decide it ({note_sure})")
-    elif series is None:
-        note = f"{more} would decide it ({note_sure})"
-    elif not trial_noise_known:
-        note = (f"{more} would decide it ({note_sure}); at one trial per eval the spread between evals "
-                "and the trial noise cannot be told apart, so whether more trials alone would is unknown")
-    elif why_not == "few evals":
-        note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
-                f"how far they narrow the interval cannot be planned (fewer than {MIN_EVALS_FOR_TRIALS_ADVICE})")
-    elif why_not == "spread uncertain":
-        note = (f"{more} would decide it ({note_sure}); more trials per eval might, but at {n_evals} evals "
-                "the spread between evals is too uncertain to promise it")
+        note = f"about {trials} trials per eval, or about {evals} evals, would likely decide it if {condition}"
     else:
-        note = (f"more trials per eval alone cannot decide it (the spread between evals "
-                f"dominates); {more} would ({note_sure})")
-    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "promise": note_sure,
-            "planned_power": evals_power, "trials_planned_power": trials_power, "trials_if_alike": if_alike,
+        note = f"about {evals} evals would likely decide it if {condition}"
+    if if_alike is not None:
+        note += f" (or about {if_alike} trials per eval, if the evals share one pass rate)"
+    detail = {"few evals": f"at {n_evals} evals how far more trials narrow the interval cannot be planned",
+              "spread uncertain": f"at {n_evals} evals the spread between evals is too uncertain to promise trials"
+              }.get(why_not, "")
+    if series is not None and not trial_noise_known:
+        detail = "at one trial per eval the spread between evals and the trial noise cannot be told apart"
+    elif series is not None and trials is None and if_alike is None and not why_not:
+        detail = "more trials per eval alone cannot decide it: the spread between evals dominates"
+    return {"trials_to_decide": trials, "evals_to_decide": evals, "decide_note": note, "decide_detail": detail,
+            "promise": note_sure, "planned_power": evals_power, "trials_planned_power": trials_power,
+            "trials_if_alike": if_alike,
             # The trials' own promise: the evals' (`promise`) states the power at the evals advised.
             "trials_promise": None if trials is None or trials_power is None else promise(condition, trials_power)}
+
+
+def about(n: int) -> int:
+    """A size rounded up to two significant figures (127 -> 130), so advice reads as the
+    estimate it is and never asks for less than was planned."""
+    step = 10 ** max(0, len(str(n)) - 2)
+    return -(-n // step) * step
 
 
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
@@ -951,28 +954,20 @@ def _t_sf(x: float, df: int) -> float:
 
 def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals: int,
             series: MetricSeries | None, used: list[EvalCell], skill: str, baseline: str,
-            test_p: float | None, paired: dict[str, Any]) -> float | None:
+            test_p: float | None, paired: dict[str, Any], reading: Reading = DEFAULT_READING) -> float | None:
     """The one-sided p-value of a FAIL call: the smallest level at which the interval the gate
-    decided on still lies wholly on the bad side, i.e. the largest of the p-values of the parts
-    that interval is the hull of (each part's bound misses the threshold at level a exactly
-    when its p is below a). Capped at 2.5%: it decided FAIL at that level."""
+    decided on still lies wholly on the bad side. A per-configuration figure's interval is the
+    inversion of one test (rate_intervals), whose p this is; the ratio's is the largest of the
+    p-values of the bounds its interval holds. Capped at 2.5%: it decided FAIL at that level."""
     if value is None or n_evals < 2:
         return None
     df = n_evals - 1
     parts: list[float] = []
-    if key == "min_pass_rate" and series is not None and se:
-        parts.append(_t_sf((thr - value) / se, df))
-        if all(n == 1 for n in series.counts):  # the exact bound hulled in (MetricSeries.estimate)
-            special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
-
-            parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
-        elif any(n > 1 for n in series.counts):  # the beta-binomial bound hulled in (same place)
-            parts.append(stats.beta_binomial_mean_p(series.pass_counts(), series.counts, thr, "at least"))
-    elif key in MEAN_GATES and series is not None and se:
-        parts.append(_t_sf((value - thr) / se, df))
-        sums, counts = np.array(series.sums), np.array(series.counts, dtype=float)
-        if bool(np.all(sums > 0)):  # the log-scale interval hulled in (pooled_clustered_mean)
-            parts.append(stats.lognormal_mean_p_at_most(sums / counts, thr))
+    if key == "min_pass_rate" and series is not None:
+        parts.append(rate_intervals.pass_rate_p_at_least(series.pass_counts(), series.counts, thr, reading))
+    elif key in MEAN_GATES and series is not None:
+        p = rate_intervals.cost_p_at_most(series.sums, series.counts, series.within_var, thr, reading)
+        parts += [] if p is None else [p]
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
         # symmetric); the binomial floor's delta-method bound on the log scale, as in
@@ -997,7 +992,7 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
 
 def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill: str,
                baseline: str, used: list[EvalCell], paired: dict[str, Any], seed: int = 0,
-               effect: float = MIN_DETECTABLE_EFFECT) -> dict[str, Any]:
+               effect: float = MIN_DETECTABLE_EFFECT, reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     gates: dict[str, Any] = {}
     for key, threshold in thresholds.items():
         if threshold is None or key not in GATE_DIRECTIONS:
@@ -1013,13 +1008,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         reason: str | None = None
         if key == "min_pass_rate":
             series = MetricSeries.build(cells, skill, "pass")
-            est = series.estimate(pooled=False)
+            est = series.estimate(pooled=False, reading=reading)
             responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
                            and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
         elif key in MEAN_GATES:
             attr = MEAN_GATES[key]
             series = MetricSeries.build(cells, skill, attr)
-            est = series.estimate(pooled=True)
+            est = series.estimate(pooled=True, reading=reading)
             responsible = [_eval_label(c) for c in cells
                            if (m := _arm_center(c.arms[skill], attr, "mean")) is not None
                            and not stats.plain_comparison(m, thr, "max")]
@@ -1058,11 +1053,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
+        else:
+            entry["reading"] = reading  # which population the interval is about (rate_intervals)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
         # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.
         entry["fail_p_value"] = (_f(_fail_p(key, thr, value, se, n_evals, series, used, skill, baseline,
-                                            test_p, paired), 8) if decision == "FAIL" else None)
+                                            test_p, paired, reading), 8) if decision == "FAIL" else None)
         if decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr, effect) if key == "min_improvement_ratio"
                          else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect),
@@ -1083,6 +1080,7 @@ def build_statistics(
     thresholds: dict[str, float | None] | None = None,
     seed: int = 0,
     min_detectable_effect: float = MIN_DETECTABLE_EFFECT,
+    interval_reading: Reading = DEFAULT_READING,
 ) -> dict[str, Any]:
     """The benchmark's `statistics` section: per-eval intervals and reliability, suite means
     clustered by eval, the paired skill-minus-baseline comparison, validity flags, power and
@@ -1114,13 +1112,14 @@ def build_statistics(
         "trials_requested": trials_requested,
         "n_evals": len(cells),
         "per_eval": per_eval,
-        "configurations": {cfg: config_stats(cells, cfg, trials_requested)
+        "interval_reading": interval_reading,
+        "configurations": {cfg: config_stats(cells, cfg, trials_requested, interval_reading)
                            for cfg in (skill_config, baseline_config)},
         "paired": paired,
         "validity": validity_flags(cells, skill_config, baseline_config, excluded),
         "power": power_stats(used, skill_config, baseline_config, min_detectable_effect),
         "gates": gate_stats(thresholds or {}, cells, skill_config, baseline_config, used, paired, seed,
-                            min_detectable_effect),
+                            min_detectable_effect, interval_reading),
     }
 
 

@@ -84,6 +84,12 @@ class BenchmarkConfig(ClosedSpecModel):
                     "skill-vs-baseline difference of this many pass-rate points (0.1 = 10 pts), or to decide a "
                     "gate whose true value is this far from its threshold (pass-rate points; a fraction of "
                     "the threshold for tokens and durations). It changes advice only, never a verdict.")
+    interval_reading: Literal["population", "these_evals"] = Field(
+        "population",
+        description="What the pass-rate, token and duration intervals (and so their gates) are about: "
+                    "population (\"evals like these\": the evals are a sample of the tasks the skill will meet) or "
+                    "these_evals (\"these evals\": the fixed set you wrote; only trial noise). benchmark.json "
+                    "records both; this picks the one the gate decides on.")
     executor: str | None = Field(None, description="Executor plugin name (default: local).")
     model: str | None = Field(None, description="Model name for the executor.")
     temperature: float | None = Field(None, ge=0, le=2)

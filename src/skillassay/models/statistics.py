@@ -35,6 +35,8 @@ class Spread(Section):
     """Standard error of the mean, clustered by eval (suite figures)."""
     interval: Interval | None = Field(None, max_length=2)
     """95% interval of the mean (suite figures)."""
+    intervals: dict[str, Interval | None] | None = None
+    """That interval under each reading: population ("evals like these") and these_evals."""
     n_evals: int | None = None
     """Evals with at least one recorded value (suite figures)."""
 
@@ -98,6 +100,11 @@ class ConfigurationStatistics(Section):
     """Standard error of that mean, clustered by eval."""
     pass_rate_interval: Interval | None = Field(None, max_length=2)
     """95% interval of the suite pass rate (the one the min_pass_rate gate decides on)."""
+    pass_rate_intervals: dict[str, Interval | None] | None = None
+    """The pass rate's interval under each reading: population ("evals like these", the evals as a sample
+    of the tasks the skill will meet) and these_evals (the fixed set written; trial noise only)."""
+    interval_reading: str | None = None
+    """The reading pass_rate_interval and the gates use (population or these_evals)."""
     pass_rate_sd_between_evals: float | None = None
     """Standard deviation of the per-eval pass rates."""
     n_evals: int | None = None
@@ -257,6 +264,10 @@ class GateFigure(Section):
     """Evals that would likely decide this threshold."""
     decide_note: str | None = None
     """The sample-size advice in words."""
+    decide_detail: str | None = None
+    """Why that advice cannot promise more, when it cannot."""
+    reading: str | None = None
+    """What the interval is about: evals like these (population) or these evals."""
     promise: str | None = None
     """What that advice promises."""
     planned_power: float | None = None
@@ -280,6 +291,9 @@ class Statistics(Section):
     """Trials planned per eval and configuration."""
     n_evals: int | None = None
     """Evals in the suite."""
+    interval_reading: str | None = None
+    """The reading the per-configuration intervals and their gates use: population ("evals like these")
+    or these_evals ("these evals")."""
     per_eval: list[PerEvalStatistics] | None = None
     """Per eval, per configuration."""
     configurations: dict[str, ConfigurationStatistics] | None = None

@@ -324,8 +324,8 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
         elif t.status == "INCONCLUSIVE":
             g = gstats.get(t.key) or {}
             if g.get("trials_to_decide"):
-                recs.append(f"Threshold `{t.key}` is undecided: run with `--trials {g['trials_to_decide']}` (about "
-                            f"{g['trials_to_decide']} completed trials per eval per arm) to decide it ({g.get('trials_promise') or g.get('promise') or '80% power'}).")
+                recs.append(f"Threshold `{t.key}` is undecided: run with `--trials {g['trials_to_decide']}` "
+                            f"({g.get('decide_note') or 'completed trials per eval per arm'}).")
             elif g.get("decide_note"):
                 recs.append(f"Threshold `{t.key}` is undecided: {g['decide_note']}.")
             else:

@@ -587,7 +587,7 @@ def aggregate_and_write(it_dir: Path, records: list[TrialRecord], p: Prepared, i
         records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=iteration,
         timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds, arms=arms,
         executor_model=p.executor.identity().get("model"), notes=notes,
-        min_detectable_effect=p.config.min_detectable_effect)
+        min_detectable_effect=p.config.min_detectable_effect, interval_reading=p.config.interval_reading)
     if adaptive is not None:
         bench.adaptive = adaptive
     write_benchmark(it_dir / "benchmark.json", bench)

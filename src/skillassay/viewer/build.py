@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from skillassay.analyze.cost import extra_success_text
 from skillassay.analyze.gate import GateResult
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import InputError
 from skillassay.report.charts import (
     as_dict,
@@ -471,7 +472,8 @@ def triggers_view(iteration_dir: Path) -> dict[str, Any] | None:
 def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, Any]:
     rows = per_eval_rows(bench)
     trend = trend_points(iteration_dir)
-    return {"summary": summary_rows(bench), "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
+    return {"summary": summary_rows(bench), "reading": reading_phrase(as_dict(bench.get("statistics")).get("interval_reading")),
+            "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
             "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir),

@@ -211,7 +211,8 @@ def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: st
             trials_requested=trials, thresholds=thresholds, arms=arms,
             executor_model=executor.get("model"),
             notes=run_notes(read.skipped, read.warnings, read.configurations, arms),
-            min_detectable_effect=(config or BenchmarkConfig()).min_detectable_effect)
+            min_detectable_effect=(config or BenchmarkConfig()).min_detectable_effect,
+            interval_reading=(config or BenchmarkConfig()).interval_reading)
         bench._write_runs = lambda fh: write_spooled_runs(fh, read.spooled)
         write_benchmark(json_path, bench)
     bench._write_runs = partial(_spool_gone, json_path)

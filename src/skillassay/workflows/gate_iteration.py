@@ -10,6 +10,7 @@ from typing import Any
 
 from skillassay.analyze.benchmark import estimate_meets, gated_thresholds_met
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
+from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
 from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT, build_statistics, group_records
 from skillassay.errors import InputError
 from skillassay.executors import load_executor_class, unmeasurable_thresholds
@@ -62,7 +63,7 @@ def next_steps(result: GateResult, gates: dict[str, Any]) -> list[str]:
                          f"{evals or 'the suite as a whole'} (evolve step), then re-run; do not publish until it passes.")
         elif g.get("trials_to_decide"):
             steps.append(f"{t.key} is undecided: add trials, e.g. `skillassay run ... --trials {g['trials_to_decide']}` "
-                         f"(about {g['trials_to_decide']} completed trials per eval per arm: {g.get('trials_promise') or g.get('promise') or '80% power'}).")
+                         f"({g.get('decide_note') or 'about that many completed trials per eval per arm'}).")
         else:
             steps.append(f"{t.key} is undecided: {g.get('decide_note') or t.advice or 'no sample size decides it'}.")
     return steps
@@ -86,13 +87,20 @@ def for_thresholds(bench: Benchmark, thresholds: Thresholds, iteration_dir: Path
         baseline = st.get("baseline_configuration", "without_skill")
         st["gates"] = build_statistics(group_records(records, (skill, baseline)), skill, baseline,
                                        st.get("trials_requested") or 0, known,
-                                       min_detectable_effect=planned_effect(st))["gates"]
+                                       min_detectable_effect=planned_effect(st),
+                                       interval_reading=recorded_reading(st))["gates"]
     except InputError:
         st["gates"] = {}
     out = bench.model_copy(update={"statistics": st,
                                    "estimate_meets": estimate_meets(bench.summary.model_dump(), thresholds)})
     out.thresholds_met = gated_thresholds_met(out, thresholds)
     return out
+
+
+def recorded_reading(st: dict[str, Any]) -> Reading:
+    """The reading the benchmark's intervals were computed for, so rebuilt gates keep it."""
+    value = st.get("interval_reading")
+    return "these_evals" if value == "these_evals" else DEFAULT_READING
 
 
 def planned_effect(st: dict[str, Any]) -> float:

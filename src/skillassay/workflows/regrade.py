@@ -15,6 +15,7 @@ from typing import Any
 from skillassay.analyze.arms import Arms, pick_arms
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
 from skillassay.errors import InputError
 from skillassay.grade.grader import (
     CompiledExpectation,
@@ -173,12 +174,14 @@ def regrade_locked(it_dir: Path, evals_path: Path | None, judge: str | None, jud
                                                          ref.configuration, ref.run_number)[0])]
     records = sort_records(records)
     config = load_config(it_dir, path, record)
-    bench, gate_result = rebuild_benchmark(it_dir, records, record, config.thresholds, config.min_detectable_effect)
+    bench, gate_result = rebuild_benchmark(it_dir, records, record, config.thresholds, config.min_detectable_effect,
+                                          config.interval_reading)
     return RegradeOutcome(it_dir, len(refs), grader.counts.judged, grader.counts.cached, bench, gate_result)
 
 
 def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str, Any],
-                      thresholds: Thresholds, min_detectable_effect: float) -> tuple[Benchmark, GateResult]:
+                      thresholds: Thresholds, min_detectable_effect: float,
+                      interval_reading: Reading = DEFAULT_READING) -> tuple[Benchmark, GateResult]:
 
     configurations = record.get("configurations")
     if configurations:
@@ -194,7 +197,8 @@ def rebuild_benchmark(it_dir: Path, records: list[TrialRecord], record: dict[str
         skill_path=record.get("skill_path"),
         iteration=number if isinstance(number, int) else None, timestamp=now_iso(),
         trials_requested=trials, thresholds=thresholds, arms=arms,
-        executor_model=(record.get("executor") or {}).get("model"), min_detectable_effect=min_detectable_effect)
+        executor_model=(record.get("executor") or {}).get("model"), min_detectable_effect=min_detectable_effect,
+        interval_reading=interval_reading)
     write_benchmark(it_dir / "benchmark.json", bench)
     executor, unmeasurable = not_measured(it_dir, thresholds)
     gate_result = evaluate(bench, thresholds, not_measured=unmeasurable, executor=executor)

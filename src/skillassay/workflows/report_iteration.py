@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillassay.analyze.compare import FILENAME as COMPARISON
 from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import InputError
 from skillassay.models import Benchmark, Thresholds
 from skillassay.report.judge_note import judge_warnings
@@ -99,6 +100,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "warnings": [*(f for f in validity if not f.startswith("measurement invalid")), *judge_warnings(iteration_dir)],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "cost": bench.cost,
+        "reading": reading_phrase(st.get("interval_reading")),
         "certainty": certainty_notes(bench, st, gate, comparison),
         "regressions": change_rows(comparison, worse=True, called_only=True),
         "possible_regressions": possible_regression_rows(comparison),

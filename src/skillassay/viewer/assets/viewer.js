@@ -227,7 +227,7 @@
     const summary = table(["metric", "with skill", "baseline"], b.summary.map((r) =>
       [r.label, fmt(r.kind, r.skill.value) + ival(r.kind, r.skill.interval), fmt(r.kind, r.base.value) + ival(r.kind, r.base.interval)]));
     const heads = b.headline.map((h) => el("div", { text: h.text ? `${h.label}: ${h.text}` : `${h.label}: ${num(h.value, 2)}${h.interval ? ` [${num(h.interval[0], 2)}, ${num(h.interval[1], 2)}]` : ""}${h.note ? ` (${h.note})` : ""}` }));
-    out.push(section("Summary (95% intervals in brackets when computed)", summary, ...heads));
+    out.push(section(`Summary (95% intervals in brackets when computed; with skill and baseline: about ${b.reading || "evals like these"})`, summary, ...heads));
     out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
         [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));

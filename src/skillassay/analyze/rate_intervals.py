@@ -1,0 +1,209 @@
+"""One interval per per-configuration figure, and the one-sided test it inverts (docs/statistics.md).
+
+Two readings, named once: "evals like these" (the population the evals were drawn from: the
+gate's default) and "these evals" (the fixed set the author wrote: only trial noise). Each
+figure has one method per reading, and the gate's FAIL p-value is that method's own test, so
+its PASS/FAIL/INCONCLUSIVE and the printed interval cannot disagree. Pure functions over numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from skillassay.analyze import numerics as stats
+from skillassay.stats import distributions as dists
+from skillassay.stats.ufuncs import ufuncs
+
+Reading = Literal["population", "these_evals"]
+READINGS: tuple[Reading, ...] = ("population", "these_evals")
+DEFAULT_READING: Reading = "population"
+# The one short phrase printed beside every per-configuration interval.
+READING_PHRASE: dict[str, str] = {"population": "evals like these", "these_evals": "these evals"}
+
+
+def reading_phrase(reading: object) -> str:
+    """The phrase for a recorded reading; a file from before readings: the population's."""
+    return READING_PHRASE.get(str(reading), READING_PHRASE[DEFAULT_READING])
+
+
+def _effective_counts(passes: Sequence[int], trials: Sequence[int]) -> tuple[float, float]:
+    """(passes, trials) of the one binomial whose proportion is the mean of the per-eval rates
+    and whose variance at that rate bounds the mean's: n_eff = E^2 / sum(1/n_e) (Kish). With
+    equal trials per eval it is the pooled count itself."""
+    n = np.asarray(trials, dtype=float)
+    c = np.asarray(passes, dtype=float)
+    n_eff = n.size**2 / float((1.0 / n).sum())
+    return float((c / n).mean()) * n_eff, n_eff
+
+
+def _cp(c: float, n: float, conf: float) -> stats.Interval:
+    """Clopper-Pearson on possibly fractional counts (the beta quantiles accept them)."""
+    special = ufuncs()
+    tail = (1 - conf) / 2
+    lo = 0.0 if c <= 1e-12 else float(special.betaincinv(c, n - c + 1, tail))
+    hi = 1.0 if c >= n - 1e-12 else float(special.betaincinv(c + 1, n - c, 1 - tail))
+    return (lo, hi)
+
+
+def _cp_p_at_least(c: float, n: float, x: float) -> float:
+    """P(a count at most c | rate x): the one-sided p that the rate is at least x, so that
+    _cp's upper end is below x exactly when this is below (1 - conf) / 2."""
+    if c >= n - 1e-12 or x <= 0:
+        return 1.0
+    if x >= 1:
+        return 0.0
+    return float(ufuncs().betainc(n - c, c + 1, 1 - x))
+
+
+def _kept(passes: Sequence[int], trials: Sequence[int]) -> tuple[list[int], list[int]]:
+    pairs = [(int(c), int(n)) for c, n in zip(passes, trials, strict=True) if n > 0]
+    return [c for c, _ in pairs], [n for _, n in pairs]
+
+
+# From this many evals on, the population pass rate's test with 2+ trials per eval also needs the
+# eval-clustered t test to reject: alone, the beta-binomial interval missed the mix of
+# calibration.py (a quarter of evals at exactly 0, a quarter at 1: no Beta) 2.85% / 3.05% of the
+# time at 50 evals x 10 trials (2,000 draws), joined 2.40% / 2.20%; below it the t part only
+# widened (5 evals: 12% wider, misses 0-0.7% either way). docs/statistics.md has the table.
+T_JOINS_AT = 21
+
+
+def _floored_t(c: Sequence[int], n: Sequence[int], conf: float) -> stats.Interval | None:
+    """The eval-clustered t interval with its binomial floor, from T_JOINS_AT evals on."""
+    if len(n) < T_JOINS_AT:
+        return None
+    rates = np.array(c, dtype=float) / np.array(n, dtype=float)
+    return stats.clustered_mean(rates, conf, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(rates, n)).interval
+
+
+def pass_rate_interval(passes: Sequence[int], trials: Sequence[int], reading: Reading = DEFAULT_READING,
+                       conf: float = 0.95) -> stats.Interval | None:
+    """The suite pass rate's interval (None with fewer than 2 evals).
+
+    "evals like these": at one trial per eval each trial is a Bernoulli draw at the population
+    mean, so the pooled count is binomial and Clopper-Pearson is exact; with more trials, the
+    beta-binomial profile-likelihood interval (numerics.beta_binomial_mean_interval), which ties
+    the between-eval spread to the mean through the trials, joined (their hull: the test rejects
+    only when both do) by the eval-clustered t interval from T_JOINS_AT evals on. "these evals":
+    Clopper-Pearson on the effective count; the pooled count of evals with different rates is
+    Poisson-binomial, less spread than the binomial at its mean (Hoeffding, Ann. Math. Statist.
+    27, 1956), so it holds."""
+    c, n = _kept(passes, trials)
+    if len(n) < 2:
+        return None
+    if reading == "these_evals":
+        return _cp(*_effective_counts(c, n), conf)
+    if all(k == 1 for k in n):
+        return stats.clopper_pearson_interval(sum(c), len(n), conf)
+    bb = stats.beta_binomial_mean_interval(c, n, conf)
+    t = _floored_t(c, n, conf)
+    if bb is None or t is None:
+        return bb
+    return (min(bb[0], t[0]), max(bb[1], t[1]))
+
+
+def pass_rate_p_at_least(passes: Sequence[int], trials: Sequence[int], x: float,
+                         reading: Reading = DEFAULT_READING) -> float:
+    """One-sided p-value that the pass rate is at least x, from the test pass_rate_interval
+    inverts: its upper end is below x at level conf exactly when this is below (1 - conf) / 2."""
+    c, n = _kept(passes, trials)
+    if len(n) < 2:
+        return 1.0
+    if reading == "these_evals":
+        return _cp_p_at_least(*_effective_counts(c, n), x)
+    if all(k == 1 for k in n):
+        return _cp_p_at_least(float(sum(c)), float(len(n)), x)
+    p_bb = stats.beta_binomial_mean_p(c, n, x, "at least")
+    if len(n) < T_JOINS_AT:
+        return p_bb
+    rates = np.array(c, dtype=float) / np.array(n, dtype=float)
+    se = max(float(rates.std(ddof=1)) / math.sqrt(rates.size), stats.binomial_floor_se(rates, n))
+    mean = float(rates.mean())
+    p_t = (1.0 if mean >= x else 0.0) if se == 0 else float(ufuncs().stdtr(rates.size - 1, (mean - x) / se))
+    return max(p_bb, p_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# Costs: tokens, durations
+
+
+def _trial_noise_se(sums: np.ndarray, counts: np.ndarray, within_var: Sequence[float | None]) -> tuple[float, float]:
+    """(SE, df) of the pooled mean sum(S_e)/N given these evals: trial noise only,
+    var = sum(n_e s_e^2) / N^2, with the degrees of freedom of the eval with fewest trials: the
+    Satterthwaite df (Welch, Biometrika 34, 1947) missed the drawn evals' mean above 3.3-3.5% of
+    the time where 2.5% is allowed, as the largest eval's variance, read from few skewed trials,
+    dominates the sum (docs/statistics.md)."""
+    total = float(counts.sum())
+    var = float(sum(n * float(w or 0.0) for n, w in zip(counts, within_var, strict=True))) / total**2
+    return math.sqrt(max(var, 0.0)), float(counts.min() - 1)
+
+
+def stats_exp(x: float) -> float:
+    """exp that says unbounded instead of overflowing."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
+def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None],
+                  reading: Reading = DEFAULT_READING, conf: float = 0.95) -> stats.Interval | None:
+    """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals).
+
+    "evals like these": the inversion of the test that rejects a mean only when both the
+    eval-clustered t test and the lognormal generalized test (numerics.lognormal_mean_interval)
+    reject it, i.e. the two intervals' hull. Measured against the population mean (docs/statistics.md),
+    neither alone keeps both sides: the t interval's upper end misses 4.5-10% (costs are skewed),
+    the generalized interval's lower end 2.5-4.4% at 5-20 evals (MOVER, Zou et al. 2009: its
+    upper end 2.6-3.3%); the t part only ever lowers the lower end.
+    "these evals": from the within-eval variances (trial noise only), on the log scale with t at
+    the fewest trials' df (_trial_noise_se), None unless every eval has 2 or more values."""
+    s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    keep = n > 0
+    s, n = s[keep], n[keep]
+    wv = [w for w, k in zip(within_var, keep, strict=True) if k]
+    if s.size < 2:
+        return None
+    mean = float(s.sum() / n.sum())
+    if reading == "these_evals":
+        if any(w is None for w in wv):
+            return None
+        se, df = _trial_noise_se(s, n, wv)
+        if se == 0 or mean <= 0:
+            return (mean, mean + float(dists.t_ppf((1 + conf) / 2, df)) * se)
+        # On the log scale (costs scatter multiplicatively): the upper end reaches further.
+        half = float(dists.t_ppf((1 + conf) / 2, df)) * se / mean
+        return (mean * math.exp(-half), stats_exp(math.log(mean) + half))
+    est = stats.pooled_clustered_mean(s, n, conf)
+    assert est.interval is not None
+    lo, hi = est.interval
+    if bool(np.all(s > 0)):
+        log_lo, log_hi = stats.lognormal_mean_interval(s / n, conf)
+        lo, hi = min(lo, log_lo), max(hi, log_hi)
+    return (max(0.0, lo), hi)
+
+
+def cost_p_at_most(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None], x: float,
+                   reading: Reading = DEFAULT_READING) -> float | None:
+    """One-sided p-value that the mean cost is at most x, from the test cost_interval inverts."""
+    s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    keep = n > 0
+    s, n = s[keep], n[keep]
+    wv = [w for w, k in zip(within_var, keep, strict=True) if k]
+    if s.size < 2:
+        return None
+    special = ufuncs()
+    mean = float(s.sum() / n.sum())
+    if reading == "these_evals":
+        if any(w is None for w in wv):
+            return None
+        se, df = _trial_noise_se(s, n, wv)
+        if x <= 0:
+            return 0.0
+        if se == 0 or mean <= 0:
+            return 1.0 if mean <= x else 0.0
+        return float(special.stdtr(df, -math.log(mean / x) * mean / se))
+    est = stats.pooled_clustered_mean(s, n)
+    p_t = (1.0 if mean <= x else 0.0) if not est.se else float(special.stdtr(est.n - 1, -(mean - x) / est.se))
+    return max(p_t, stats.lognormal_mean_p_at_most(s / n, x)) if bool(np.all(s > 0)) else p_t
