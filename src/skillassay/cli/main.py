@@ -134,6 +134,7 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="Where each trial's agent and commands run: auto (bwrap where it works, else none with a warning), none, bwrap (host read-only, only the trial's folder writable, homes hidden, no API key inside) or docker (a container per trial; image from --sandbox-image or the config's `sandbox`). See docs/sandbox.md. Default: the config's sandbox, else auto.")] = None,
     sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
+    shard: Annotated[str | None, typer.Option(metavar="I/N", help="Run only share I of N of the planned trials (deterministic, balanced across evals and arms), e.g. for N parallel CI jobs, each with its own --workspace; no verdict from a share: `skillassay merge` the N workspaces.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -144,6 +145,7 @@ def run(
     again to resume. A full disk stops it with exit 75, resumable likewise."""
     from skillassay.cli.progress import LineProgress, RichProgress
     from skillassay.run.engine import RunRequest, run_benchmark
+    from skillassay.run.shard import parse_shard
 
     req = RunRequest(skill_dir=skill_dir, evals_path=evals, config_path=config, trials=trials,
                      executor=executor, workspace=workspace, iteration=iteration,
@@ -153,7 +155,7 @@ def run(
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
-                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image)
+                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, shard=parse_shard(shard))
     from skillassay.run.interrupt import RunInterrupted
 
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
@@ -166,6 +168,10 @@ def run(
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
               f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
               highlight=False)
+    if outcome.shard is not None:  # a share's figures are no verdict: merge gives it
+        err.print(f"shard {req.shard}: wrote {outcome.shard}; nothing gated: `skillassay merge` the "
+                  f"{req.shard.count if req.shard else ''} shard workspaces for the verdict", highlight=False)
+        raise typer.Exit(0)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
@@ -435,6 +441,9 @@ _register_triggers(app)
 from skillassay.cli.judge_check import register as _register_judge_check  # noqa: E402  (same reason)
 
 _register_judge_check(app)
+from skillassay.cli.ci import register as _register_ci  # noqa: E402  (same reason)
+
+_register_ci(app)
 
 
 def main() -> None:

@@ -1,0 +1,36 @@
+"""`skillassay merge`: the CI side of sharded runs (run --shard I/N in N jobs, then one merge
+job gives the verdict). Registered on the main app by cli/main.py."""
+
+# No `from __future__ import annotations`: cli/main.py says why.
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skillassay.cli.console import err, handles_input_errors
+
+
+@handles_input_errors
+def merge(
+    workspaces: Annotated[list[Path], typer.Argument(metavar="WORKSPACES", help="The shard workspaces (or their iterations) written by `run --shard I/N`, all N of them.")],
+    workspace: Annotated[Path, typer.Option(help="The workspace to merge into (its earlier iterations, e.g. restored from the base branch's cache, are compared with as `run` does).")],
+    strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate.")] = False,
+    point_estimate: Annotated[bool, typer.Option(help="Gate on the plain comparison only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the gate result as JSON on stdout.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+) -> None:
+    """Merge shard workspaces into one iteration, then aggregate, compare, report and gate it as
+    `run` does (same exit codes). Shards of different plans (skill, evals, settings, seed, trial
+    count or shard count differ), a missing shard or an unfinished trial: exit 2, naming which."""
+    from skillassay.cli.main import _exit_with_gate, _write_ci_outputs
+    from skillassay.run.merge import merge_shards
+
+    outcome = merge_shards(workspaces, workspace, strict=strict, point_estimate=point_estimate)
+    err.print(f"merged {outcome.shards} shards ({outcome.trials} trials) -> {outcome.iteration_dir}/benchmark.json",
+              highlight=False)
+    _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
+    _exit_with_gate(outcome.gate, as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("merge")(merge)
