@@ -2,8 +2,10 @@
 job gives the verdict). Registered on the main app by cli/main.py."""
 
 # No `from __future__ import annotations`: cli/main.py says why.
+import os
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +32,22 @@ def merge(
               highlight=False)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     _exit_with_gate(outcome.gate, as_json)
+
+
+def write_pr_comment(iteration: Path, *, output: Path | None, link: str | None, **options: Any) -> None:
+    """`report --format pr-comment`: the comment on stdout (or in --output); the link defaults to this GitHub run."""
+    from skillassay.report.pr_comment import comment_for_iteration
+    from skillassay.store.jsonio import atomic_write_text
+
+    env = os.environ
+    if link is None and all(env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")):
+        link = f"{env['GITHUB_SERVER_URL']}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+    text = comment_for_iteration(iteration, link=link, **options)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    atomic_write_text(output, text)
+    err.print(f"wrote {output} ({len(text):,} characters)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -318,6 +318,12 @@ def report(
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
+    format: Annotated[str, typer.Option("--format", help="md: write report.md; pr-comment: print a pull-request comment (verdict, effect, change against --base, cost, collapsed per-eval table; under GitHub's 65,536-character limit) on stdout, or to --output.")] = "md",
+    base: Annotated[Path | None, typer.Option(help="With --format pr-comment: the base branch's iteration to compare with (default: the previous iteration `run` compared with).")] = None,
+    head_sha: Annotated[str | None, typer.Option(help="With --format pr-comment: the commit the comment is stamped with.")] = None,
+    link: Annotated[str | None, typer.Option(help="With --format pr-comment: where the full report is (default: the GitHub run's page, from GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_RUN_ID).")] = None,
+    warn_only: Annotated[bool, typer.Option(help="With --format pr-comment: say that this verdict does not fail the check.")] = False,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="With --format pr-comment: write the comment here instead of stdout.")] = None,
 ) -> None:
     """Write report.md for an iteration: findings, recommendations and caveats.
 
@@ -328,7 +334,15 @@ def report(
 
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
-    remember_iterations(iteration_dir)
+    remember_iterations(iteration_dir, base)
+    if format == "pr-comment":
+        from skillassay.cli.ci import write_pr_comment
+
+        write_pr_comment(iteration_dir, base=base, head_sha=head_sha, link=link, warn_only=warn_only, config=config,
+                         strict=strict, point_estimate=point_estimate, output=output)
+        return
+    if format != "md":
+        raise InputError.one("--format", format, "expected md or pr-comment")
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
 

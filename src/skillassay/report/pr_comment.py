@@ -1,0 +1,182 @@
+"""`report ITERATION --format pr-comment`: the Markdown a CI job posts on a pull request.
+
+One comment a reviewer reads top-down: the verdict first, then the skill's effect with its
+interval, what changed against the base branch's iteration (regressions named), cost when the
+runs recorded one, and the per-eval table collapsed. GitHub refuses a comment over 65,536
+characters, so the table is cut (and the rest linked) before the limit is reached, whatever the
+number of evals or the length of their names. Eval names, threshold lines and anything else
+that came from users or agents are escaped (GitHub renders raw HTML in comments) and the whole
+text goes through the redactor, as every file skillassay writes does."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillassay.analyze.benchmark_md import environment
+from skillassay.analyze.compare import compare
+from skillassay.analyze.gate import GateResult
+from skillassay.analyze.gate_check import check_iteration
+from skillassay.models import Benchmark
+from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
+from skillassay.report.ci_outputs import STATUS_ICON, VERDICT_ICON, eval_facts, eval_verdict, md_cell
+from skillassay.report.formatting import fmt_interval, signed, signed_interval
+from skillassay.store.redact import disk_redactor
+from skillassay.wording import improvement_text, pct
+
+GITHUB_LIMIT = 65_536  # characters GitHub accepts in one issue or pull-request comment
+BUDGET = 60_000  # what the comment may use: the cut note and the footer fit in the rest
+MARKER = "<!-- skillassay:pr-comment -->"  # how the Action finds its own comment to update it
+MAX_NAME = 60  # characters of an eval name shown (names come from users)
+MAX_LINE = 400  # characters of a threshold line shown
+MAX_LISTED = 15  # evals named in a regressions/improvements line before "and N more"
+
+
+@dataclass(frozen=True)
+class CommentInputs:
+    benchmark: Benchmark
+    gate: GateResult
+    comparison: dict[str, Any] | None  # against the base branch's iteration, when there is one
+    head_sha: str | None = None
+    link: str | None = None  # where the full report, transcripts and review page are (the run's artifacts)
+    warn_only: bool = False  # the job does not fail on this verdict: the comment says so
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _counts(text: Any) -> str:
+    return md_cell(str(text or "").replace("->", "→"))
+
+
+def _name(eval_id: Any, name: Any) -> str:
+    return md_cell(_clip(f"eval-{eval_id} ({name})" if name else f"eval-{eval_id}", MAX_NAME))
+
+
+def effect(raw: dict[str, Any]) -> dict[str, str] | None:
+    """The skill's effect: pass-rate difference (with minus without) and improvement ratio, each with its interval."""
+    paired = as_dict(as_dict(raw.get("statistics")).get("paired"))
+    diff = as_dict(paired.get("pass_rate_difference"))
+    summary = as_dict(raw.get("summary"))
+    skill_rate = as_num(as_dict(summary.get("with_skill")).get("pass_rate"))
+    base_rate = as_num(as_dict(summary.get("baseline")).get("pass_rate"))
+    if skill_rate is None and base_rate is None:
+        return None
+    ratio = as_dict(paired.get("improvement_ratio"))
+    ratio_iv = ratio.get("interval") if isinstance(ratio.get("interval"), list) else None
+    return {"skill": pct(skill_rate), "baseline": pct(base_rate),
+            "difference": signed(as_num(diff.get("mean")), "pts") if diff.get("mean") is not None else "n/a",
+            "difference_interval": signed_interval(as_interval(diff.get("interval")), "pts"),
+            "ratio": improvement_text(as_num(summary.get("improvement_ratio")), base_rate, skill_rate),
+            "ratio_interval": fmt_interval(ratio_iv, "ratio")}
+
+
+def _listed(rows: list[dict[str, Any]], ids: list[Any]) -> str:
+    by_id = {r.get("eval_id"): r for r in rows}
+    named = [f"{_name(i, by_id.get(i, {}).get('eval_name'))} {_counts(by_id.get(i, {}).get('counts'))}".strip()
+             for i in ids[:MAX_LISTED]]
+    more = f" and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
+    return ", ".join(named) + more
+
+
+def against_base(comparison: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not comparison:
+        return None
+    rows = [as_dict(r) for r in as_list(comparison.get("per_eval"))]
+    metric = as_dict(as_dict(comparison.get("metrics")).get("pass_rate"))
+    previous = as_dict(comparison.get("previous"))
+    groups = [(label, as_list(comparison.get(key))) for label, key in
+              (("Regressed", "regressed"), ("Possible regressions", "possible_regressions"),
+               ("Improved", "improved"), ("Possible improvements", "possible_improvements"))]
+    return {"iteration": previous.get("iteration"), "changed": md_cell(", ".join(map(str, as_list(comparison.get("changed"))))),
+            "before": pct(as_num(metric.get("previous"))), "after": pct(as_num(metric.get("current"))),
+            "delta": signed(as_num(metric.get("delta")), "pts") if metric.get("delta") is not None else "n/a",
+            "delta_interval": signed_interval(as_interval(metric.get("interval")), "pts"),
+            "groups": [(label, _listed(rows, ids)) for label, ids in groups if ids],
+            "regressed": len(as_list(comparison.get("regressed")))}
+
+
+def cost(raw: dict[str, Any]) -> list[str]:
+    """Cost lines from whatever `cost_usd` the benchmark carries: per-run figures summed per arm,
+    or an arm summary's cost fields. Nothing when no run recorded a cost."""
+    skill_cfg, base_cfg = config_names(raw)
+    totals: dict[str, list[float]] = {}
+    for run in as_list(raw.get("runs")):
+        value = as_num(as_dict(as_dict(run).get("result")).get("cost_usd"))
+        if value is None:
+            value = as_num(as_dict(run).get("cost_usd"))
+        if value is not None:
+            totals.setdefault(str(as_dict(run).get("configuration")), []).append(value)
+    lines = [f"{'with skill' if cfg == skill_cfg else 'baseline' if cfg == base_cfg else md_cell(cfg)}: "
+             f"${sum(v):.4f} over {len(v)} trials (${sum(v) / len(v):.4f} per trial)"
+             for cfg, v in sorted(totals.items(), key=lambda kv: kv[0] != skill_cfg)]
+    if lines:
+        return lines
+    summary = as_dict(raw.get("summary"))
+    for arm, label in (("with_skill", "with skill"), ("baseline", "baseline")):
+        for key, value in as_dict(summary.get(arm)).items():
+            if "cost" in key and as_num(value) is not None:
+                lines.append(f"{label}: {md_cell(key)} ${as_num(value):.4f}")
+    return lines
+
+
+def eval_rows(bench: Benchmark, gate: GateResult, comparison: dict[str, Any] | None) -> list[str]:
+    before = {str(as_dict(r).get("eval_id")): as_dict(r).get("counts") for r in
+              as_list((comparison or {}).get("per_eval"))}
+    rows = []
+    for f in eval_facts(bench, comparison):
+        verdict, _ = eval_verdict(f, gate)
+        cells = [_arm(f["arms"]["with_skill"]), _arm(f["arms"]["baseline"])]
+        base = _counts(f"{before[f['eval_id']]} ({f['label']})") if f["eval_id"] in before else "-"
+        rows.append(f"| {VERDICT_ICON[verdict]} | {md_cell(_clip(f['name'], MAX_NAME))} | {cells[0]} | {cells[1]} | {base} |")
+    return rows
+
+
+def _arm(arm: dict[str, Any]) -> str:
+    if arm.get("pass_rate") is None:
+        return "no graded trial"
+    return f"{arm['passes']}/{arm['completed']} ({pct(arm['pass_rate'])})"
+
+
+def render_pr_comment(inputs: CommentInputs) -> str:
+    """The comment, under GitHub's limit, masked by the redactor."""
+    bench, gate = inputs.benchmark, inputs.gate
+    raw = bench.model_dump(mode="json", by_alias=True)
+    rows = eval_rows(bench, gate, inputs.comparison)
+    context = {
+        "marker": MARKER, "icon": STATUS_ICON.get(gate.status, ""), "status": gate.status,
+        "headline": md_cell(_clip(gate.headline(), 2 * MAX_LINE)) if gate.headline() != gate.status else "",
+        "skill": md_cell(_clip(bench.skill_name or "skill", MAX_NAME)), "iteration": bench.iteration,
+        "sha": inputs.head_sha[:12] if inputs.head_sha and re.fullmatch(r"[0-9a-fA-F]{7,64}", inputs.head_sha) else None, "warn_only": inputs.warn_only,
+        "exit_code": gate.exit_code, "effect": effect(raw), "base": against_base(inputs.comparison),
+        "cost": cost(raw), "n_evals": len(rows), "link": _safe_link(inputs.link),
+        "thresholds": [f"{STATUS_ICON.get(t.status, '')} {md_cell(_clip(t.line(), MAX_LINE))}" for t in gate.thresholds],
+    }
+    template = environment().overlay(trim_blocks=True, lstrip_blocks=True).get_template("pr_comment.md.j2")
+    text = template.render(**context, rows=rows, cut=0)
+    kept = len(rows)
+    while len(text) > BUDGET and kept > 0:  # cut the table (the longest part), never the verdict
+        kept = max(0, kept - max(1, (len(text) - BUDGET) // 80))
+        text = template.render(**context, rows=rows[:kept], cut=len(rows) - kept)
+    return disk_redactor().text(text)[:GITHUB_LIMIT]
+
+
+def _safe_link(link: str | None) -> str | None:
+    """Only an http(s) address without spaces or brackets becomes a link (it is put in markdown as is)."""
+    if not link or not link.startswith(("https://", "http://")) or any(c in link for c in " ()<>[]\n\"'"):
+        return None
+    return link
+
+
+def comment_for_iteration(iteration: Path, *, base: Path | None = None, head_sha: str | None = None,
+                          link: str | None = None, warn_only: bool = False, config: Path | None = None,
+                          strict: bool = False, point_estimate: bool = False) -> str:
+    """The iteration's gate as `gate` computes it; the change against `base` (the base branch's
+    iteration), else against the previous iteration `run` compared with."""
+    check = check_iteration(iteration, config, strict=strict, point_estimate=point_estimate)
+    comparison = compare(iteration, base, config, write=False) if base is not None else check.comparison
+    return render_pr_comment(CommentInputs(check.benchmark, check.result, comparison, head_sha, link, warn_only))
