@@ -113,3 +113,41 @@ def test_unknown_format_is_bad_input(tmp_path: Path) -> None:
     it = write_iteration(tmp_path / "ws", 1, {1: ("P", "F")})
     result = invoke("report", it, "--format", "html")
     assert result.code == 2 and "--format" in result.flat and not result.crashed
+
+
+@pytest.mark.browser
+def test_the_comment_rendered_reads_verdict_first_with_the_table_collapsed(tmp_path: Path) -> None:
+    """Rendered as GitHub renders comments (CommonMark, tables, raw HTML for <details>) in real
+    Chromium: the verdict is the first heading, the table stays folded until opened, a hostile
+    name is text."""
+    from browser_support import ARGS, CHROMIUM
+    from markdown_it import MarkdownIt
+    from playwright.sync_api import sync_playwright
+
+    it = _pair(tmp_path / "ws", 50, regressed={7})
+    bench = json.loads((it / "benchmark.json").read_text())
+    bench["per_eval"][2]["eval_name"] = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    (it / "benchmark.json").write_text(json.dumps(bench))
+    invoke("compare", it)
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(_comment(it))
+    page_file = tmp_path / "comment.html"
+    page_file.write_text(f"<!doctype html><meta charset=utf-8>{html}", encoding="utf-8")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            pg = browser.new_page()
+            dialogs: list[str] = []
+            pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            pg.goto(page_file.as_uri())
+            first = pg.evaluate("document.body.querySelector('h1,h2,h3,p,ul,details,table').tagName")
+            assert first == "H2" and pg.inner_text("h2").split("skillassay: ")[1].split()[0] in (
+                "PASS", "FAIL", "INCONCLUSIVE")
+            assert not pg.is_visible("table")
+            pg.click("summary")
+            assert pg.is_visible("table")
+            assert pg.locator("tbody tr").count() == 50
+            assert pg.locator("img").count() == 0 and pg.locator("body script").count() == 0
+            assert "<img src=x" in pg.inner_text("table")  # shown as text
+            assert dialogs == []
+        finally:
+            browser.close()

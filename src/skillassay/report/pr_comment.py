@@ -128,7 +128,9 @@ def eval_rows(bench: Benchmark, gate: GateResult, comparison: dict[str, Any] | N
     before = {str(as_dict(r).get("eval_id")): as_dict(r).get("counts") for r in
               as_list((comparison or {}).get("per_eval"))}
     rows = []
-    for f in eval_facts(bench, comparison):
+    order = {"FAIL": 0, "WARN": 1, "PASS": 2}  # what needs a look first; eval order within each
+    facts = sorted(eval_facts(bench, comparison), key=lambda f: order[eval_verdict(f, gate)[0]])
+    for f in facts:
         verdict, _ = eval_verdict(f, gate)
         cells = [_arm(f["arms"]["with_skill"]), _arm(f["arms"]["baseline"])]
         base = _counts(f"{before[f['eval_id']]} ({f['label']})") if f["eval_id"] in before else "-"
@@ -152,9 +154,10 @@ def render_pr_comment(inputs: CommentInputs) -> str:
         "headline": md_cell(_clip(gate.headline(), 2 * MAX_LINE)) if gate.headline() != gate.status else "",
         "skill": md_cell(_clip(bench.skill_name or "skill", MAX_NAME)), "iteration": bench.iteration,
         "sha": inputs.head_sha[:12] if inputs.head_sha and re.fullmatch(r"[0-9a-fA-F]{7,64}", inputs.head_sha) else None, "warn_only": inputs.warn_only,
-        "exit_code": gate.exit_code, "effect": effect(raw), "base": against_base(inputs.comparison),
+        "exit_code": gate.exit_code,
+        "undecided": [f"{md_cell(t.key)} {t.status}" for t in gate.thresholds if t.status in ("FAIL", "INCONCLUSIVE")], "effect": effect(raw), "base": against_base(inputs.comparison),
         "cost": cost(raw), "n_evals": len(rows), "link": _safe_link(inputs.link),
-        "thresholds": [f"{STATUS_ICON.get(t.status, '')} {md_cell(_clip(t.line(), MAX_LINE))}" for t in gate.thresholds],
+        "thresholds": [f"{STATUS_ICON.get(t.status, '')} {_counts(_clip(t.line(), MAX_LINE))}" for t in gate.thresholds],
     }
     template = environment().overlay(trim_blocks=True, lstrip_blocks=True).get_template("pr_comment.md.j2")
     text = template.render(**context, rows=rows, cut=0)
