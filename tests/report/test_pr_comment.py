@@ -13,7 +13,7 @@ import pytest
 from cli_runner import invoke
 from iteration_factory import write_iteration
 
-from skillassay.report.pr_comment import GITHUB_LIMIT, MARKER
+from skillassay.report.pr_comment import GITHUB_LIMIT, MARKER_PREFIX
 from skillassay.store.secret_hashes import new_record
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -40,7 +40,7 @@ def test_fifty_evals_verdict_first_regressions_named_table_collapsed(tmp_path: P
     text = _comment(it, "--link", "https://github.com/o/r/actions/runs/9")
     assert len(text) < GITHUB_LIMIT
     lines = [line for line in text.splitlines() if line.strip()]
-    assert lines[0] == MARKER
+    assert lines[0] == f"{MARKER_PREFIX}synthetic -->"
     assert lines[1].startswith("## ") and "skillassay: **" in lines[1]  # the verdict, first
     assert f"head commit `{SHA[:12]}`" in text
     assert "**Effect of the skill:**" in text and "95% CI" in text.split("**Effect of the skill:**")[1].split("\n")[0]
@@ -66,7 +66,7 @@ def test_a_huge_suite_with_hostile_names_stays_under_the_limit_and_inert(tmp_pat
     assert len(text) <= GITHUB_LIMIT
     assert "more evals are left out to keep this comment under GitHub's size limit" in text
     assert "see report.md in the run's artifacts" in text
-    assert not re.search(r"(?<!\\)[<>]", text.split(MARKER, 1)[1].replace("<details>", "").replace("</details>", "")
+    assert not re.search(r"(?<!\\)[<>]", text.split("-->", 1)[1].replace("<details>", "").replace("</details>", "")
                          .replace("<summary>", "").replace("</summary>", ""))  # every < > of a name escaped
     assert "[click](" not in text  # the brackets escaped: no link
     assert text.splitlines()[1].startswith("## ")

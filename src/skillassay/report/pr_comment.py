@@ -28,7 +28,7 @@ from skillassay.wording import improvement_text, pct
 
 GITHUB_LIMIT = 65_536  # characters GitHub accepts in one issue or pull-request comment
 BUDGET = 60_000  # what the comment may use: the cut note and the footer fit in the rest
-MARKER = "<!-- skillassay:pr-comment -->"  # how the Action finds its own comment to update it
+MARKER_PREFIX = "<!-- skillassay:pr-comment:"  # + the skill's name + " -->": how the Action finds its comment
 MAX_NAME = 60  # characters of an eval name shown (names come from users)
 MAX_LINE = 400  # characters of a threshold line shown
 MAX_LISTED = 15  # evals named in a regressions/improvements line before "and N more"
@@ -100,10 +100,8 @@ def against_base(comparison: dict[str, Any] | None) -> dict[str, Any] | None:
             "regressed": len(as_list(comparison.get("regressed")))}
 
 
-def cost(raw: dict[str, Any]) -> list[str]:
-    """Cost lines from whatever `cost_usd` the benchmark carries: per-run figures summed per arm,
-    or an arm summary's cost fields. Nothing when no run recorded a cost."""
-    skill_cfg, base_cfg = config_names(raw)
+def run_costs(raw: dict[str, Any]) -> dict[str, list[float]]:
+    """Each arm's recorded per-run `cost_usd` figures (in runs[].result, or on the run)."""
     totals: dict[str, list[float]] = {}
     for run in as_list(raw.get("runs")):
         value = as_num(as_dict(as_dict(run).get("result")).get("cost_usd"))
@@ -111,6 +109,19 @@ def cost(raw: dict[str, Any]) -> list[str]:
             value = as_num(as_dict(run).get("cost_usd"))
         if value is not None:
             totals.setdefault(str(as_dict(run).get("configuration")), []).append(value)
+    return totals
+
+
+def total_cost(raw: dict[str, Any]) -> float | None:
+    costs = [v for values in run_costs(raw).values() for v in values]
+    return sum(costs) if costs else None
+
+
+def cost(raw: dict[str, Any]) -> list[str]:
+    """Cost lines from whatever `cost_usd` the benchmark carries: per-run figures summed per arm,
+    or an arm summary's cost fields. Nothing when no run recorded a cost."""
+    skill_cfg, base_cfg = config_names(raw)
+    totals = run_costs(raw)
     lines = [f"{'with skill' if cfg == skill_cfg else 'baseline' if cfg == base_cfg else md_cell(cfg)}: "
              f"${sum(v):.4f} over {len(v)} trials (${sum(v) / len(v):.4f} per trial)"
              for cfg, v in sorted(totals.items(), key=lambda kv: kv[0] != skill_cfg)]
@@ -150,7 +161,7 @@ def render_pr_comment(inputs: CommentInputs) -> str:
     raw = bench.model_dump(mode="json", by_alias=True)
     rows = eval_rows(bench, gate, inputs.comparison)
     context = {
-        "marker": MARKER, "icon": STATUS_ICON.get(gate.status, ""), "status": gate.status,
+        "marker": marker(bench.skill_name or ""), "icon": STATUS_ICON.get(gate.status, ""), "status": gate.status,
         "headline": md_cell(_clip(gate.headline(), 2 * MAX_LINE)) if gate.headline() != gate.status else "",
         "skill": md_cell(_clip(bench.skill_name or "skill", MAX_NAME)), "iteration": bench.iteration,
         "sha": inputs.head_sha[:12] if inputs.head_sha and re.fullmatch(r"[0-9a-fA-F]{7,64}", inputs.head_sha) else None, "warn_only": inputs.warn_only,
@@ -166,6 +177,11 @@ def render_pr_comment(inputs: CommentInputs) -> str:
         kept = max(0, kept - max(1, (len(text) - BUDGET) // 80))
         text = template.render(**context, rows=rows[:kept], cut=len(rows) - kept)
     return disk_redactor().text(text)[:GITHUB_LIMIT]
+
+
+def marker(skill_name: str) -> str:
+    """The first line of the comment: one sticky comment per skill on a pull request."""
+    return f"{MARKER_PREFIX}{re.sub(r'[^A-Za-z0-9._-]', '-', skill_name)[:80]} -->"
 
 
 def _safe_link(link: str | None) -> str | None:
