@@ -48,6 +48,18 @@ def from_fork(pr: dict[str, Any]) -> bool:
     return bool(pr) and head.get("full_name") != base.get("full_name")
 
 
+def untrusted_head(event_name: str, event: dict[str, Any]) -> bool:
+    """The code this run would benchmark comes from another repository: a fork's pull request, or a
+    workflow_run started by one."""
+    if from_fork(pull_request(event)):
+        return True
+    run = event.get("workflow_run") if event_name == "workflow_run" else None
+    if isinstance(run, dict):
+        head = (run.get("head_repository") or {}).get("full_name")
+        return head != ((event.get("repository") or {}).get("full_name"))
+    return False
+
+
 def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", text)[:60] or "skill"
 
@@ -59,7 +71,7 @@ def plan(env: Mapping[str, str]) -> dict[str, str]:
     event_name = env.get("GITHUB_EVENT_NAME", "")
     event = event_of(env)
     pr = pull_request(event)
-    fork = from_fork(pr)
+    fork = untrusted_head(event_name, event)
     if mode != "comment" and fork and event_name in RUN_EVENTS_WITH_SECRETS:
         raise Refused(f"refusing to benchmark a fork's pull request on `{event_name}`: that event runs with this "
                       "repository's secrets and write token, and the fork's skill, evals and checks would run "
