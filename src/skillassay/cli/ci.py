@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from skillassay.cli.console import err, handles_input_errors
+from skillassay.cli.gate_output import exit_with_gate, write_ci_outputs
 
 
 @handles_input_errors
@@ -24,14 +25,13 @@ def merge(
     """Merge shard workspaces into one iteration, then aggregate, compare, report and gate it as
     `run` does (same exit codes). Shards of different plans (skill, evals, settings, seed, trial
     count or shard count differ), a missing shard or an unfinished trial: exit 2, naming which."""
-    from skillassay.cli.main import _exit_with_gate, _write_ci_outputs
     from skillassay.run.merge import merge_shards
 
     outcome = merge_shards(workspaces, workspace, strict=strict, point_estimate=point_estimate)
     err.print(f"merged {outcome.shards} shards ({outcome.trials} trials) -> {outcome.iteration_dir}/benchmark.json",
               highlight=False)
-    _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
-    _exit_with_gate(outcome.gate, as_json)
+    write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
+    exit_with_gate(outcome.gate, as_json)
 
 
 def write_pr_comment(iteration: Path, *, output: Path | None, link: str | None, **options: Any) -> None:

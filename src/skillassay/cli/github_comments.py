@@ -69,7 +69,7 @@ def list_comments(api: Api, pr: int) -> list[dict[str, Any]]:
 
 def find_sticky(comments: list[dict[str, Any]], marker: str) -> dict[str, Any] | None:
     for c in comments:
-        user = c.get("user") if isinstance(c.get("user"), dict) else {}
+        user: dict[str, Any] = c["user"] if isinstance(c.get("user"), dict) else {}
         if user.get("type") == "Bot" and str(c.get("body", "")).startswith(marker):
             return c
     return None

@@ -6,7 +6,6 @@ result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3
 # signature at each start, and string annotations cost it a compile and an eval apiece
 # (~30 ms of `--help`, measured); helpers' annotations of TYPE_CHECKING names are quoted.
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,10 +22,11 @@ from skillassay.cli.console import (
     out,
     parse_options,
 )
+from skillassay.cli.gate_output import exit_with_gate as _exit_with_gate
+from skillassay.cli.gate_output import write_ci_outputs as _write_ci_outputs
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 
 if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
-    from skillassay.analyze.gate import GateResult
     from skillassay.models.benchmark import Summary
 
 # The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
@@ -85,16 +85,6 @@ def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An
         out.print(f"wrote {path}")
 
 
-
-
-def _exit_with_gate(gate_result: "GateResult", as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(gate_result.to_dict(), indent=2) + "\n")
-    else:
-        for t in gate_result.thresholds:
-            err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{escape(gate_result.headline())}[/bold]", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(gate_result.exit_code)
 
 
 def _print_next_steps(steps: list[str]) -> None:
@@ -345,19 +335,6 @@ def report(
         raise InputError.one("--format", format, "expected md or pr-comment")
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
-
-
-def _write_ci_outputs(bench: Any, gate_result: "GateResult", junit: Path | None,
-                      comparison: dict | None = None) -> None:
-    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set. Neither is
-    built (nor their module, with its XML library, imported) when there is nowhere to put it."""
-    if junit is None and not os.environ.get("GITHUB_STEP_SUMMARY"):
-        return
-    from skillassay.report.ci_outputs import append_step_summary, github_step_summary, write_junit
-
-    if junit is not None:
-        err.print(f"wrote {write_junit(junit, bench, gate_result, comparison)}", highlight=False)
-    append_step_summary(github_step_summary(bench, gate_result, comparison))
 
 
 @app.command()

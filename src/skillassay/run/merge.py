@@ -194,7 +194,7 @@ def _gate(workspace: Path, it: Path, records: list[TrialRecord], plan: dict[str,
     record = record if isinstance(record, dict) else {}
     cfg = find_config(it)
     config = load_config(cfg)
-    executor = record.get("executor") if isinstance(record.get("executor"), dict) else {}
+    executor: dict[str, Any] = record["executor"] if isinstance(record.get("executor"), dict) else {}
     bench = build_benchmark(
         records, skill_name=str(record.get("skill_name") or workspace.name), skill_path=record.get("skill_path"),
         iteration=plan["iteration"], timestamp=now_iso(), trials_requested=plan["trials_per_eval"],
