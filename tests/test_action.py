@@ -179,3 +179,25 @@ def test_forks(tmp_path: Path, checkout: Path, venv: Path, github: FakeGitHub) -
     runner, _ = run_action(tmp_path / "r4", checkout, venv, github, "workflow_run", "b" * 40, comment_inputs)
     assert not _failed(runner), _failed(runner)
     assert len(github.on(PR)) == 1 and f"head commit `{'e' * 12}`" in github.on(PR)[0]["body"]
+
+
+def test_shards_then_merge_give_one_verdict_and_one_comment(tmp_path: Path, checkout: Path, venv: Path,
+                                                            github: FakeGitHub) -> None:
+    """The matrix of docs/ci.md: two shard jobs, then a merge job that downloads their artifacts."""
+    home, sha = tmp_path / "runner", "c" * 40
+    for i in (1, 2):
+        runner, out = run_action(home, checkout, venv, github, "pull_request", sha, {"shard": f"{i}/2"}, run_id=5)
+        assert not _failed(runner), _failed(runner)
+        assert out["verdict"] == "NO_VERDICT" and out["exit-code"] == "0" and github.requests == []
+        assert _step(runner, "plan").outputs["save-cache"] == "false"
+    downloaded = checkout / "shards"  # actions/download-artifact with pattern skillassay-acme-vpn-shard-*
+    for artifact in sorted((home / "artifacts" / "5").glob("skillassay-acme-vpn-shard-*")):
+        shutil.copytree(artifact, downloaded / artifact.name)
+    assert sorted(p.name for p in downloaded.iterdir()) == ["skillassay-acme-vpn-shard-1-of-2",
+                                                            "skillassay-acme-vpn-shard-2-of-2"]
+    runner, out = run_action(home, checkout, venv, github, "pull_request", sha,
+                             {"mode": "merge", "merge-from": "shards"}, run_id=5)
+    assert not _failed(runner), _failed(runner)
+    assert "merged 2 shards (48 trials)" in _step(runner, "bench").output
+    assert out["verdict"] == "PASS" and float(out["pass-rate-with-skill"]) == 0.75
+    assert len(github.on(PR)) == 1 and f"head commit `{sha[:12]}`" in github.on(PR)[0]["body"]
