@@ -214,9 +214,9 @@ def replay(iteration: Path, config: Path, settings: Adaptive) -> list[str]:
     """The rule run on a fixed iteration's own trials (its outcomes in place of new ones), and
     both designs' gates: what the adaptive design would have decided, and at what cost, on
     exactly the data the fixed one saw (a live model may not repeat an answer to the same seed)."""
-    from skillassay.analyze.compare import load_iteration_records
     from skillassay.models import BenchmarkConfig
     from skillassay.store.jsonio import parse_model, read_json
+    from skillassay.workflows.compare_on_disk import load_iteration_records
 
     cfg = parse_model(read_json(config), BenchmarkConfig, config)
     recs = {(r.eval_id, r.configuration, r.run_number): r for r in load_iteration_records(iteration)}

@@ -98,7 +98,7 @@ def aggregate_in_process(it: Path) -> float:
     """Seconds of a warm in-process aggregate_iteration call (imports done, page cache warm)."""
     code = (
         "import sys, time; from pathlib import Path; "
-        "from skillassay.analyze.aggregate import aggregate_iteration; "
+        "from skillassay.workflows.aggregate import aggregate_iteration; "
         f"it = Path({str(it)!r}); aggregate_iteration(it, skill_name='bench'); "
         "t = time.perf_counter(); aggregate_iteration(it, skill_name='bench'); print(time.perf_counter() - t)"
     )

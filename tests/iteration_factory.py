@@ -7,9 +7,9 @@ from pathlib import Path
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark
-from skillassay.analyze.compare import load_iteration_records
 from skillassay.models import Thresholds
 from skillassay.store.jsonio import write_json
+from skillassay.workflows.compare_on_disk import load_iteration_records
 
 FINGERPRINT = {"skill": "s1", "evals": "e1", "settings": "x1"}
 STATUS = {"P": "ok", "F": "ok", "E": "error", "T": "timeout"}

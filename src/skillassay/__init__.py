@@ -21,18 +21,18 @@ _PUBLIC = {
     "RunOutcome": "skillassay.run.engine",
     "run_benchmark": "skillassay.run.engine",
     # re-grade an existing iteration
-    "regrade_iteration": "skillassay.grade.regrade",
+    "regrade_iteration": "skillassay.workflows.regrade",
     # aggregate an iteration folder into benchmark.json + benchmark.md
-    "aggregate_iteration": "skillassay.analyze.aggregate",
+    "aggregate_iteration": "skillassay.workflows.aggregate",
     "build_benchmark": "skillassay.analyze.benchmark",
     # compare with the previous iteration
-    "compare": "skillassay.analyze.compare",
+    "compare": "skillassay.workflows.compare_on_disk",
     # gate
     "evaluate": "skillassay.analyze.gate",
     "GateResult": "skillassay.analyze.gate",
-    "check_iteration": "skillassay.analyze.gate_check",
+    "check_iteration": "skillassay.workflows.gate_iteration",
     # report.md (with its charts)
-    "write_report": "skillassay.report.report",
+    "write_report": "skillassay.workflows.report_iteration",
     # validate what users write
     "validate_paths": "skillassay.run.preflight",
     # the data contract
@@ -89,13 +89,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
-    from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.analyze.benchmark import build_benchmark
-    from skillassay.analyze.compare import compare
     from skillassay.analyze.gate import GateResult, evaluate
-    from skillassay.analyze.gate_check import check_iteration
     from skillassay.errors import InputError
-    from skillassay.grade.regrade import regrade_iteration
     from skillassay.models import (
         Benchmark,
         BenchmarkConfig,
@@ -112,6 +108,10 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         Thresholds,
         Timing,
     )
-    from skillassay.report.report import write_report
     from skillassay.run.engine import RunOutcome, RunRequest, run_benchmark
     from skillassay.run.preflight import validate_paths
+    from skillassay.workflows.aggregate import aggregate_iteration
+    from skillassay.workflows.compare_on_disk import compare
+    from skillassay.workflows.gate_iteration import check_iteration
+    from skillassay.workflows.regrade import regrade_iteration
+    from skillassay.workflows.report_iteration import write_report

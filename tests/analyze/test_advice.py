@@ -15,7 +15,6 @@ from iteration_factory import write_iteration
 from scipy import stats as sps
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.aggregate import aggregate_iteration
 from skillassay.analyze.compare import _candidate_trials, add_trials_to_call, trials_to_call
 from skillassay.analyze.statistics import (
     build_statistics,
@@ -26,6 +25,7 @@ from skillassay.analyze.statistics import (
 )
 from skillassay.report.report import significance_sentence
 from skillassay.store.records import TrialRecord
+from skillassay.workflows.aggregate import aggregate_iteration
 
 SKILL, BASE = "with_skill", "without_skill"
 

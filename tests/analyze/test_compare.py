@@ -12,30 +12,16 @@ import numpy as np
 import pytest
 from cli_runner import cli
 from cli_runner import invoke as run_cli
+from echo_runs import drop_facts, run_echo
 from iteration_factory import write_iteration
 
-from skillassay.analyze.compare import (
-    FILENAME,
-    compare,
-    load_iteration_records,
-    ratio_difference,
-    trials_to_call,
-)
+from skillassay.analyze.compare import FILENAME, ratio_difference, trials_to_call
 from skillassay.errors import InputError
+from skillassay.workflows.compare_on_disk import compare, load_iteration_records
 
 SAME = ("PPP", "FFF")
 
 
-
-
-def run_echo(skill: Path, ws: Path, *extra: str) -> tuple[int, str]:
-    return run_cli("run", str(skill), "--executor", "echo", "--workspace", str(ws), *extra)
-
-
-def drop_facts(skill: Path, *needles: str) -> None:
-    md = skill / "SKILL.md"
-    md.write_text("\n".join(line for line in md.read_text().splitlines()
-                            if not any(n in line for n in needles)) + "\n")
 
 
 def labels(result: dict) -> dict:

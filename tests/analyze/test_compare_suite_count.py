@@ -8,7 +8,8 @@ from pathlib import Path
 
 from iteration_factory import write_iteration
 
-from skillassay.analyze.compare import compare, detection_limit
+from skillassay.analyze.compare import detection_limit
+from skillassay.workflows.compare_on_disk import compare
 
 EVALS = {i: ("PPP", "FFF") for i in range(1, 7)}
 

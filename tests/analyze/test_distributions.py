@@ -127,7 +127,7 @@ def test_aggregate_does_not_import_scipy_stats(tmp_path: Path) -> None:
                     "expectations": [{"text": "a", "passed": ok, "evidence": ""}],
                     "summary": {"passed": int(ok), "failed": int(not ok), "total": 1, "pass_rate": float(ok)}}))
                 (run / "timing.json").write_text(json.dumps({"total_tokens": 100 + e * k, "duration_ms": 1000 + k}))
-    code = ("import sys; from pathlib import Path; from skillassay.analyze.aggregate import aggregate_iteration; "
+    code = ("import sys; from pathlib import Path; from skillassay.workflows.aggregate import aggregate_iteration; "
             f"aggregate_iteration(Path({str(it)!r})); print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(repo_paths.REPO / "src")})

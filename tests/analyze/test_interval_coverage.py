@@ -197,7 +197,7 @@ def test_no_solid_pass_and_no_overpromise(tmp_path: Path) -> None:
 
 
 def test_run_says_what_the_design_cannot_detect(example_skill: Path, tmp_path: Path) -> None:
-    from test_compare import run_echo
+    from echo_runs import run_echo
 
     code, out = run_echo(example_skill, tmp_path / "ws")
     assert "what this design can detect: At 3 trial(s) per arm no single eval can be called regressed among " \

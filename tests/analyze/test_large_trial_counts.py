@@ -14,11 +14,11 @@ import pytest
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark, summarize
-from skillassay.analyze.benchmark_md import render_benchmark_md
 from skillassay.analyze.compare import design_limit, detection_limit
 from skillassay.analyze.gate import evaluate
 from skillassay.analyze.statistics import Arm, EvalCell
 from skillassay.models import Thresholds
+from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
 
 THRESHOLDS = Thresholds(min_pass_rate=0.5, min_improvement_ratio=1.5, max_avg_tokens=200)
@@ -97,7 +97,7 @@ def test_report_of_an_iteration_of_537_trials(tmp_path: Path) -> None:
     """The whole report (report.md) of a written iteration, with a comparison to the one before."""
     from iteration_factory import write_iteration
 
-    from skillassay.report.report import report_iteration
+    from skillassay.workflows.report_iteration import report_iteration
 
     k = 537
     write_iteration(tmp_path, 1, {1: ("P" * k, "F" * k), 2: ("P" * k, "P" * 500 + "F" * 37)},

@@ -71,8 +71,8 @@ def test_a_file_without_estimate_meets_keeps_its_plain_comparison_for_point_esti
 
 
 def test_gating_against_other_thresholds_recomputes_both(tmp_path: Path) -> None:
-    from skillassay.analyze.gate_check import for_thresholds
     from skillassay.models import Thresholds
+    from skillassay.workflows.gate_iteration import for_thresholds
 
     it = write_iteration(tmp_path, 1, CLEAR, thresholds={"min_pass_rate": 0.5})
     bench = Benchmark.model_validate(bench_of(it))

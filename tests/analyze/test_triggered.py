@@ -119,7 +119,7 @@ def test_with_skill_arm_is_split_by_whether_the_skill_was_loaded(tmp_path: Path)
     within = overall["within_eval_difference"]
     assert within["n_evals"] == 1 and within["mean"] == 1.0 and within["interval"] is None
 
-    # `aggregate` streams the runs from disk (cell_reader) and must split them the same way.
+    # `aggregate` streams the runs from disk (workflows/iteration_reader.py) and must split them the same way.
     again = iteration / "again.json"
     assert cli(["aggregate", str(iteration), "-o", str(again)]).exit_code == 0
     assert json.loads(again.read_text())["trigger_conditioned"] == split
@@ -204,7 +204,7 @@ def test_an_executor_that_never_says_gives_one_sentence_and_no_flag() -> None:
 
 
 def test_merged_arms_keep_the_split() -> None:
-    """Parallel readers (cell_reader) count runs into separate Arms and merge them."""
+    """Parallel readers (workflows/iteration_reader.py) count runs into separate Arms and merge them."""
     records = _records(1, [(True, True), (False, False), (None, True), (False, True)])
     whole, a, b = Arm(), Arm(), Arm()
     for r in records:

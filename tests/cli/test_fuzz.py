@@ -356,7 +356,7 @@ def read_with(reader: str, ws: Path) -> None:
     """One reader, as a library call (fast; the CLI adds only the exit-code mapping)."""
     it = ws / "iteration-2"
     if reader == "aggregate":
-        from skillassay.analyze.aggregate import aggregate_iteration
+        from skillassay.workflows.aggregate import aggregate_iteration
 
         aggregate_iteration(it, output=ws / "out" / "benchmark.json")
     elif reader == "compare":
@@ -364,7 +364,7 @@ def read_with(reader: str, ws: Path) -> None:
 
         compare(it, ws / "iteration-1")
     elif reader == "gate":
-        from skillassay.analyze.gate_check import check_iteration
+        from skillassay.workflows.gate_iteration import check_iteration
 
         check_iteration(it)
     elif reader == "view":

@@ -14,9 +14,9 @@ import repo_paths
 from cli_runner import cli
 
 from skillassay.analyze import gate as gate_module
-from skillassay.analyze import gate_check
-from skillassay.report import report as report_module
 from skillassay.run import engine
+from skillassay.workflows import gate_iteration
+from skillassay.workflows import report_iteration as report_module
 
 SRC = repo_paths.REPO / "src"
 
@@ -26,7 +26,7 @@ def test_run_evaluates_the_gate_once(example_skill: Path, tmp_path: Path, monkey
     scanned every installed package's entry points to find the executor once more)."""
     calls: list[str] = []
     scans: list[Path] = []
-    real_evaluate, real_not_measured = gate_module.evaluate, gate_check.not_measured
+    real_evaluate, real_not_measured = gate_module.evaluate, gate_iteration.not_measured
 
     def counted(where: str):  # type: ignore[no-untyped-def]
         def evaluate(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -38,7 +38,7 @@ def test_run_evaluates_the_gate_once(example_skill: Path, tmp_path: Path, monkey
         scans.append(iteration_dir)
         return real_not_measured(iteration_dir, thresholds)
 
-    for module, where in ((engine, "engine"), (report_module, "report"), (gate_check, "gate_check")):
+    for module, where in ((engine, "engine"), (report_module, "report"), (gate_iteration, "gate_iteration")):
         monkeypatch.setattr(module, "evaluate", counted(where))
     monkeypatch.setattr(report_module, "not_measured", not_measured)
     cfg = tmp_path / "cfg.json"

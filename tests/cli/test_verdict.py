@@ -214,7 +214,7 @@ def test_bad_history_is_named_not_a_class_name(example_skill: Path, tmp_path: Pa
 
 
 def test_cost_ratio_reads_as_a_cost_or_a_saving() -> None:
-    from skillassay.analyze.benchmark_md import cost_ratio
+    from skillassay.report.benchmark_md import cost_ratio
 
     assert cost_ratio(3.64, "tokens") == "3.64x (264% more tokens with the skill)"
     assert cost_ratio(0.73, "tokens") == "0.73x (27% less tokens with the skill)"

@@ -14,8 +14,8 @@ import xmlschema
 from cli_runner import invoke
 
 from skillassay.analyze.gate import GateResult, ThresholdResult
-from skillassay.analyze.gate_check import check_iteration
 from skillassay.report.ci_outputs import append_step_summary, github_step_summary, junit_xml, md_cell, write_junit
+from skillassay.workflows.gate_iteration import check_iteration
 
 EXAMPLE = repo_paths.REPO / "examples" / "acme-vpn"
 SCHEMA = xmlschema.XMLSchema(repo_paths.FIXTURES / "junit" / "junit.xsd")

@@ -151,3 +151,19 @@ def test_the_comment_rendered_reads_verdict_first_with_the_table_collapsed(tmp_p
             assert dialogs == []
         finally:
             browser.close()
+
+
+def test_cost_section_of_the_benchmark_is_read_when_there(tmp_path: Path) -> None:
+    it = write_iteration(tmp_path / "ws", 1, {1: ("PP", "FF"), 2: ("PP", "FF")})
+    bench = json.loads((it / "benchmark.json").read_text())
+    bench["cost"] = {
+        "configurations": {
+            "with_skill": {"total_usd": 0.8, "mean_per_trial_usd": 0.2, "mean_per_trial_interval": [0.15, 0.25],
+                           "total_is_lower_bound": True},
+            "without_skill": {"total_usd": 0.4, "mean_per_trial_usd": 0.1, "mean_per_trial_interval": [0.05, 0.15]}},
+        "effect": {"mean_difference_usd": 0.1, "interval": [0.05, 0.15]}}
+    (it / "benchmark.json").write_text(json.dumps(bench))
+    text = _comment(it)
+    assert ("**Cost:** with skill: at least $0.8000 in all, $0.2000 per trial (95% CI $0.1500 to $0.2500); "
+            "baseline: $0.4000 in all, $0.1000 per trial (95% CI $0.0500 to $0.1500); "
+            "the skill adds $0.1000 per trial (95% CI $0.0500 to $0.1500).") in text

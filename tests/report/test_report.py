@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from cli_runner import cli
+from echo_runs import drop_facts, run_echo
 from iteration_factory import write_iteration
-from test_compare import drop_facts, run_echo
 
 from skillassay.analyze.compare import FILENAME
 

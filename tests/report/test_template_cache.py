@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-RENDER = ("import time; from skillassay.analyze.benchmark_md import environment; "
+RENDER = ("import time; from skillassay.report.benchmark_md import environment; "
           "t = time.perf_counter(); environment().get_template('benchmark.md.j2'); "
           "environment().get_template('report.md.j2'); print(time.perf_counter() - t)")
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import statistics as pystats
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import IO, Any
+from collections.abc import Callable, Sequence
+from typing import IO
 
 import orjson
-from pydantic_core import to_json
 
 from skillassay.analyze.arms import Arms, pick_arms
+from skillassay.analyze.cost import cost_section, skill_mean_cost
 from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.statistics import (
     MIN_DETECTABLE_EFFECT,
@@ -27,7 +26,7 @@ from skillassay.analyze.statistics import (
 )
 from skillassay.analyze.triggered import trigger_split
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
-from skillassay.store.jsonio import atomic_open
+from skillassay.store.benchmark_file import RUN_INDENT, write_run_texts
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
 
 
@@ -61,7 +60,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else round(a / b, 4)
 
 
-def estimate_meets(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
+def estimate_meets(summary: dict, thresholds: Thresholds, cost: dict | None = None) -> dict[str, bool]:
     """The plain comparison of each estimate with its threshold (a value exactly at it passes):
     benchmark.json's `estimate_meets`, what --point-estimate gates on. Not `thresholds_met`,
     which says what the gate decided (gated_thresholds_met). A figure that could not be
@@ -72,6 +71,7 @@ def estimate_meets(summary: dict, thresholds: Thresholds) -> dict[str, bool]:
         "max_avg_tokens": (ws["avg_tokens"], thresholds.max_avg_tokens, "max"),
         "max_avg_duration_seconds": (ws["avg_duration_seconds"], thresholds.max_avg_duration_seconds, "max"),
         "min_improvement_ratio": (summary["improvement_ratio"], thresholds.min_improvement_ratio, "min"),
+        "max_avg_cost_usd": (skill_mean_cost(cost), thresholds.max_avg_cost_usd, "max"),
     }
     met = {}
     for key, (value, limit, direction) in checks.items():
@@ -146,6 +146,7 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
                                  thresholds.model_dump(), seed=seed,
                                  min_detectable_effect=min_detectable_effect)
     split = trigger_split(cells, arms.skill, arms.baseline)
+    cost = cost_section(cells, arms.skill, arms.baseline, seed)
     all_notes = (list(notes or []) + _error_notes(cells, configs, arms, trials_requested, baseline_failed)
                  + cell_notes(cells, arms, tally))
     bench = Benchmark.model_validate({
@@ -162,48 +163,16 @@ def summarize(cells: list[EvalCell], configs: list[str], tally: ExpectationTally
         "summary": summary,
         "per_eval": per_eval,
         "thresholds_met": {},
-        "estimate_meets": estimate_meets(summary, thresholds),
+        "estimate_meets": estimate_meets(summary, thresholds, cost),
         "statistics": statistics,
         **({"trigger_conditioned": split} if split is not None else {}),
+        **({"cost": cost} if cost is not None else {}),
     })
     bench.thresholds_met = gated_thresholds_met(bench, thresholds)
     return bench
 
 
-def indented_json(value: Any, prefix: str) -> str:
-    text = to_json(value, indent=2).decode("utf-8")
-    return text.replace("\n", "\n" + prefix)
-
-
-def write_benchmark(path: Path, bench: Benchmark) -> None:
-    """benchmark.json, pretty-printed like write_json, with runs[] written by the benchmark's
-    runs writer (streamed one run at a time, or copied from where aggregation spooled them), so
-    huge iterations never exist as one model or string. Key order: skill-creator's shape first
-    (metadata, runs, run_summary, notes), then the benchmark process's, then ours."""
-    data = bench.to_json_dict()
-    runs = data.pop("runs", None)
-    keys = list(data)
-    keys.insert(1 if "metadata" in data else 0, "runs")
-    with atomic_open(path) as fh:
-        fh.write("{\n")
-        for i, key in enumerate(keys):
-            fh.write(f"  {json.dumps(key)}: ")
-            if key != "runs":
-                fh.write(indented_json(data[key], "  "))
-            elif bench._write_runs is not None:
-                bench._write_runs(fh)
-            else:
-                write_run_texts(fh, ((indented_json(r, RUN_INDENT).encode(),) for r in runs or []))
-            fh.write(",\n" if i < len(keys) - 1 else "\n")
-        fh.write("}\n")
-
-
-RUN_INDENT = "    "
-RUN_SEPARATOR = ",\n" + RUN_INDENT
-
-
 _RUN_NEWLINE = ("\n" + RUN_INDENT).encode()
-_SEPARATOR_BYTES = RUN_SEPARATOR.encode()
 
 
 def run_json(r: TrialRecord) -> bytes:
@@ -232,21 +201,6 @@ def entry_json(entry: dict) -> bytes:
     except TypeError:  # an integer beyond 64 bits, or a lone surrogate in untrusted text
         raw = json.dumps(entry, indent=2).encode()  # ASCII with \u escapes: valid JSON either way
     return raw.replace(b"\n", _RUN_NEWLINE)
-
-
-def write_run_texts(fh: IO[str], texts: Iterable[Iterable[bytes]]) -> None:
-    """runs[] from serialised entries, each given as UTF-8 blocks (a text may hold several
-    entries joined by RUN_SEPARATOR). Bytes go straight to the file under the text layer, so
-    nothing is decoded and re-encoded."""
-    out = fh.buffer  # type: ignore[attr-defined]  # atomic_open gives a TextIOWrapper
-    fh.flush()
-    first = True
-    for blocks in texts:
-        out.write(b"[\n    " if first else _SEPARATOR_BYTES)
-        for block in blocks:
-            out.write(block)
-        first = False
-    out.write(b"[]" if first else b"\n  ]")
 
 
 def _per_eval_arm(a: Arm, trials_requested: int | None) -> dict:

@@ -22,20 +22,15 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.aggregate import collect, read_iteration_record
 from skillassay.analyze.arms import pick_arms
 from skillassay.analyze.statistics import compare_iterations, group_records
 from skillassay.errors import InputError
-from skillassay.models import BenchmarkConfig
-from skillassay.models.shapes import COMPARISON, shape_problem
-from skillassay.store.discover import METADATA, find_evals
-from skillassay.store.jsonio import load_model, parse_json_bytes, read_json, write_json
-from skillassay.store.layout import SNAPSHOT_DIR
+from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord
 from skillassay.wording import UNBOUNDED, pct, ratio_value
 
-SCHEMA_VERSION = 1
-FILENAME = "comparison_previous.json"
+SCHEMA_VERSION = COMPARISON_SCHEMA_VERSION
+FILENAME = COMPARISON_FILENAME
 Q = 0.10
 # Family-wise level at which the baseline arm is said to have drifted: BH at this level keeps
 # the chance of any such note under 2.5% when nothing changed (at q = 0.10 it appeared in 7.7%
@@ -45,75 +40,9 @@ MAX_TRIALS_SEARCHED = 200
 _ITERATION = re.compile(r"iteration-(\d+)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Finding things on disk
-
-
 def iteration_number(path: Path) -> int | None:
     m = _ITERATION.fullmatch(path.name)
     return int(m.group(1)) if m else None
-
-
-def find_config(iteration_dir: Path, explicit: Path | None = None) -> Path | None:
-    """The benchmark config that governs an iteration: --config, else the path iteration.json
-    recorded (when the engine records one), else the copy in the iteration's skill snapshot,
-    else the one next to the skill the iteration ran. A config that was never written is
-    simply absent (no thresholds); an explicit path that does not exist is bad input."""
-    if explicit is not None:
-        if not explicit.is_file():
-            raise InputError.one(explicit, "--config", "file not found")
-        return explicit
-    record = read_iteration_record(iteration_dir)
-    candidates = []
-    if isinstance(record.get("config_path"), str):
-        candidates.append(Path(record["config_path"]))
-    candidates.append(iteration_dir / SNAPSHOT_DIR / "evals" / "benchmark_config.json")
-    if isinstance(record.get("skill_path"), str):
-        candidates.append(Path(record["skill_path"]) / "evals" / "benchmark_config.json")
-    return next((c for c in candidates if c.is_file()), None)
-
-
-def load_config(path: Path | None) -> BenchmarkConfig:
-    return load_model(path, BenchmarkConfig) if path is not None else BenchmarkConfig()
-
-
-def resolve_previous(current: Path, previous: Path | None,
-                     config_path: Path | None) -> tuple[Path | None, str]:
-    """PREVIOUS, else iteration-(N-1) beside CURRENT, else the config's previous_benchmark
-    (relative to the config file; a benchmark.json or its folder). Returns (path, how found)."""
-    if previous is not None:
-        if not previous.exists():
-            raise InputError.one(previous, "PREVIOUS", "not found: expected an iteration folder or benchmark.json")
-        return previous, "given on the command line"
-    n = iteration_number(current.resolve())
-    if n is not None and n > 1:
-        sibling = current.resolve().parent / f"iteration-{n - 1}"
-        if sibling.is_dir() and has_results(sibling):
-            return sibling, f"iteration-{n - 1} beside the current iteration"
-    config = load_config(config_path)
-    if config.previous_benchmark:
-        assert config_path is not None
-        target = (config_path.parent / config.previous_benchmark).resolve()
-        if not target.exists():
-            raise InputError.one(config_path, "$.previous_benchmark", f"{target} not found")
-        return target, f"previous_benchmark in {config_path}"
-    return None, "no previous iteration and no previous_benchmark in the config"
-
-
-def has_results(iteration_dir: Path) -> bool:
-    """A folder worth comparing against: it has a benchmark.json or at least one graded run."""
-    return (iteration_dir / "benchmark.json").is_file() or any(iteration_dir.glob("*/*/run-*/grading.json"))
-
-
-def has_run_folders(iteration_dir: Path) -> bool:
-    return any(iteration_dir.glob("*/*/run-*")) or any(iteration_dir.glob("runs/*/*/run-*")) \
-        or any(iteration_dir.glob("*/*/grading.json"))
-
-
-def load_iteration_records(iteration_dir: Path) -> list[TrialRecord]:
-    """Every graded trial of an iteration, in any layout discovery knows (ours, skill-creator's
-    legacy `runs/`, flat config folders); eval identity comes from eval_metadata.json."""
-    return collect(iteration_dir).records
 
 
 def records_from_benchmark(data: dict[str, Any], path: Path) -> list[TrialRecord]:
@@ -177,22 +106,6 @@ def eval_content(metadata: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def read_eval_contents(folder: Path) -> dict[Any, dict[str, str]]:
-    """eval id -> eval_content, for the evals of an iteration folder that have an
-    eval_metadata.json; evals without one are absent (their content is unknown)."""
-    if not folder.is_dir():
-        return {}
-    out: dict[Any, dict[str, str]] = {}
-    for ev in find_evals(folder)[0]:
-        try:
-            data = parse_json_bytes(Path(ev.path, METADATA).read_bytes())
-        except (OSError, ValueError):  # JSONLimitError (nested 100,000 deep, say) included
-            continue  # discovery already warned about an unreadable one
-        if isinstance(data, dict):
-            out[ev.eval_id] = eval_content(data)
-    return out
-
-
 def changed_evals(cur: dict[Any, dict[str, str]], prev: dict[Any, dict[str, str]],
                   names: dict[Any, str], prev_names: dict[Any, str]) -> list[dict[str, Any]]:
     """Evals whose id is in both iterations but whose content is not the same: a different
@@ -222,21 +135,6 @@ class Side:
     def number(self) -> int | None:
         n = self.benchmark.get("iteration")
         return n if isinstance(n, int) else iteration_number(self.path) or self.record.get("iteration")
-
-
-def load_side(path: Path, records: list[TrialRecord] | None = None) -> Side:
-    """An iteration folder (runs, else its benchmark.json) or a benchmark.json file."""
-    folder = path.parent if path.is_file() else path
-    bench_path = path if path.is_file() else path / "benchmark.json"
-    bench = read_json(bench_path) if bench_path.is_file() else {}
-    if not isinstance(bench, dict):
-        raise InputError.one(bench_path, "$", "expected a JSON object")
-    if records is None:
-        if path.is_dir() and has_run_folders(path) or not bench:
-            records = load_iteration_records(folder)  # raises InputError saying what was looked for
-        else:
-            records = records_from_benchmark(bench, bench_path)
-    return Side(folder, records, bench, read_iteration_record(folder), read_eval_contents(folder))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -593,67 +491,6 @@ def build_comparison(cur: Side, prev: Side, q: float = Q, seed: int = 0) -> dict
     result["metrics"] = metric_deltas(cur, prev, main, skill_cfg, base_cfg)
     result["notes"] = comparison_notes(result, changed, drift)
     return result
-
-
-def _seed(side: Side) -> int:
-    s = side.record.get("seed")
-    return s if isinstance(s, int) and not isinstance(s, bool) else 0
-
-
-def compare(current: Path, previous: Path | None = None, config: Path | None = None, *,
-            q: float = Q, write: bool = True) -> dict[str, Any] | None:
-    """`skillassay compare`: find PREVIOUS, compare, write CURRENT/comparison_previous.json.
-    None when there is nothing to compare against (first iteration, no previous_benchmark)."""
-    if not current.is_dir():
-        raise InputError.one(current, "CURRENT", "not a folder: expected an iteration folder (iteration-N)")
-    cfg = find_config(current, config)
-    prev_path, how = resolve_previous(current, previous, cfg)
-    if prev_path is None:
-        return None
-    cur_side = load_side(current)
-    result = build_comparison(cur_side, load_side(prev_path), q=q, seed=_seed(cur_side))
-    result["previous"]["found"] = how
-    if write:
-        write_json(current / FILENAME, result)
-    return result
-
-
-def compare_after_run(iteration_dir: Path, records: list[TrialRecord], config_path: Path | None) -> dict[str, Any] | None:
-    """The comparison `run` does after aggregating, when there is something to compare with.
-    A previous iteration with no usable runs (a killed first attempt) is skipped, not fatal."""
-    prev_path, how = resolve_previous(iteration_dir, None, config_path)
-    if prev_path is None:
-        return None
-    try:
-        prev = load_side(prev_path)
-    except InputError:
-        if how.startswith("previous_benchmark"):
-            raise
-        return None
-    cur = load_side(iteration_dir, records)
-    result = build_comparison(cur, prev, seed=_seed(cur))
-    result["previous"]["found"] = how
-    write_json(iteration_dir / FILENAME, result)
-    return result
-
-
-def load_comparison(iteration_dir: Path) -> dict[str, Any] | None:
-    """comparison_previous.json if present; a file that is not ours (or damaged) is bad input."""
-    path = iteration_dir / FILENAME
-    if not path.exists():
-        return None
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError.one(path, "$", "expected a JSON object")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise InputError.one(path, "$.schema_version", f"expected {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
-    rows = data.get("per_eval")
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r and "eval_id" in r for r in rows):
-        raise InputError.one(path, "$.per_eval", "expected an array of objects with eval_id and label")
-    problem = shape_problem(data, COMPARISON)  # the report and the gate walk it untyped
-    if problem is not None:
-        raise InputError.one(path, *problem)
-    return data
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.numerics import wilson_interval
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
@@ -32,6 +33,9 @@ LABELS = {
     "max_avg_tokens": ("avg tokens (with skill)", "<="),
     "max_avg_duration_seconds": ("avg duration s (with skill)", "<="),
     "min_improvement_ratio": ("improvement ratio", ">="),
+    "max_avg_cost_usd": ("avg cost USD per trial (with skill)", "<="),
+    # Not a threshold: the budget (`run --max-cost`), shown as a line when it stopped the run.
+    "max_cost_usd": ("USD spent (the budget, run --max-cost)", "<="),
 }
 # Not a threshold of the config: the comparison with the previous iteration (compare.py).
 REGRESSION_KEY = "no_regressions"
@@ -175,6 +179,8 @@ def measurement_problems(bench: Benchmark) -> list[str]:
 
 def _value(bench: Benchmark, key: str) -> float | None:
     s = bench.summary
+    if key == "max_avg_cost_usd":
+        return skill_mean_cost(bench.cost)
     if s is None:
         return None
     return {"min_pass_rate": s.with_skill.pass_rate, "max_avg_tokens": s.with_skill.avg_tokens,
@@ -183,6 +189,9 @@ def _value(bench: Benchmark, key: str) -> float | None:
 
 
 def _responsible(bench: Benchmark, key: str, limit: float) -> list[str]:
+    if key == "max_avg_cost_usd":
+        return [f"eval-{pe['eval_id']} ({pe['eval_name']})" for pe in (bench.cost or {}).get("per_eval", [])
+                if (m := skill_mean_cost(bench.cost, pe)) is not None and m > limit]
     out = []
     for pe in bench.per_eval or []:
         name = f"eval-{pe.eval_id} ({pe.eval_name})" if pe.eval_name else f"eval-{pe.eval_id}"
@@ -294,7 +303,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
     stats_gates = ((bench.statistics or {}).get("gates") or {}) if not point_estimate else {}
     results = []
     for key in LABELS:
-        limit = getattr(thresholds, key)
+        limit = getattr(thresholds, key, None)  # max_cost_usd is the run's budget, not a threshold
         if limit is None:
             continue
         value = _value(bench, key)

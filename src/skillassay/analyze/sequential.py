@@ -161,7 +161,8 @@ FUTILITY_POWER = 0.2  # settled when a call at the last look has less conditiona
 FUTILITY_OPTIMISM = 0.5  # ... under the drift this many standard errors beyond the current trend
 CURTAIL_POWER = 0.95  # decided when a call at the last look has this conditional probability under H0
 FINAL_ALPHA = ALPHA / 2  # one-sided: the fixed design's two-sided 95% interval, one side each
-DIRECTIONS = {"min_pass_rate": 1, "min_improvement_ratio": 1, "max_avg_tokens": -1, "max_avg_duration_seconds": -1}
+DIRECTIONS = {"min_pass_rate": 1, "min_improvement_ratio": 1, "max_avg_tokens": -1, "max_avg_duration_seconds": -1,
+              "max_avg_cost_usd": -1}
 
 DECIDED = "decided"
 SETTLED = "settled"  # futility: no call is within reach by the last look
@@ -273,7 +274,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
         (ma, na, wa, fa), (mb, nb, wb, fb) = parts
         n = np.minimum(na, nb)
         return Series(ma - thr * mb, n, wa + thr**2 * wb, math.hypot(fa, thr * fb))
-    attr = "tokens" if key == "max_avg_tokens" else "durations"
+    attr = {"max_avg_tokens": "tokens", "max_avg_cost_usd": "costs"}.get(key, "durations")
     vals = [list(getattr(c.arms[skill], attr)) for c in cells]
     vals = [v for v in vals if v]
     if not vals:

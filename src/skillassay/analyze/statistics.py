@@ -34,7 +34,10 @@ GATE_DIRECTIONS: dict[str, stats.Direction] = {
     "max_avg_tokens": "max",
     "max_avg_duration_seconds": "max",
     "min_improvement_ratio": "min",
+    "max_avg_cost_usd": "max",
 }
+# A mean-per-trial threshold -> the Arm's per-trial values it is gated on.
+MEAN_GATES = {"max_avg_tokens": "tokens", "max_avg_duration_seconds": "durations", "max_avg_cost_usd": "costs"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,6 +63,10 @@ class Arm:
     recorded: int = 0
     tokens: array[float] = field(default_factory=_values)
     durations: array[float] = field(default_factory=_values)
+    # USD of every recorded trial whose cost is known, errored ones too (they were paid for);
+    # a trial of unknown cost is counted, never taken as 0 (analyze/cost.py).
+    costs: array[float] = field(default_factory=_values)
+    costs_unknown: int = 0
     # Expectation pass rate of each completed trial, NaN for a trial with no expectations: one
     # array in trial order serves both the per-arm mean (NaN left out) and run_summary (NaN as 0).
     rates: array[float] = field(default_factory=_values)
@@ -79,15 +86,24 @@ class Arm:
             self.recorded += 1
             self.errored += 1
             self.timed_out += r.status == "timeout"
+            self.add_cost(r.cost_usd)
             return
         self.add_completed(r.tokens, r.duration_seconds, r.tool_calls, r.skill_triggered, r.ungraded,
-                           bool(r.passed), r.passed_count, r.total_count)
+                           bool(r.passed), r.passed_count, r.total_count, r.cost_usd)
+
+    def add_cost(self, cost: float | None) -> None:
+        if cost is None:
+            self.costs_unknown += 1
+        else:
+            self.costs.append(cost)
 
     def add_completed(self, tokens: float | None, duration: float | None, tool_calls: int | None,
-                      triggered: bool | None, ungraded: bool, won: bool, passed: int, total: int) -> None:
+                      triggered: bool | None, ungraded: bool, won: bool, passed: int, total: int,
+                      cost: float | None = None) -> None:
         """A completed trial, from its figures: Arm.add's, and `aggregate`'s plain-run path's,
-        which builds no record (cell_reader._read_config)."""
+        which builds no record (workflows.iteration_reader._read_config)."""
         self.recorded += 1
+        self.add_cost(cost)
         if tokens is not None:
             self.tokens.append(tokens)
         if duration is not None:
@@ -116,10 +132,11 @@ class Arm:
         """Add the trials of another Arm of the same eval and configuration (read elsewhere)."""
         for name in ("passes", "completed", "errored", "timed_out", "ungraded", "recorded", "tool_calls_seen",
                      "tool_calls_total", "triggered_seen", "triggered_yes", "loaded_completed",
-                     "loaded_passes", "unloaded_completed", "unloaded_passes"):
+                     "loaded_passes", "unloaded_completed", "unloaded_passes", "costs_unknown"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens.extend(other.tokens)
         self.durations.extend(other.durations)
+        self.costs.extend(other.costs)
         self.rates.extend(other.rates)
 
     @property
@@ -275,7 +292,7 @@ class MetricSeries:
                 n, s = arm.completed, float(arm.passes)
                 wv = stats.within_eval_variance(arm.passes, n)
             else:
-                vals = arm.tokens if attr == "tokens" else arm.durations
+                vals = getattr(arm, attr)
                 n, s = len(vals), float(sum(vals))
                 wv = float(np.var(vals, ddof=1)) if n > 1 else None
             if n == 0:
@@ -407,7 +424,7 @@ def _geo_dict(g: stats.GeometricRatio) -> dict[str, Any]:
 
 
 def _arm_center(arm: Arm, attr: str, how: str) -> float | None:
-    vals = arm.tokens if attr == "tokens" else arm.durations
+    vals = getattr(arm, attr)
     if not vals:
         return None
     return float(np.mean(vals)) if how == "mean" else float(np.median(vals))
@@ -678,7 +695,7 @@ def gap_planned(key: str, threshold: float, effect: float) -> tuple[float, str]:
     token counts and durations (10% of a 1,000-token budget is 100 tokens)."""
     if key == "min_pass_rate":
         return effect, f"the true pass rate is at least {_points(effect)} from {threshold:g}"
-    unit = "tokens" if key == "max_avg_tokens" else "s"
+    unit = {"max_avg_tokens": "tokens", "max_avg_cost_usd": "USD"}.get(key, "s")
     gap = effect * threshold
     return gap, f"the true mean is at least {pct(effect)} of the threshold ({gap:.4g} {unit}) from {threshold:g}"
 
@@ -951,7 +968,7 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
             parts.append(float(special.bdtr(round(sum(series.sums)), len(series.counts), thr)))
         elif any(n > 1 for n in series.counts):  # the beta-binomial bound hulled in (same place)
             parts.append(stats.beta_binomial_mean_p(series.pass_counts(), series.counts, thr, "at least"))
-    elif key in ("max_avg_tokens", "max_avg_duration_seconds") and series is not None and se:
+    elif key in MEAN_GATES and series is not None and se:
         parts.append(_t_sf((value - thr) / se, df))
         sums, counts = np.array(series.sums), np.array(series.counts, dtype=float)
         if bool(np.all(sums > 0)):  # the log-scale interval hulled in (pooled_clustered_mean)
@@ -999,8 +1016,8 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             est = series.estimate(pooled=False)
             responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
                            and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
-        elif key in ("max_avg_tokens", "max_avg_duration_seconds"):
-            attr = "tokens" if key == "max_avg_tokens" else "durations"
+        elif key in MEAN_GATES:
+            attr = MEAN_GATES[key]
             series = MetricSeries.build(cells, skill, attr)
             est = series.estimate(pooled=True)
             responsible = [_eval_label(c) for c in cells

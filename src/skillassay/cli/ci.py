@@ -36,8 +36,8 @@ def merge(
 
 def write_pr_comment(iteration: Path, *, output: Path | None, link: str | None, **options: Any) -> None:
     """`report --format pr-comment`: the comment on stdout (or in --output); the link defaults to this GitHub run."""
-    from skillassay.report.pr_comment import comment_for_iteration
     from skillassay.store.jsonio import atomic_write_text
+    from skillassay.workflows.pr_comment import comment_for_iteration
 
     env = os.environ
     if link is None and all(env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")):

@@ -124,6 +124,8 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="With --backend ray: the cluster, as ray.init(address=...) takes it (auto, ray://host:10001, host:6379). Default: the config's ray_address, else a local Ray instance.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="Where each trial's agent and commands run: auto (bwrap where it works, else none with a warning), none, bwrap (host read-only, only the trial's folder writable, homes hidden, no API key inside) or docker (a container per trial; image from --sandbox-image or the config's `sandbox`). See docs/sandbox.md. Default: the config's sandbox, else auto.")] = None,
     sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
+    max_cost: Annotated[float | None, typer.Option(min=0.0, metavar="USD", help="A budget the iteration never passes: a trial starts only if the spend so far plus the worst case of the trials in flight stays within it. Reached: what finished is graded, the gate is INCONCLUSIVE (exit 3) naming what would finish the plan; run again with a higher budget to resume. Default: the config's max_cost_usd.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the plan (trials per eval and arm, how many are reused) and a cost range; run and write nothing.")] = False,
     shard: Annotated[str | None, typer.Option(metavar="I/N", help="Run only share I of N of the planned trials (deterministic, balanced across evals and arms), e.g. for N parallel CI jobs, each with its own --workspace; no verdict from a share: `skillassay merge` the N workspaces.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
@@ -145,7 +147,14 @@ def run(
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
-                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, shard=parse_shard(shard))
+                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost,
+                     shard=parse_shard(shard))
+    if max_cost is not None and max_cost <= 0:  # before anything is read or written
+        raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
+    if dry_run:
+        from skillassay.cli.dry_run import print_dry_run
+
+        raise typer.Exit(print_dry_run(req, err))
     from skillassay.run.interrupt import RunInterrupted
 
     progress = RichProgress(err) if err.is_terminal else LineProgress(err)
@@ -166,6 +175,10 @@ def run(
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
         _print_ungraded(s)
+        if (cost := outcome.benchmark.cost) is not None:
+            from skillassay.analyze.cost import cost_summary
+
+            err.print(cost_summary(cost), highlight=False, soft_wrap=True)
         from skillassay.analyze.compare import design_limit
 
         err.print(f"what this design can detect: {design_limit(outcome.benchmark.statistics, outcome.comparison)}",
@@ -177,7 +190,7 @@ def run(
         err.print(f"tip: {hint}", highlight=False, soft_wrap=True)
     _write_ci_outputs(outcome.benchmark, outcome.gate, junit, outcome.comparison)
     if not as_json:
-        from skillassay.analyze.gate_check import next_steps
+        from skillassay.workflows.gate_iteration import next_steps
 
         gates = {} if point_estimate else (outcome.benchmark.statistics or {}).get("gates") or {}
         _print_next_steps(next_steps(outcome.gate, gates))
@@ -214,7 +227,7 @@ def grade(
     allow_weak_judge: AllowWeakJudgeOpt = False,
 ) -> None:
     """Grade (or re-grade) the runs of an iteration without executing anything."""
-    from skillassay.grade.regrade import regrade_iteration
+    from skillassay.workflows.regrade import regrade_iteration
 
     remember_iterations(target)
     outcome = regrade_iteration(target, evals_path=evals, judge=judge, judge_model=judge_model,
@@ -232,7 +245,7 @@ def grade(
 
 
 @app.command()
-@handles_input_errors(preload=("skillassay.analyze.aggregate",))
+@handles_input_errors(preload=("skillassay.workflows.aggregate",))
 def aggregate(
     iteration_dir: Annotated[Path, typer.Argument(metavar="ITERATION_DIR", help="An iteration folder (e.g. <skill>-workspace/iteration-1).")],
     skill_name: Annotated[str | None, typer.Option(help="Skill name (default: config, iteration.json or workspace name).")] = None,
@@ -245,8 +258,8 @@ def aggregate(
     Reads eval-*/<config>/run-K/, runs/eval-*/... and eval-*/<config>/outputs/ layouts; lists
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
-    from skillassay.analyze.aggregate import aggregate_iteration
     from skillassay.cli.console import count_bar
+    from skillassay.workflows.aggregate import aggregate_iteration
 
     with count_bar(err, "evals read") as on_eval:
         result = aggregate_iteration(iteration_dir, skill_name=skill_name, skill_path=skill_path,
@@ -286,7 +299,7 @@ def compare(
     improved / unchanged). Writes CURRENT/comparison_previous.json; exit 2 when there is
     nothing to compare with."""
     from skillassay.analyze.compare import FILENAME, summary_lines
-    from skillassay.analyze.compare import compare as compare_iterations
+    from skillassay.workflows.compare_on_disk import compare as compare_iterations
 
     remember_iterations(current, previous if previous is not None and previous.is_dir() else None)
     result = compare_iterations(current, previous, config)
@@ -320,7 +333,7 @@ def report(
     Sections: summary, regressions, improvements, per-eval breakdown, variance analysis,
     recommendations, and what the figures can and cannot show. Compares with the previous
     iteration first when comparison_previous.json is missing."""
-    from skillassay.report.report import report_iteration
+    from skillassay.workflows.report_iteration import report_iteration
 
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
@@ -352,7 +365,7 @@ def gate(
     Thresholds come from --config, else the iteration's recorded config, its skill snapshot's,
     or the one next to its skill; comparison_previous.json, when present, fails the gate on a
     called regression. Failures name the evals responsible and the next step."""
-    from skillassay.analyze.gate_check import check_iteration
+    from skillassay.workflows.gate_iteration import check_iteration
 
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)

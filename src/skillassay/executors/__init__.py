@@ -69,7 +69,7 @@ def check_executor(executor: Executor) -> None:
 
 
 # Threshold -> what an executor must report for it to be measured.
-_NEEDS_TOKENS = ("max_avg_tokens",)
+_NEEDS_TOKENS = ("max_avg_tokens", "max_avg_cost_usd")  # no tokens: nothing to price either
 
 
 def unmeasurable_thresholds(executor: type[Executor] | Executor, thresholds: Mapping[str, object]) -> list[str]:

@@ -26,6 +26,7 @@ from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminatin
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
 from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
+from skillassay.executors.pricing import ModelPrice, metered_usd, price_for
 from skillassay.executors.subprocess_util import (
     ProcessOutcome,
     events_from_lines,
@@ -36,6 +37,7 @@ from skillassay.executors.subprocess_util import (
     tail,
 )
 from skillassay.sandbox import MeteringProxy, confined, resolved
+from skillassay.sandbox.proxy import Allowance
 
 
 class AgentCliExecutor(Executor):
@@ -59,6 +61,12 @@ class AgentCliExecutor(Executor):
     def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
         """The argv of one headless run (identical for both arms); `base_url`: the metering
         proxy's, for a CLI that takes its endpoint on the command line."""
+
+    def allowance(self, request: TrialRequest) -> Allowance | None:
+        """The run's budget at the proxy: this trial's share (request.max_cost_usd) in USD of the
+        provider's own usage, where the model has a price; else nothing to check it against."""
+        price = price_for(self.settings.model, self.settings.prices or {})
+        return None if request.max_cost_usd is None or price is None else trial_allowance(request.max_cost_usd, price)
 
     @abstractmethod
     def api_route(self, env: Mapping[str, str]) -> ApiRoute:
@@ -165,7 +173,7 @@ class AgentCliExecutor(Executor):
             def stop(line: str) -> bool:
                 return watch.line(line) or (stop_when is not None and stop_when(line))
 
-            with agent_env(spec, host_env, self.api_route(host_env)) as (env, proxy):
+            with agent_env(spec, host_env, self.api_route(host_env), self.allowance(request)) as (env, proxy):
                 argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
                 private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
                                          if host_env.get(v) and Path(host_env[v]).is_dir())]
@@ -177,7 +185,7 @@ class AgentCliExecutor(Executor):
         events = events_from_lines(outcome.stdout_lines, host_env)
         under_test = request.skill.name if request.skill else request.settings.skill_under_test
         result = self.parse_events(events, under_test)
-        _add_metering(result, proxy)
+        _add_metering(result, proxy, price_for(result.model or self.settings.model, self.settings.prices or {}))
         return self._finish(result, outcome, host_env, request.settings.timeout_seconds, watch)
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
@@ -212,14 +220,33 @@ class AgentCliExecutor(Executor):
         return result
 
 
-def _add_metering(result: TrialResult, proxy: MeteringProxy | None) -> None:
+def trial_allowance(cap: float, price: ModelPrice) -> Allowance:
+    """What the proxy asks before each request: refused once the trial's metered spend has
+    reached `cap`, the share of the run's budget this trial was started with."""
+
+    def check(totals: dict[str, int]) -> str | None:
+        spent = metered_usd(totals, price)
+        if spent < cap:
+            return None
+        return (f"skillassay budget: this trial has spent ${spent:.6g} of the ${cap:.6g} the run's budget "
+                "(--max-cost) leaves it; request refused")
+
+    return check
+
+
+def _add_metering(result: TrialResult, proxy: MeteringProxy | None, price: ModelPrice | None = None) -> None:
     """The proxy's record of every model request, in the transcript and beside the CLI's own
-    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved."""
+    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved.
+    With a price for the model the proxy's account is the trial's cost too (the CLI's own
+    figure kept beside it, raw.reported_cost_usd): the provider's usage is the source of truth."""
     if proxy is None:
         return
     result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
     totals = proxy.totals()
     result.usage.raw["proxy"] = totals
+    if price is not None and totals:
+        result.usage.raw["reported_cost_usd"] = result.usage.cost_usd
+        result.usage.cost_usd, result.usage.cost_source = round(metered_usd(totals, price), 8), "priced"
     metered = metered_tokens(totals)
     if metered is None:
         return

@@ -354,6 +354,7 @@ class _Tally:
         u.output_tokens = u.output_tokens if self.reported["output"] else None
         u.cached_input_tokens = u.cached_input_tokens if self.reported["cached"] else None
         u.cost_usd = cost_usd(u, self.prices)
+        u.cost_source = "priced" if u.cost_usd is not None else None
         r.status, r.error = status, error  # type: ignore[assignment]
         r.agent_duration_ms = int((time.monotonic() - started) * 1000)
         return r

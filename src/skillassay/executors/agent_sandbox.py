@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay.sandbox import MeteringProxy, SandboxSpec, scrubbed
+from skillassay.sandbox.proxy import Allowance
 
 # What Claude Code and Codex load from every folder above their cwd.
 AGENT_FILES = (".claude", "CLAUDE.md", "AGENTS.md", ".agents")
@@ -49,14 +50,14 @@ class ApiRoute:
 
 
 @contextlib.contextmanager
-def agent_env(spec: SandboxSpec, env: Mapping[str, str],
-              route: ApiRoute) -> Iterator[tuple[dict[str, str], MeteringProxy | None]]:
+def agent_env(spec: SandboxSpec, env: Mapping[str, str], route: ApiRoute,
+              allowance: Allowance | None = None) -> Iterator[tuple[dict[str, str], MeteringProxy | None]]:
     """(the CLI's environment, the proxy) for one trial. Confined: no secret in the
     environment, the API through a proxy that holds the key. Unconfined: `env` as it is."""
     if not spec.isolated:
         yield dict(env), None
         return
-    with MeteringProxy(route.upstream, route.credentials) as proxy:
+    with MeteringProxy(route.upstream, route.credentials, allowance=allowance) as proxy:
         keep = dict(route.placeholders)
         if route.base_url_env:
             keep[route.base_url_env] = proxy.url

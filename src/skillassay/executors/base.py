@@ -9,7 +9,7 @@ them in a bounded thread pool (model calls and subprocesses release the GIL)."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -49,6 +49,9 @@ class ExecutorSettings:
     # The name of the skill under test, for the baseline arm too: a baseline agent that loads
     # a skill of that name is contaminated (skill_triggered true). Not part of identity().
     skill_under_test: str | None = None
+    # Model -> price (executors/pricing.py) for trials whose agent reports no cost. Not part of
+    # identity(): a price changes what a trial cost, not what it did.
+    prices: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ class TrialRequest:
     # While no trial of the run has succeeded: when to give up on a provider that keeps failing
     # or never answers (executors/give_up.py). None: the trial runs its course.
     give_up: GiveUp | None = None
+    # USD this trial may spend under the run's budget (run/budget.py); a metering proxy refuses
+    # requests past it. None: no budget.
+    max_cost_usd: float | None = None
 
     @property
     def skills(self) -> tuple[Skill, ...]:
@@ -79,6 +85,8 @@ class Usage:
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
     cost_usd: float | None = None
+    # "priced" when the executor computed cost_usd from prices it was given (not the provider's figure)
+    cost_source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     # Which of the agent's own accounts the counts come from, when it gives more than one, and
     # their disagreement in words (None: they agree). Shown, never silently resolved.

@@ -104,7 +104,8 @@ def per_eval_rates(records: list[TrialRecord]) -> tuple[EvalRate, ...]:
 def read_version(iteration_dir: Path, records: list | None = None) -> VersionFacts:
     """The version's facts; `records` (when the caller has them in memory, as `run` does)
     saves reading every run back from disk."""
-    from skillassay.analyze.aggregate import collect, default_skill_name, iteration_number, read_iteration_record
+    from skillassay.store.iteration_files import read_iteration_record
+    from skillassay.workflows.aggregate import collect, default_skill_name, iteration_number
 
     record = read_iteration_record(iteration_dir)
     number = iteration_number(iteration_dir, record)

@@ -7,13 +7,16 @@ and every part is optional on load (a file of either shape validates). Our stati
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
+from skillassay.models.adaptive import AdaptiveDesign
 from skillassay.models.base import SpecModel
+from skillassay.models.checked import CheckedAs
+from skillassay.models.cost import Cost
 from skillassay.models.runfiles import ExpectationResult
-from skillassay.models.shapes import STATISTICS, shape_problem
+from skillassay.models.statistics import Statistics
 
 
 class BenchmarkMetadata(SpecModel):
@@ -202,25 +205,21 @@ class Benchmark(SpecModel):
     estimate_meets: dict[str, bool] | None = Field(None, description=(
         "Per threshold: the plain comparison of the estimate with the threshold (a value exactly at it "
         "meets it), with no regard to uncertainty: what --point-estimate gates on."))
-    statistics: dict[str, Any] | None = Field(None, description="Intervals, tests and labels (schema_version inside).")
+    statistics: Annotated[dict[str, Any], CheckedAs(Statistics, "statistics")] | None = Field(
+        None, description="Intervals, tests and labels (schema_version inside); typed in models/statistics.py.")
     trigger_conditioned: TriggerConditioned | None = Field(None, description=(
         "The with-skill arm's pass rate when the agent loaded the skill vs when it did not (observational)."))
-    adaptive: dict[str, Any] | None = Field(None, description=(
+    cost: Annotated[dict[str, Any], CheckedAs(Cost, "cost")] | None = Field(None, description=(
+        "What the trials cost in USD (ours, optional; analyze/cost.py): per configuration and per eval the total, "
+        "the mean per trial with its interval and the cost per passing trial, and the skill's paired cost "
+        "effect with the cost per additional success."))
+    adaptive: Annotated[dict[str, Any], CheckedAs(AdaptiveDesign, "adaptive")] | None = Field(None, description=(
         "An adaptive run's design (ours, optional): the sequential method and its parameters, the trial "
         "limits, and per eval the trials used and why it stopped (schema_version inside)."))
     # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.
     _write_runs: Callable[[IO[str]], None] | None = PrivateAttr(default=None)
-
-    @field_validator("statistics")
-    @classmethod
-    def _statistics_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        """Readers walk it untyped (report, gate): a value of the wrong kind is named here."""
-        problem = shape_problem(value, STATISTICS)
-        if problem is not None:
-            raise ValueError(f"at {problem[0].replace('$', 'statistics', 1)}: {problem[1]}")
-        return value
 
     @model_validator(mode="after")
     def _one_shape_at_least(self) -> Benchmark:

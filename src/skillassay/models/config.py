@@ -18,6 +18,17 @@ class Thresholds(ClosedSpecModel):
     max_avg_tokens: float | None = Field(None, ge=0, strict=True)
     max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True)
     min_improvement_ratio: float | None = Field(None, ge=0, strict=True)
+    max_avg_cost_usd: float | None = Field(None, ge=0, strict=True,
+                                           description="The with-skill arm's mean cost per trial, USD.")
+
+
+class ModelPriceConfig(ClosedSpecModel):
+    """USD per million tokens of one model (over the shipped table, executors/prices.json)."""
+
+    input: float = Field(ge=0, strict=True)
+    output: float = Field(ge=0, strict=True)
+    cache_read: float | None = Field(None, ge=0, strict=True, description="Default: the input price.")
+    cache_write: float | None = Field(None, ge=0, strict=True, description="Default: the input price.")
 
 
 class Adaptive(ClosedSpecModel):
@@ -89,6 +100,12 @@ class BenchmarkConfig(ClosedSpecModel):
     ray_address: str | None = Field(
         None, description="With backend ray: what ray.init(address=...) takes (auto, ray://host:10001, "
                           "host:6379); unset: a local Ray instance.")
+    prices: dict[str, ModelPriceConfig] | None = Field(
+        None, description="Model -> USD per million tokens (input, output, cache_read, cache_write), over the "
+                          "dated table shipped with skillassay: prices trials whose agent reports no cost.")
+    max_cost_usd: float | None = Field(
+        None, gt=0, strict=True, description="The iteration's budget in USD (`run --max-cost`): a trial starts only "
+                                             "if the spend plus the worst case of the trials in flight stays within it.")
     max_skill_file_bytes: int = Field(
         MAX_SKILL_FILE_BYTES, ge=1, strict=True,
         description="The largest file a skill folder may hold, in bytes (default 100 MiB): the folder is hashed "

@@ -20,6 +20,34 @@ class ExecutorRecord(SpecModel):
     model: str | None = None
 
 
+class PluginVersion(SpecModel):
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
+
+    name: str | None = None
+    """The plugin's name (an executor, an assertion type, a judge)."""
+    distribution: str | None = None
+    """The installed distribution that provides it (null: no entry point names it)."""
+    version: str | None = None
+    """That distribution's version."""
+
+
+class Versions(SpecModel):
+    """What produced the iteration's results (versions.py)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
+
+    skillassay: str | None = None
+    """skillassay's version."""
+    python: str | None = None
+    """The Python it ran on."""
+    executor: PluginVersion | None = None
+    """The executor plugin."""
+    assertions: list[PluginVersion] | None = None
+    """Each assertion plugin the eval set uses."""
+    judge: PluginVersion | None = None
+    """The LLM judge, when plain-language expectations were graded."""
+
+
 class IterationRecord(SpecModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, strict=True)
 
@@ -36,3 +64,4 @@ class IterationRecord(SpecModel):
     seed: int | None = None
     baseline_type: str | None = None
     config_path: str | None = None
+    versions: Versions | None = None

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from skillassay.analyze.cost import cost_summary, extra_success_text
 from skillassay.analyze.gate import INVALID, NOT_GATED, GateResult, ThresholdResult
 from skillassay.models import Benchmark
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
@@ -116,13 +117,32 @@ def eval_verdict(fact: dict[str, Any], gate_result: GateResult) -> tuple[str, li
 # --- JUnit ---------------------------------------------------------------------------------------
 
 
-def _suite(parent: ET.Element, name: str, cases: list[ET.Element]) -> None:
+def _suite(parent: ET.Element, name: str, cases: list[ET.Element],
+           properties: Mapping[str, str] | None = None) -> None:
     failures = sum(1 for c in cases if c.find("failure") is not None)
     skipped = sum(1 for c in cases if c.find("skipped") is not None)
     total_time = sum(float(c.get("time", "0")) for c in cases)
     suite = ET.SubElement(parent, "testsuite", name=name, tests=str(len(cases)), failures=str(failures),
                           errors="0", skipped=str(skipped), time=f"{total_time:.3f}")
+    if properties:
+        props = ET.SubElement(suite, "properties")
+        for key, value in properties.items():
+            ET.SubElement(props, "property", name=key, value=xml_text(value))
     suite.extend(cases)
+
+
+def cost_properties(bench: Benchmark) -> dict[str, str]:
+    """The cost figures as JUnit properties (cost.<configuration>.<figure>, USD), and the
+    skill's cost effect in words; empty when nothing was recorded."""
+    cost = bench.cost
+    if not cost:
+        return {}
+    out = {f"cost.{cfg}.{key}": "" if value is None else str(value)
+           for cfg, arm in (cost.get("configurations") or {}).items()
+           for key, value in arm.items() if key in ("total_usd", "mean_per_trial_usd", "per_passing_trial_usd",
+                                                    "trials_unknown")}
+    out["cost.skill_effect"] = extra_success_text(cost)
+    return out
 
 
 def _eval_case(fact: dict[str, Any], gate_result: GateResult, suite: str) -> ET.Element:
@@ -171,7 +191,8 @@ def junit_xml(bench: Benchmark, gate_result: GateResult, comparison: dict[str, A
     gate_case = _gate_case(gate_result, f"{prefix}.thresholds")
     _suite(root, f"{prefix}.thresholds",
            ([gate_case] if gate_case is not None else [])
-           + [_threshold_case(t, gate_result, f"{prefix}.thresholds") for t in gate_result.thresholds])
+           + [_threshold_case(t, gate_result, f"{prefix}.thresholds") for t in gate_result.thresholds],
+           cost_properties(bench))
     suites = root.findall("testsuite")
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
@@ -220,6 +241,8 @@ def github_step_summary(benchmark: Benchmark, gate_result: GateResult,
                   f"| Avg tokens | {_fmt(s.with_skill.avg_tokens, 0)} | {_fmt(s.baseline.avg_tokens, 0)} |",
                   f"| Avg seconds | {_fmt(s.with_skill.avg_duration_seconds, 2)} | {_fmt(s.baseline.avg_duration_seconds, 2)} |",
                   "", f"Improvement ratio: **{ratio}**", ""]
+    if benchmark.cost:
+        lines += [f"**Cost**: {md_cell(cost_summary(benchmark.cost).removeprefix('cost: '))}", ""]
     if gate_result.thresholds:
         lines += ["### Thresholds", ""]
         lines += [f"- {STATUS_ICON.get(t.status, '')} {md_cell(t.line())}" for t in gate_result.thresholds]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from skillassay.analyze.cost import usd
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 
@@ -27,6 +28,8 @@ def fmt(x: float | None, kind: str) -> str:
         return f"{x:.1f}s" if x >= 1 else f"{x:.3g}s"
     if kind == "ratio":
         return f"{x:.2f}x"
+    if kind == "usd":
+        return usd(x)
     return f"{x:.3g}"
 
 

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.benchmark_md import environment
-from skillassay.analyze.compare import compare
 from skillassay.analyze.gate import GateResult
-from skillassay.analyze.gate_check import check_iteration
 from skillassay.models import Benchmark
+from skillassay.report.benchmark_md import environment
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
 from skillassay.report.ci_outputs import STATUS_ICON, VERDICT_ICON, eval_facts, eval_verdict, md_cell
 from skillassay.report.formatting import fmt_interval, signed, signed_interval
@@ -113,13 +110,50 @@ def run_costs(raw: dict[str, Any]) -> dict[str, list[float]]:
 
 
 def total_cost(raw: dict[str, Any]) -> float | None:
+    section = as_dict(as_dict(raw.get("cost")).get("configurations"))
+    totals = [as_num(as_dict(arm).get("total_usd")) for arm in section.values() if as_dict(arm).get("trials_priced") != 0]
+    if any(t is not None for t in totals):
+        return sum(t for t in totals if t is not None)
     costs = [v for values in run_costs(raw).values() for v in values]
     return sum(costs) if costs else None
 
 
+def _usd(x: float | None) -> str:
+    return "n/a" if x is None else f"${x:.4f}"
+
+
+def _usd_interval(iv: Any) -> str:
+    bounds = as_interval(iv)
+    return f" (95% CI {_usd(bounds[0])} to {_usd(bounds[1])})" if bounds else ""
+
+
+def cost_section_lines(raw: dict[str, Any]) -> list[str]:
+    """From benchmark.json's `cost` section (analyze/cost.py): each arm's total and mean per trial
+    with its interval, and the skill's cost effect per trial."""
+    section = as_dict(raw.get("cost"))
+    skill_cfg, base_cfg = config_names(raw)
+    lines = []
+    for cfg, label in ((skill_cfg, "with skill"), (base_cfg, "baseline")):
+        arm = as_dict(as_dict(section.get("configurations")).get(cfg))
+        if as_num(arm.get("total_usd")) is None or arm.get("trials_priced") == 0:  # nothing priced: no figure
+            continue
+        bound = " at least" if arm.get("total_is_lower_bound") else ""
+        lines.append(f"{label}:{bound} {_usd(as_num(arm.get('total_usd')))} in all, "
+                     f"{_usd(as_num(arm.get('mean_per_trial_usd')))} per trial"
+                     f"{_usd_interval(arm.get('mean_per_trial_interval'))}")
+    effect = as_dict(section.get("effect"))
+    if lines and as_num(effect.get("mean_difference_usd")) is not None:
+        diff = as_num(effect.get("mean_difference_usd")) or 0.0
+        lines.append(f"the skill {'adds' if diff >= 0 else 'saves'} {_usd(abs(diff))} per trial"
+                     f"{_usd_interval(effect.get('interval'))}")
+    return lines
+
+
 def cost(raw: dict[str, Any]) -> list[str]:
-    """Cost lines from whatever `cost_usd` the benchmark carries: per-run figures summed per arm,
-    or an arm summary's cost fields. Nothing when no run recorded a cost."""
+    """Cost lines: benchmark.json's `cost` section when it has one, else the runs' own `cost_usd`
+    figures summed per arm, else an arm summary's cost fields. Nothing when no cost was recorded."""
+    if section_lines := cost_section_lines(raw):
+        return section_lines
     skill_cfg, base_cfg = config_names(raw)
     totals = run_costs(raw)
     lines = [f"{'with skill' if cfg == skill_cfg else 'baseline' if cfg == base_cfg else md_cell(cfg)}: "
@@ -190,12 +224,3 @@ def _safe_link(link: str | None) -> str | None:
         return None
     return link
 
-
-def comment_for_iteration(iteration: Path, *, base: Path | None = None, head_sha: str | None = None,
-                          link: str | None = None, warn_only: bool = False, config: Path | None = None,
-                          strict: bool = False, point_estimate: bool = False) -> str:
-    """The iteration's gate as `gate` computes it; the change against `base` (the base branch's
-    iteration), else against the previous iteration `run` compared with."""
-    check = check_iteration(iteration, config, strict=strict, point_estimate=point_estimate)
-    comparison = compare(iteration, base, config, write=False) if base is not None else check.comparison
-    return render_pr_comment(CommentInputs(check.benchmark, check.result, comparison, head_sha, link, warn_only))

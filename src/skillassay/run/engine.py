@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import Arms
-from skillassay.analyze.benchmark import build_benchmark, write_benchmark
-from skillassay.analyze.benchmark_md import render_benchmark_md
-from skillassay.analyze.compare import compare_after_run
+from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import NOT_GATED, GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.executors import (
@@ -26,6 +24,7 @@ from skillassay.executors import (
     unmeasurable_thresholds,
     unmeasured_notice,
 )
+from skillassay.executors.pricing import price_table
 from skillassay.grade.grader import (
     CompiledExpectation,
     Grader,
@@ -38,9 +37,10 @@ from skillassay.grade.grader import (
 from skillassay.improve.history import record_after_run
 from skillassay.models import Adaptive, Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet
 from skillassay.models.config import SandboxConfig
-from skillassay.report.report import Gated, write_report
+from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
+from skillassay.run.budget import budget_gate, budget_stop, open_budget
 from skillassay.run.execute import RetryPolicy, token_note
 from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
@@ -68,6 +68,7 @@ from skillassay.run.shard import Shard, refuse_adaptive, shard_record, shard_sha
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.jsonio import (
     atomic_write_text,
     json_entry,
@@ -92,6 +93,9 @@ from skillassay.store.records import TrialRecord, sort_records
 from skillassay.store.redact import copy_redacted, disk_redactor, known_values, register_env_option
 from skillassay.store.secret_hashes import new_record
 from skillassay.store.writebehind import DIRECT, Collect, FileSink, trial_file_sink
+from skillassay.versions import versions
+from skillassay.workflows.compare_on_disk import compare_after_run
+from skillassay.workflows.report_iteration import Gated, write_report
 
 
 @dataclass
@@ -124,6 +128,7 @@ class RunRequest:
     sandbox: str | None = None  # auto/none/bwrap/docker (sandbox/): over the config's `sandbox`
     sandbox_image: str | None = None  # with docker: the image, over the config's
     allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
+    max_cost: float | None = None  # USD the iteration never passes (run/budget.py); over the config's max_cost_usd
     shard: Shard | None = None  # run only this share of the planned trials (run/shard.py); `merge` gives the verdict
 
 
@@ -195,7 +200,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
         temperature=req.temperature if req.temperature is not None else config.temperature,
         max_tokens=req.max_tokens or config.max_tokens,
         timeout_seconds=req.timeout_seconds or config.timeout_seconds or 300.0,
-        options=dict(req.executor_options),
+        options=dict(req.executor_options), prices=price_table(config.model_dump()["prices"]),
     )
     executor = load_executor_class(name)(settings)
     backend: Backend | None = None
@@ -308,6 +313,8 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         "redacted_secrets": new_record(known_values(), previous.get("redacted_secrets")),
         **({"executor_runtime": runtime} if (runtime := p.executor.runtime()) else {}),
         **({"judge_check": p.judge_check} if p.judge_check else {}),
+        "versions": versions(p.executor.name, (c.plugin.type_name for cs in p.compiled.values() for c in cs
+                                               if c.plugin is not None), (p.grader.identity() or {}).get("judge")),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)
@@ -485,6 +492,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         message += f"; adaptive: at most {len(todo)} trials, in rounds, until every gate is decided or settled"
     progress.start(len(todo), len(done), message)
     streak = runner.streak = SameErrorStreak(req.stop_after_same_errors)
+    budget = open_budget(p.config.max_cost_usd if req.max_cost is None else req.max_cost, p.executor, done)
     progress.node_of = p.backend.node_of
     concurrency = req.concurrency or p.config.concurrency or p.backend.default_concurrency()
     design: dict | None = None
@@ -500,12 +508,12 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
 
             questions = questions_for(p.config.thresholds)
             rounds = run_rounds(todo, done, adaptive, questions, ("with_skill", base_config),
-                                lambda batch: execute_all(batch, runner, concurrency, progress, streak),
-                                halted=lambda: streak.tripped or stop_requested())
+                                lambda batch: execute_all(batch, runner, concurrency, progress, streak, budget),
+                                halted=lambda: streak.tripped or stop_requested() or bool(budget and budget.stopped))
             executed = rounds.executed
             design = design_record(adaptive, questions, rounds.states, names, done + executed)
         else:
-            executed = execute_all(todo, runner, concurrency, progress, streak)
+            executed = execute_all(todo, runner, concurrency, progress, streak, budget)
     runner.closed = True
     progress.finish()
     p.executor.close()
@@ -532,13 +540,15 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         if rec.configuration == "without_skill" and rec.skill_triggered:
             progress.notice(f"baseline contaminated: {rec.run_dir} loaded a skill named {p.skill.name} "
                             "(the measurement is INVALID)")
+    spent_note = budget_stop(budget, records, total)  # adaptive: total is its maximum
     bench = aggregate_and_write(it_dir, records, p, choice.number, trials, Arms("with_skill", base_config),
-                                req.strict, req.point_estimate, design)
+                                req.strict, req.point_estimate, design, [spent_note] if spent_note else None)
     record_after_run(p.workspace, it_dir, records)  # history.json; logs and carries on if it fails
     cfg = config_path(req)
     comparison = compare_after_run(it_dir, records, cfg)  # comparison_previous.json
     gate_result = evaluate(bench, p.config.thresholds, strict=req.strict, point_estimate=req.point_estimate,
                            comparison=comparison, not_measured=p.not_measured, executor=p.executor.name)
+    gate_result = budget_gate(gate_result, budget, spent_note)
     atomic_write_text(it_dir / "benchmark.md", render_benchmark_md(bench, gate_result))
     # The gate just evaluated is the report's: `bench` was aggregated for these thresholds.
     write_report(it_dir, cfg, strict=req.strict, point_estimate=req.point_estimate, bench=bench,

@@ -18,6 +18,7 @@ from pydantic_core import to_json
 
 from skillassay.executors import Executor, TransientError, TrialRequest, TrialResult, Usage
 from skillassay.executors.give_up import GiveUp
+from skillassay.executors.pricing import trial_cost
 from skillassay.executors.process_group import stop_requested
 from skillassay.models import Metrics, Timing
 from skillassay.run.plan import Trial
@@ -248,7 +249,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     before = snapshot(outputs) if input_files else {}
 
     request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
-                           settings=executor.settings, give_up=policy.give_up)
+                           settings=executor.settings, give_up=policy.give_up, max_cost_usd=trial.max_cost_usd)
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0
@@ -270,6 +271,9 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
     listed = capped(created)  # 200,000 names would make metrics.json megabytes and every reader slow
     usage = result.usage
+    cost, cost_source = trial_cost(executor.name, result.model or executor.settings.model, usage.cost_usd,
+                                   usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.raw,
+                                   executor.settings.prices, usage.cost_source)
     metrics = Metrics(
         tool_calls=dict(result.tool_calls),
         total_tool_calls=sum(result.tool_calls.values()),
@@ -286,7 +290,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor=executor.name,
         model=result.model or executor.settings.model,
         usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-               "cached_input_tokens": usage.cached_input_tokens, "cost_usd": usage.cost_usd,
+               "cached_input_tokens": usage.cached_input_tokens, "cost_usd": cost, "cost_source": cost_source,
                "raw": usage.raw, **usage_provenance(usage)},
     )
     if listed.omitted:  # set (and so written) only when the list is capped

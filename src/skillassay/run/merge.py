@@ -17,23 +17,25 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import Arms
-from skillassay.analyze.benchmark import build_benchmark, write_benchmark
-from skillassay.analyze.benchmark_md import render_benchmark_md
-from skillassay.analyze.compare import compare_after_run, find_config, load_config
+from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
-from skillassay.analyze.gate_check import not_measured
 from skillassay.errors import InputError
 from skillassay.improve.history import record_after_run
 from skillassay.models import Benchmark
-from skillassay.report.report import Gated, write_report
+from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.run.plan import read_fingerprint
 from skillassay.run.shard import PLAN_KEYS, SHARD_FILE, owners
+from skillassay.store.benchmark_file import write_benchmark
+from skillassay.store.iteration_files import find_config, load_config
 from skillassay.store.jsonio import atomic_write_text, load_json_lenient, now_iso, write_json
 from skillassay.store.layout import SNAPSHOT_DIR, checked_child, existing_iterations, iteration_dir, run_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import read_trial
 from skillassay.store.records import TrialRecord, sort_records
 from skillassay.store.remembered import remember_iterations
+from skillassay.workflows.compare_on_disk import compare_after_run
+from skillassay.workflows.gate_iteration import not_measured
+from skillassay.workflows.report_iteration import Gated, write_report
 
 
 @dataclass

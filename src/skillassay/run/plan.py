@@ -28,6 +28,7 @@ class Trial:
     # Its run folder was not there when the run was planned (never started): execute_trial
     # need not look for a killed attempt's left-overs, nor make the folder before the sink does.
     fresh: bool = False
+    max_cost_usd: float | None = None  # its share of the run's budget, set when it starts (run/budget.py)
 
 
 def trial_seed(base_seed: int, eval_id: int, run_number: int) -> int:

@@ -17,9 +17,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from skillassay.executors.process_group import stop_requested
+from skillassay.run.budget import Budget
 from skillassay.run.interrupt import STOP_WAIT_SECONDS
 from skillassay.run.plan import Trial
 from skillassay.run.stop import SameErrorStreak
@@ -32,13 +34,16 @@ class Progress(Protocol):
 
 Runner = Callable[[Trial], "TrialRecord | None"]  # None: the trial was stopped, nothing recorded
 _EXIT = object()  # a worker's last message: it takes no more trials
+BUDGET_WAIT_SECONDS = 0.05
 
 
 def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: Progress,
-                streak: SameErrorStreak | None = None) -> list[TrialRecord]:
+                streak: SameErrorStreak | None = None, budget: Budget | None = None) -> list[TrialRecord]:
     """The records of the trials that ran to the end, in the order they finished. `todo` is
     emptied (each Trial is dropped once it has run: memory stays flat on big suites). Once
-    `streak` trips no trial starts; those already running finish and are recorded."""
+    `streak` trips no trial starts; those already running finish and are recorded. With a
+    `budget`, a trial starts only when the budget allows it (run/budget.py); the trials it holds
+    back stay unrun."""
     streak = streak or SameErrorStreak(0)
     pending = deque(todo)
     todo.clear()
@@ -47,8 +52,13 @@ def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: P
     def halted() -> bool:
         return streak.tripped or stop_requested()
 
-    def guarded(trial: Trial) -> TrialRecord | None:
-        rec = runner(trial)
+    def guarded(trial: Trial, reserved: float = 0.0) -> TrialRecord | None:
+        rec = None
+        try:
+            rec = runner(trial)
+        finally:
+            if budget is not None:
+                budget.settle(rec, reserved)
         if rec is not None:
             with lock:
                 streak.add(rec)
@@ -56,15 +66,25 @@ def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: P
 
     results: list[TrialRecord] = []
     if concurrency <= 1:
-        while pending and not halted() and (rec := guarded(pending.popleft())) is not None:
+        while pending and not halted():
+            decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
+            if decision != "start" or (rec := guarded(budgeted(pending.popleft(), reserved), reserved)) is None:
+                break
             results.append(rec)
             progress.trial_done(rec)
         return results
-    return _in_workers(pending, guarded, concurrency, progress, halted, results)
+    return _in_workers(pending, guarded, concurrency, progress, halted, results, budget)
 
 
-def _in_workers(pending: deque[Trial], guarded: Runner, concurrency: int, progress: Progress,
-                halted: Callable[[], bool], results: list[TrialRecord]) -> list[TrialRecord]:
+def budgeted(trial: Trial, reserved: float) -> Trial:
+    """The trial with its share of the budget (what its worst case reserved), for a metering
+    proxy to hold it to; unchanged without a budget."""
+    return trial if reserved == 0.0 and trial.max_cost_usd is None else replace(trial, max_cost_usd=reserved)
+
+
+def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRecord | None], concurrency: int,
+                progress: Progress, halted: Callable[[], bool], results: list[TrialRecord],
+                budget: Budget | None) -> list[TrialRecord]:
     inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
     take = threading.Lock()
     failed = threading.Event()
@@ -75,9 +95,15 @@ def _in_workers(pending: deque[Trial], guarded: Runner, concurrency: int, progre
                 with take:
                     if not pending or failed.is_set() or halted():
                         return
-                    trial = pending.popleft()
+                    decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
+                    if decision == "stop":
+                        return
+                    trial = budgeted(pending.popleft(), reserved) if decision == "start" else None
+                if trial is None:  # the budget waits for a trial in flight to settle
+                    time.sleep(BUDGET_WAIT_SECONDS)
+                    continue
                 try:
-                    inbox.put(guarded(trial))
+                    inbox.put(guarded(trial, reserved))
                 except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
                     failed.set()
                     inbox.put(exc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +20,9 @@ _CREDENTIALS = frozenset({"x-api-key", "authorization", "proxy-authorization", "
 _HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host",
                   "content-length", "accept-encoding", "proxy-connection"})
 _SCAN_LIMIT = 8_000_000  # bytes of one answer kept to read its usage from
+BUDGET_STATUS = 402  # a refusal no SDK retries (they retry 408, 409, 429 and 5xx)
+# The trial's summed usage so far -> why the next request is refused (None: it may go).
+Allowance = Callable[[dict[str, int]], "str | None"]
 
 
 def usage_of(body: bytes, content_type: str) -> dict[str, Any] | None:
@@ -55,7 +58,8 @@ class MeteringProxy:
     """Forwards every request to `upstream` (scheme://host[:port][/prefix]) with `credentials`
     as its headers; use as a context manager. `url` is what the agent gets as its base URL."""
 
-    def __init__(self, upstream: str, credentials: Mapping[str, str], timeout: float = 600) -> None:
+    def __init__(self, upstream: str, credentials: Mapping[str, str], timeout: float = 600,
+                 allowance: Allowance | None = None) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {upstream!r}")
@@ -64,6 +68,7 @@ class MeteringProxy:
         self.prefix = parts.path.rstrip("/")
         self.credentials = {k.lower(): v for k, v in credentials.items() if v}
         self.timeout = timeout
+        self.allowance = allowance  # the run's budget, in what this trial may still spend (run/budget.py)
         self.records: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -128,6 +133,12 @@ class _Forward(BaseHTTPRequestHandler):
         headers.update(self.owner.credentials)
         headers["Accept-Encoding"] = "identity"  # usage is read from the answer as it passes
         entry: dict[str, Any] = {"method": self.command, "path": self.path.split("?", 1)[0]}
+        if self.command == "POST" and self.owner.allowance is not None and \
+                (why := self.owner.allowance(self.owner.totals())) is not None:
+            entry["status"], entry["error"] = BUDGET_STATUS, why
+            self.owner.record(entry)
+            self._fail(why, BUDGET_STATUS, "budget_exceeded")
+            return
         conn = self.owner.connect()
         try:
             conn.request(self.command, self.path, body=body, headers=headers)
@@ -160,9 +171,9 @@ class _Forward(BaseHTTPRequestHandler):
                 entry["usage"] = usage
             self.owner.record(entry)
 
-    def _fail(self, message: str) -> None:
-        data = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}).encode()
-        self.send_response(502)
+    def _fail(self, message: str, status: int = 502, kind: str = "api_error") -> None:
+        data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

@@ -454,7 +454,7 @@ def _record(eval_id: int | str, eval_name: str, configuration: str, run_number: 
 # moment anything would need a word in the output (a file that cannot be read or parsed, a wrong
 # type, a figure read as missing) or the run is not a plain completed, graded one, it returns
 # None and the caller reads that run with read_trial, which names the file and the field. So the
-# errors and warnings are read_trial's by construction (tests/analyze/test_cell_reader.py compares both
+# errors and warnings are read_trial's by construction (tests/workflows/test_iteration_reader.py compares both
 # paths over many shapes of files).
 
 _METRICS_NAMES = (f"outputs{_SEP}metrics.json", "metrics.json")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from skillassay.analyze.cost import extra_success_text
 from skillassay.analyze.gate import GateResult
 from skillassay.errors import InputError
 from skillassay.report.charts import (
@@ -294,7 +295,25 @@ def summary_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
     ws, bs = as_dict(summary.get("with_skill")), as_dict(summary.get("baseline"))
     return [_metric_row("pass rate", st_cfgs, skill, base, "pass_rate", ws, bs, "pass_rate"),
             _metric_row("avg tokens", st_cfgs, skill, base, "avg_tokens", ws, bs, "avg_tokens"),
-            _metric_row("avg seconds", st_cfgs, skill, base, "avg_duration_seconds", ws, bs, "avg_duration_seconds")]
+            _metric_row("avg seconds", st_cfgs, skill, base, "avg_duration_seconds", ws, bs, "avg_duration_seconds"),
+            *cost_rows(as_dict(bench.get("cost")), skill, base)]
+
+
+def cost_rows(cost: dict[str, Any], skill: str, base: str) -> list[dict[str, Any]]:
+    """benchmark.json's `cost` (analyze/cost.py) as summary rows: USD, kinds the page formats as dollars."""
+    cfgs = as_dict(cost.get("configurations"))
+    if not cfgs:
+        return []
+
+    def row(label: str, kind: str, key: str, iv_key: str | None = None) -> dict[str, Any]:
+        def one(cfg: str) -> dict[str, Any]:
+            arm = as_dict(cfgs.get(cfg))
+            return {"value": as_num(arm.get(key)), "interval": as_interval(arm.get(iv_key)) if iv_key else None}
+        return {"label": label, "kind": kind, "skill": one(skill), "base": one(base)}
+
+    return [row("cost per trial (USD)", "cost_mean", "mean_per_trial_usd", "mean_per_trial_interval"),
+            row("cost per passing trial (USD)", "cost_per_pass", "per_passing_trial_usd"),
+            row("total cost (USD)", "cost_total", "total_usd")]
 
 
 def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
@@ -306,13 +325,17 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
     if diff:
         out.append({"label": "pass-rate difference", "value": as_num(diff.get("mean")),
                     "interval": as_interval(diff.get("interval")), "note": str(diff.get("explanation") or "")})
+    cost = as_dict(bench.get("cost"))
+    if as_dict(cost.get("effect")):
+        out.append({"label": "the skill's cost", "value": None, "interval": None, "note": "",
+                    "text": extra_success_text(cost)})
     return out
 
 
 def iteration_gate(iteration_dir: Path) -> GateResult | None:
     """Exactly what `skillassay gate` decides for the iteration; None without a config to gate on
     or when its files cannot be read (the tab then falls back to thresholds_met)."""
-    from skillassay.analyze.gate_check import check_iteration
+    from skillassay.workflows.gate_iteration import check_iteration
 
     try:
         check = check_iteration(iteration_dir)

@@ -34,7 +34,9 @@
   const num = (x, d = 2) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(d));
   // Seconds keep three significant digits: a fast executor's 0.0004 s must not read as 0.00.
   const secs = (x) => (x === null || x === undefined ? "n/a" : Math.abs(x) >= 100 ? Number(x).toFixed(0) : Number(Number(x).toPrecision(3)).toString());
-  const fmt = (kind, x) => (kind === "pass_rate" ? pct(x) : kind === "avg_tokens" ? num(x, 0) : secs(x));
+  // Dollars keep two significant digits below $1: a trial's $0.0042 must not read as $0.00.
+  const usd = (x) => (x === null || x === undefined ? "n/a" : `${x < 0 ? "-" : ""}$${Math.abs(x) >= 1 || x === 0 ? Math.abs(x).toFixed(2) : Number(Math.abs(x).toPrecision(2)).toString()}`);
+  const fmt = (kind, x) => (kind === "pass_rate" ? pct(x) : kind === "avg_tokens" ? num(x, 0) : kind.startsWith("cost") ? usd(x) : secs(x));
   const ival = (kind, iv) => (iv ? ` [${fmt(kind, iv[0])}, ${fmt(kind, iv[1])}]` : "");
   const sizeText = (n) => (n === null || n === undefined ? "" : n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
 
@@ -222,7 +224,7 @@
     }
     const summary = table(["metric", "with skill", "baseline"], b.summary.map((r) =>
       [r.label, fmt(r.kind, r.skill.value) + ival(r.kind, r.skill.interval), fmt(r.kind, r.base.value) + ival(r.kind, r.base.interval)]));
-    const heads = b.headline.map((h) => el("div", { text: `${h.label}: ${num(h.value, 2)}${h.interval ? ` [${num(h.interval[0], 2)}, ${num(h.interval[1], 2)}]` : ""}${h.note ? ` (${h.note})` : ""}` }));
+    const heads = b.headline.map((h) => el("div", { text: h.text ? `${h.label}: ${h.text}` : `${h.label}: ${num(h.value, 2)}${h.interval ? ` [${num(h.interval[0], 2)}, ${num(h.interval[1], 2)}]` : ""}${h.note ? ` (${h.note})` : ""}` }));
     out.push(section("Summary (95% intervals in brackets when computed)", summary, ...heads));
     out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.benchmark import RUN_SEPARATOR, graded_run_json, run_json, write_run_texts
+from skillassay.analyze.benchmark import graded_run_json, run_json
 from skillassay.analyze.statistics import Arm, EvalCell
+from skillassay.store.benchmark_file import RUN_SEPARATOR, write_run_texts
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
 from skillassay.store.records import ExpectationTally, record_order
@@ -181,7 +182,7 @@ def _add_graded(arm: Arm, passed: int, total: int, f: Figures) -> None:
     without building the record: its verdict is total > 0 and passed == total. (Checked against
     Arm.add on the same runs: tests/analyze/test_cell_reader.py.)"""
     arm.add_completed(f.tokens, f.duration, f.tool_calls, f.triggered, False, total > 0 and passed == total,
-                      passed, total)
+                      passed, total, f.cost_usd)
 
 
 # --- worker processes ---------------------------------------------------------------------------

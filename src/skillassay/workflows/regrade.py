@@ -12,13 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillassay.analyze.aggregate import checked_iteration_record, default_skill_name, iteration_number
 from skillassay.analyze.arms import Arms, pick_arms
-from skillassay.analyze.benchmark import build_benchmark, write_benchmark
-from skillassay.analyze.benchmark_md import render_benchmark_md
-from skillassay.analyze.compare import find_config
+from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
-from skillassay.analyze.gate_check import not_measured
 from skillassay.errors import InputError
 from skillassay.grade.grader import (
     CompiledExpectation,
@@ -29,12 +25,17 @@ from skillassay.grade.grader import (
     run_view,
 )
 from skillassay.models import Benchmark, BenchmarkConfig, Eval, EvalMetadata, EvalSet, Grading, Thresholds
+from skillassay.report.benchmark_md import render_benchmark_md
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.discover import METADATA, eval_runs, find_evals
+from skillassay.store.iteration_files import checked_iteration_record, find_config
 from skillassay.store.jsonio import atomic_write_text, load_model, now_iso, read_json, remove_stale_temps, write_json
 from skillassay.store.layout import existing_iterations, iteration_dir
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import load_metrics, load_timing, read_trial
 from skillassay.store.records import TrialRecord, sort_records
+from skillassay.workflows.aggregate import default_skill_name, iteration_number
+from skillassay.workflows.gate_iteration import not_measured
 
 
 @dataclass

@@ -6,6 +6,7 @@ from functools import cache
 
 import jinja2
 
+from skillassay.analyze.cost import extra_success_text, usd, usd_interval
 from skillassay.analyze.gate import GateResult
 from skillassay.models import Benchmark
 from skillassay.store.templates import template_bytecode_cache
@@ -37,7 +38,8 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False,  # markdown, not HTML
                              bytecode_cache=template_bytecode_cache())
-    env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio, improvement=improvement_text)
+    env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio, improvement=improvement_text,
+                       usd=usd, usd_ci=usd_interval, cost_effect=extra_success_text)
     return env
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from skillassay.analyze.aggregate import aggregate_iteration
 from skillassay.analyze.benchmark import graded_run_json, run_json
-from skillassay.analyze.cell_reader import _add_graded
 from skillassay.analyze.statistics import Arm
 from skillassay.store import read
+from skillassay.workflows.aggregate import aggregate_iteration
+from skillassay.workflows.iteration_reader import _add_graded
 
 EXPS = [{"text": "names John Smith", "passed": True, "evidence": "Found in step 3"},
         {"text": "has a SUM formula", "passed": False, "evidence": "No spreadsheet"}]
@@ -191,7 +191,7 @@ def test_aggregate_writes_the_same_files_with_and_without_the_plain_path(tmp_pat
     field named), and benchmark.json / benchmark.md byte for byte."""
     it = iteration(tmp_path)
     fast = aggregate_iteration(it, output=tmp_path / "fast" / "benchmark.json", timestamp="T")
-    import skillassay.analyze.cell_reader as reader
+    import skillassay.workflows.iteration_reader as reader
 
     monkeypatch.setattr(reader, "read_plain_run", lambda dir_fd, name: None)
     general = aggregate_iteration(it, output=tmp_path / "general" / "benchmark.json", timestamp="T")

@@ -20,18 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.arms import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_arms
-from skillassay.analyze.benchmark import summarize, write_benchmark
-from skillassay.analyze.benchmark_md import render_benchmark_md
-from skillassay.analyze.cell_reader import EvalsRead, read_iteration, with_arms, write_spooled_runs
+from skillassay.analyze.benchmark import summarize
 from skillassay.analyze.gate import evaluate, measurement_problems
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
-from skillassay.models.iteration import IterationRecord
+from skillassay.report.benchmark_md import render_benchmark_md
+from skillassay.store.benchmark_file import write_benchmark
 from skillassay.store.discover import LEGACY_ROOT, LOOKED_FOR, Discovery, discover
-from skillassay.store.jsonio import atomic_write_text, load_json_lenient, load_model, parse_model, remove_stale_temps
+from skillassay.store.iteration_files import read_iteration_record
+from skillassay.store.jsonio import atomic_write_text, load_model, remove_stale_temps
 from skillassay.store.lock import WorkspaceLock
 from skillassay.store.read import RunIssue, read_trial
 from skillassay.store.records import TrialRecord, sort_records
+from skillassay.workflows.iteration_reader import EvalsRead, read_iteration, with_arms, write_spooled_runs
 
 _ITERATION = re.compile(r"iteration-(\d+)")
 MAX_LISTED_IN_ERROR = 20
@@ -125,21 +126,6 @@ def choose_arms(configurations: list[str], baseline_type: str | None, where: Pat
             f"cannot tell the skill from the baseline among configuration folders {configurations}: "
             f"name them {SKILL_CONFIGS[0]}/{BASELINE_CONFIGS[0]} (or new_skill/old_skill)")
     return pick_arms(configurations, baseline_type)
-
-
-def read_iteration_record(iteration: Path) -> dict[str, Any]:
-    """Our own iteration.json (absent in skill-creator workspaces): a source of defaults only,
-    so an unreadable one is ignored; but one that reads with wrong types is an input error, since
-    its values would flow into benchmark.json and the comparisons."""
-    path = iteration / "iteration.json"
-    data = load_json_lenient(path)
-    return checked_iteration_record(data, path) if isinstance(data, dict) else {}
-
-
-def checked_iteration_record(data: Any, path: Path) -> dict[str, Any]:
-    """`data` itself (a dict) once IterationRecord accepts its types; else InputError naming the field."""
-    parse_model(data, IterationRecord, path)
-    return dict(data)
 
 
 def iteration_number(iteration: Path, record: dict[str, Any]) -> int | None:

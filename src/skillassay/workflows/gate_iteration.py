@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.analyze.benchmark import estimate_meets, gated_thresholds_met
-from skillassay.analyze.compare import find_config, load_comparison, load_config, load_iteration_records
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
 from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT, build_statistics, group_records
 from skillassay.errors import InputError
 from skillassay.executors import load_executor_class, unmeasurable_thresholds
 from skillassay.models import Benchmark, Thresholds
+from skillassay.store.iteration_files import find_config, load_comparison, load_config
 from skillassay.store.jsonio import parse_model, read_json
+from skillassay.workflows.compare_on_disk import load_iteration_records
 
 
 @dataclass

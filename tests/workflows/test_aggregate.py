@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from cli_runner import cli
 
-from skillassay.analyze.aggregate import aggregate_iteration
 from skillassay.errors import InputError
 from skillassay.models import Timing
 from skillassay.store.discover import identity_from_folder
 from skillassay.store.read import duration_of, read_trial
+from skillassay.workflows.aggregate import aggregate_iteration
 
 # schemas.md examples, verbatim where the tests do not vary them.
 SPEC_GRADING: dict[str, Any] = {
@@ -398,11 +398,12 @@ def streamed_equals_records(it: Path, out: Path, monkeypatch: pytest.MonkeyPatch
     """Aggregate `it` in-process and in worker processes, and build benchmark.json from records
     held in memory (the `run` / `grade` path): all three must agree, byte for byte where they
     write the same file. Returns the streamed benchmark."""
-    import skillassay.analyze.cell_reader as reader
-    from skillassay.analyze.aggregate import collect
+    import skillassay.workflows.iteration_reader as reader
     from skillassay.analyze.arms import pick_arms
-    from skillassay.analyze.benchmark import build_benchmark, write_benchmark
+    from skillassay.analyze.benchmark import build_benchmark
     from skillassay.models import BenchmarkConfig
+    from skillassay.store.benchmark_file import write_benchmark
+    from skillassay.workflows.aggregate import collect
 
     one = aggregate_iteration(it, output=out / "one.json", timestamp="T")
     with monkeypatch.context() as m:
@@ -442,7 +443,7 @@ def test_worker_processes_write_what_one_process_writes(tmp_path: Path, monkeypa
 def test_workers_only_when_a_core_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker processes cost CPU (fork, contention, result transfer) and only pay when a core is
     free: a busy machine reads in one process, a quiet one in several once there is enough."""
-    import skillassay.analyze.cell_reader as reader
+    import skillassay.workflows.iteration_reader as reader
 
     monkeypatch.setattr(reader, "_cpus", lambda: 2)
     monkeypatch.setattr(reader, "_idle_cores", lambda: 0.4)
@@ -536,7 +537,7 @@ def test_two_folders_claiming_one_run_exit_2(tmp_path: Path, where: str) -> None
 def test_progress_is_reported_once_per_eval_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      workers: int) -> None:
     """`skillassay aggregate` draws a bar from these calls: one per eval, counting up to all."""
-    import skillassay.analyze.cell_reader as reader
+    import skillassay.workflows.iteration_reader as reader
 
     it = varied_iteration(tmp_path / "iteration-1", n_evals=5)
     monkeypatch.setattr(reader, "PARALLEL_FROM_RUNS", 1)
