@@ -6,7 +6,6 @@ result. Exit codes (one table for every command): 0 pass, 1 fail, 2 bad input, 3
 # signature at each start, and string annotations cost it a compile and an eval apiece
 # (~30 ms of `--help`, measured); helpers' annotations of TYPE_CHECKING names are quoted.
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,10 +22,11 @@ from skillassay.cli.console import (
     out,
     parse_options,
 )
+from skillassay.cli.gate_output import exit_with_gate as _exit_with_gate
+from skillassay.cli.gate_output import write_ci_outputs as _write_ci_outputs
 from skillassay.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, InputError
 
 if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic (0.3 s) into start-up
-    from skillassay.analyze.gate import GateResult
     from skillassay.models.benchmark import Summary
 
 # The kinds `schema` prints, for its help text: skillassay.models.MODELS' keys (a test checks),
@@ -90,16 +90,6 @@ def init(skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="An
 
 
 
-def _exit_with_gate(gate_result: "GateResult", as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(gate_result.to_dict(), indent=2) + "\n")
-    else:
-        for t in gate_result.thresholds:
-            err.print(f"  {t.line()}", highlight=False, soft_wrap=True)
-        err.print(f"gate: [bold]{escape(gate_result.headline())}[/bold]", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(gate_result.exit_code)
-
-
 def _print_next_steps(steps: list[str]) -> None:
     for step in steps:
         err.print(f"  next: {step}", highlight=False, soft_wrap=True)
@@ -139,6 +129,7 @@ def run(
     sandbox_image: Annotated[str | None, typer.Option(help="With --sandbox docker: the image each trial's container starts from.")] = None,
     max_cost: Annotated[float | None, typer.Option(min=0.0, metavar="USD", help="A budget the iteration never passes: a trial starts only if the spend so far plus the worst case of the trials in flight stays within it. Reached: what finished is graded, the gate is INCONCLUSIVE (exit 3) naming what would finish the plan; run again with a higher budget to resume. Default: the config's max_cost_usd.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the plan (trials per eval and arm, how many are reused) and a cost range; run and write nothing.")] = False,
+    shard: Annotated[str | None, typer.Option(metavar="I/N", help="Run only share I of N of the planned trials (deterministic, balanced across evals and arms), e.g. for N parallel CI jobs, each with its own --workspace; no verdict from a share: `skillassay merge` the N workspaces.")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -149,6 +140,7 @@ def run(
     again to resume. A full disk stops it with exit 75, resumable likewise."""
     from skillassay.cli.progress import LineProgress, RichProgress
     from skillassay.run.engine import RunRequest, run_benchmark
+    from skillassay.run.shard import parse_shard
 
     req = RunRequest(skill_dir=skill_dir, evals_path=evals, config_path=config, trials=trials,
                      executor=executor, workspace=workspace, iteration=iteration,
@@ -158,7 +150,8 @@ def run(
                      point_estimate=point_estimate, judge=judge, judge_samples=judge_samples,
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
-                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost)
+                     ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost,
+                     shard=parse_shard(shard))
     if max_cost is not None and max_cost <= 0:  # before anything is read or written
         raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
     if dry_run:
@@ -177,6 +170,10 @@ def run(
     err.print(f"iteration {outcome.choice.number}: {outcome.executed} trials run "
               f"({outcome.failed} errored), {outcome.skipped} reused -> {outcome.iteration_dir}/benchmark.json",
               highlight=False)
+    if outcome.shard is not None:  # a share's figures are no verdict: merge gives it
+        err.print(f"shard {req.shard}: wrote {outcome.shard}; nothing gated: `skillassay merge` the "
+                  f"{req.shard.count if req.shard else ''} shard workspaces for the verdict", highlight=False)
+        raise typer.Exit(0)
     if s is not None:
         err.print(f"pass rate with skill {_pct(s.with_skill.pass_rate)}, baseline "
                   f"{_pct(s.baseline.pass_rate)}, improvement ratio {_ratio_text(s)}", highlight=False)
@@ -330,6 +327,12 @@ def report(
     config: Annotated[Path | None, typer.Option(help="Benchmark config with thresholds (default: the iteration's).")] = None,
     strict: Annotated[bool, typer.Option(help="Inconclusive thresholds fail the gate shown.")] = False,
     point_estimate: Annotated[bool, typer.Option(help="Show the gate on the plain comparison only.")] = False,
+    format: Annotated[str, typer.Option("--format", help="md: write report.md; pr-comment: print a pull-request comment (verdict, effect, change against --base, cost, collapsed per-eval table; under GitHub's 65,536-character limit) on stdout, or to --output.")] = "md",
+    base: Annotated[Path | None, typer.Option(help="With --format pr-comment: the base branch's iteration to compare with (default: the previous iteration `run` compared with).")] = None,
+    head_sha: Annotated[str | None, typer.Option(help="With --format pr-comment: the commit the comment is stamped with.")] = None,
+    link: Annotated[str | None, typer.Option(help="With --format pr-comment: where the full report is (default: the GitHub run's page, from GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_RUN_ID).")] = None,
+    warn_only: Annotated[bool, typer.Option(help="With --format pr-comment: say that this verdict does not fail the check.")] = False,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="With --format pr-comment: write the comment here instead of stdout.")] = None,
 ) -> None:
     """Write report.md for an iteration: findings, recommendations and caveats.
 
@@ -340,22 +343,17 @@ def report(
 
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
-    remember_iterations(iteration_dir)
+    remember_iterations(iteration_dir, base)
+    if format == "pr-comment":
+        from skillassay.cli.ci import write_pr_comment
+
+        write_pr_comment(iteration_dir, base=base, head_sha=head_sha, link=link, warn_only=warn_only, config=config,
+                         strict=strict, point_estimate=point_estimate, output=output)
+        return
+    if format != "md":
+        raise InputError.one("--format", format, "expected md or pr-comment")
     out.print(f"wrote {report_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)}",
               highlight=False)
-
-
-def _write_ci_outputs(bench: Any, gate_result: "GateResult", junit: Path | None,
-                      comparison: dict | None = None) -> None:
-    """JUnit XML when asked; the job summary whenever $GITHUB_STEP_SUMMARY is set. Neither is
-    built (nor their module, with its XML library, imported) when there is nowhere to put it."""
-    if junit is None and not os.environ.get("GITHUB_STEP_SUMMARY"):
-        return
-    from skillassay.report.ci_outputs import append_step_summary, github_step_summary, write_junit
-
-    if junit is not None:
-        err.print(f"wrote {write_junit(junit, bench, gate_result, comparison)}", highlight=False)
-    append_step_summary(github_step_summary(bench, gate_result, comparison))
 
 
 @app.command()
@@ -457,6 +455,9 @@ _register_judge_check(app)
 from skillassay.cli.plugins_cmd import register as _register_plugins  # noqa: E402  (same reason)
 
 _register_plugins(app)
+from skillassay.cli.ci import register as _register_ci  # noqa: E402  (same reason)
+
+_register_ci(app)
 
 
 def main() -> None:

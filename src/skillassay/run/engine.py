@@ -15,7 +15,7 @@ from typing import Any
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark
-from skillassay.analyze.gate import GateResult, evaluate
+from skillassay.analyze.gate import NOT_GATED, GateResult, evaluate
 from skillassay.errors import InputError
 from skillassay.executors import (
     Executor,
@@ -48,6 +48,7 @@ from skillassay.run.plan import (
     Trial,
     check_same_design,
     choose_iteration,
+    existing_run_folders,
     hash_file,
     hash_tree,
     hash_value,
@@ -63,6 +64,7 @@ from skillassay.run.reuse import (
     reuse_unchanged_skill_runs,
 )
 from skillassay.run.schedule import execute_all
+from skillassay.run.shard import Shard, refuse_adaptive, shard_record, shard_share, write_shard_record
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
@@ -127,6 +129,7 @@ class RunRequest:
     sandbox_image: str | None = None  # with docker: the image, over the config's
     allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
     max_cost: float | None = None  # USD the iteration never passes (run/budget.py); over the config's max_cost_usd
+    shard: Shard | None = None  # run only this share of the planned trials (run/shard.py); `merge` gives the verdict
 
 
 @dataclass
@@ -141,6 +144,7 @@ class RunOutcome:
     records: list[TrialRecord]
     comparison: dict | None = None  # vs the previous iteration (compare.py)
     hints: list[str] = field(default_factory=list)  # what would make the next run cheaper (reuse.reuse_hint)
+    shard: Path | None = None  # a shard's shard.json: its figures cover its share only, and nothing was gated
 
 
 class Progress:
@@ -451,6 +455,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     it_dir = iteration_dir(p.workspace, choice.number)
     adaptive = adaptive_settings(req, p.config)
     trials = adaptive.max_trials_per_eval if adaptive else req.trials or p.config.trials_per_eval
+    refuse_adaptive(req.shard, adaptive)
     seed = p.seed
     base_config, base_skill = baseline_skill(p, it_dir, choice)  # reads the previous iteration only
     configurations = ["with_skill", base_config]
@@ -466,7 +471,8 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     reuse_baseline(req.baseline_from, p.workspace, it_dir, p.fingerprint, base_config, slugs, trials)
     skill_reuse = reuse_unchanged_skill_runs(p.workspace, it_dir, p.fingerprint, slugs, trials)
 
-    planned = plan_trials(p.evals.evals, configurations, trials, it_dir, seed)
+    planned = shard_share(plan_trials(p.evals.evals, configurations, trials, it_dir, seed), configurations, trials,
+                          req.shard)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
     present = existing_run_folders(it_dir, slugs, configurations)
     done: list[TrialRecord] = []
@@ -529,6 +535,15 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
         raise stopped_early(it_dir, p.executor.name, streak, len(executed))
 
     records = sort_records(done + executed)
+    if req.shard is not None:  # a share: its figures (in memory only) are no verdict; `merge` gives it
+        shard_file = write_shard_record(it_dir, shard_record(
+            req.shard, p.fingerprint, seed=seed, trials=trials, configurations=configurations,
+            baseline_type=p.config.baseline_type, evals=[(ev.id, ev.slug) for ev in p.evals.evals],
+            iteration=choice.number, ran=len(records)))
+        bench = build_benchmark(records, skill_name=p.skill.name, skill_path=str(p.skill.path), iteration=choice.number,
+                                timestamp=now_iso(), trials_requested=trials, thresholds=p.config.thresholds)
+        return RunOutcome(it_dir, choice, bench, GateResult(NOT_GATED, 0, []), len(executed), len(done),
+                          sum(1 for r in executed if not r.completed), records, shard=shard_file)
     for rec in records:
         if rec.configuration == "without_skill" and rec.skill_triggered:
             progress.notice(f"baseline contaminated: {rec.run_dir} loaded a skill named {p.skill.name} "
@@ -551,25 +566,6 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     return RunOutcome(it_dir, choice, bench, gate_result, len(executed), len(done),
                       sum(1 for r in executed if not r.completed), records, comparison,
                       [h for h in (reused_note(skill_reuse), hint, token_note(runner.token_warnings)) if h])
-
-
-def existing_run_folders(it_dir: Path, slugs: list[str], configurations: list[str]
-                         ) -> dict[tuple[str, str], frozenset[str] | None]:
-    """The entries of each eval's configuration folder, listed once: a trial whose run-K folder
-    is not among them has never started, so the three look-ups resuming does per trial (its
-    folder, its grading.json, a killed attempt's temp files), all failing, are skipped; on a
-    fresh iteration that was most of planning. None for a folder that cannot be listed (not
-    a folder, no permission): its trials are looked up one by one, as before."""
-    out: dict[tuple[str, str], frozenset[str] | None] = {}
-    for slug in slugs:
-        for configuration in configurations:
-            try:
-                out[(slug, configuration)] = frozenset(os.listdir(it_dir / slug / configuration))
-            except FileNotFoundError:
-                out[(slug, configuration)] = frozenset()
-            except OSError:
-                out[(slug, configuration)] = None
-    return out
 
 
 def reused_note(reuse: tuple[Path, list[Path]] | None) -> str | None:

@@ -180,3 +180,22 @@ def check_same_design(it_dir: Path, trials: int, adaptive: dict[str, Any] | None
 def iteration_number_of(it_dir: Path) -> int:
     tail = it_dir.name.rpartition("-")[2]
     return int(tail) if tail.isdigit() else 0
+
+
+def existing_run_folders(it_dir: Path, slugs: list[str], configurations: list[str]
+                         ) -> dict[tuple[str, str], frozenset[str] | None]:
+    """The entries of each eval's configuration folder, listed once: a trial whose run-K folder
+    is not among them has never started, so the three look-ups resuming does per trial (its
+    folder, its grading.json, a killed attempt's temp files), all failing, are skipped; on a
+    fresh iteration that was most of planning. None for a folder that cannot be listed (not
+    a folder, no permission): its trials are looked up one by one, as before."""
+    out: dict[tuple[str, str], frozenset[str] | None] = {}
+    for slug in slugs:
+        for configuration in configurations:
+            try:
+                out[(slug, configuration)] = frozenset(os.listdir(it_dir / slug / configuration))
+            except FileNotFoundError:
+                out[(slug, configuration)] = frozenset()
+            except OSError:
+                out[(slug, configuration)] = None
+    return out

@@ -29,6 +29,8 @@ def remember_iterations(*folders: Path | None) -> int:
                 continue
             if isinstance(data, dict):
                 loaded += remember(data.get("redacted_secrets"))
+                for shard in data.get("redacted_secrets_shards") or []:  # a merged iteration's (run/merge.py)
+                    loaded += remember(shard)
     return loaded
 
 
