@@ -18,7 +18,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillassay.analyze.numerics import wilson_interval
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
 from skillassay.wording import bound, ratio_value
@@ -199,31 +198,11 @@ def _responsible(bench: Benchmark, key: str, limit: float) -> list[str]:
     return out
 
 
-def zero_baseline_ratio(bench: Benchmark) -> tuple[float, list[float | None]] | None:
-    """(∞, [lower bound, None]) when the baseline passed none of its completed trials while the
-    skill passed some: the ratio is unbounded, yet a skill at 93% against 0% clearly clears a
-    1.5x bar. The lower bound is the skill's lower 95% bound over the baseline's upper one;
-    each is one side of a two-sided 95% interval (97.5% one-sided), so both hold at once with
-    probability >= 95% (Bonferroni) and so does the bound. The skill's bound is the lower of
-    the eval-clustered interval and the pooled Wilson one; the baseline's is the pooled Wilson
-    upper bound (0 of n passes: about 3.84 / (n + 3.84)). None otherwise."""
-    s, st = bench.summary, bench.statistics or {}
-    if s is None or s.baseline.pass_rate != 0 or not s.with_skill.pass_rate:
-        return None
-    skill = st.get("skill_configuration", "with_skill")
-    base = st.get("baseline_configuration", "without_skill")
-
-    def pooled(cfg: str) -> tuple[int, int]:
-        arms = [((p.get("configurations") or {}).get(cfg) or {}) for p in st.get("per_eval") or []]
-        return sum(a.get("passes") or 0 for a in arms), sum(a.get("completed") or 0 for a in arms)
-
-    (sp, sn), (bp, bn) = pooled(skill), pooled(base)
-    base_iv, skill_iv = wilson_interval(bp, bn), wilson_interval(sp, sn)
-    if bp != 0 or base_iv is None or skill_iv is None:
-        return None
-    clustered: Any = ((st.get("configurations") or {}).get(skill) or {}).get("pass_rate_interval")
-    lows = [skill_iv[0]] + ([clustered[0]] if clustered and clustered[0] is not None else [])
-    return math.inf, [round(max(0.0, min(lows)) / base_iv[1], 4), None]
+def _skill_passed_over_zero(bench: Benchmark) -> bool:
+    """The plain comparison's unbounded ratio (--point-estimate): the baseline passed nothing, the
+    skill something."""
+    s = bench.summary
+    return s is not None and s.baseline.pass_rate == 0 and bool(s.with_skill.pass_rate)
 
 
 def not_computable_reason(bench: Benchmark, key: str) -> str:
@@ -305,11 +284,13 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         # The plain comparison: estimate_meets, or thresholds_met in a file from before it existed
         plain = (bench.estimate_meets if bench.estimate_meets is not None else bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
-        unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
-        if unbounded is not None:
-            value, bound = unbounded
-            sg = {"interval": bound, "decision": "PASS" if point_estimate or (bound[0] or 0) >= limit
-                  else "INCONCLUSIVE"}
+        # Over a baseline that passed nothing the ratio is unbounded; its interval and decision
+        # come from the same paired test as any other ratio's (statistics.gate_stats).
+        unbounded = key == "min_improvement_ratio" and bool(sg.get("unbounded"))
+        if unbounded:
+            value = math.inf
+        elif key == "min_improvement_ratio" and point_estimate and value is None and _skill_passed_over_zero(bench):
+            value, sg = math.inf, {"decision": "PASS"}
         elif key == "min_improvement_ratio" and sg.get("value") is not None:
             # The summary's ratio divides means over each arm's own evals; the interval is over
             # the evals both arms completed. The verdict uses one set: the paired one.
@@ -320,10 +301,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             status, advice = sg["decision"], ""
             if status == "INCONCLUSIVE" and sg.get("trials_to_decide"):
                 advice = f"add trials to decide (about {sg['trials_to_decide']} per arm)"
-            if unbounded is not None:
-                advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; the interval's "
-                          "lower end is the skill's lower 95% bound over the baseline's upper one"
-                          + ("" if status == "PASS" else ": more baseline trials would lower that upper bound"))
+            if unbounded:
+                advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; its interval "
+                          "holds every ratio the paired sign-flip test does not reject"
+                          + ("" if status == "PASS" else ": more evals would decide it"))
         else:
             status, advice = ("PASS" if plain else "FAIL"), ""
         if status == "FAIL":

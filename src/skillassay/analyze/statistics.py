@@ -8,6 +8,7 @@ JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi]
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +20,7 @@ import numpy as np
 
 from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
+from skillassay.analyze import paired_intervals
 from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 from skillassay.wording import pct
@@ -421,21 +423,34 @@ def paired_floors(used: list[EvalCell], a: str, b: str) -> tuple[float, float]:
     return fa, fb
 
 
+def inverted_difference(pa: Sequence[float], pb: Sequence[float], seed: int,
+                        floor_se: float = 0.0) -> stats.PairedDifference:
+    """The paired difference with its sign-flip p and, as its interval, that test inverted
+    (paired_intervals.difference_by_test_inversion), so "cannot confirm" holds 0 and only then."""
+    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=floor_se)
+    if pd.n == 0:
+        return pd
+    diff = paired_intervals.difference_by_test_inversion(pa, pb, floor_se=floor_se, seed=seed, p_at_zero=pd.p_value)
+    return dataclasses.replace(pd, interval=diff.interval, explanation=diff.explanation or pd.explanation)
+
+
 def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
     fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
-    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=math.hypot(fa, fb))
-    # The improvement ratio over the same paired evals (one set for value and interval), its
-    # interval the inversion of the paired sign-flip test reported beside it: a percentile
-    # bootstrap over 3-10 evals cleared 1.0 in 7% of A/A experiments where 2.5% was promised.
-    ratio = stats.ratio_by_test_inversion(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed) if used else None
-    if ratio is None:
+    # Each paired interval is the inversion of the sign-flip test printed beside it
+    # (analyze.paired_intervals): the t interval disagreed with that test in 6.5% of random
+    # scenarios, and the zero-baseline ratio passed on a pooled bound the test could not confirm.
+    pd = inverted_difference(pa, pb, seed, math.hypot(fa, fb))
+    ratio = paired_intervals.ratio_interval(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed,
+                                            p_at_one=pd.p_value) if used else None
+    if ratio is None or ratio.ratio is None:
         improvement: dict[str, Any] = {
-            "value": None, "interval": None, "method": None, "n_evals": 0,
-            "undefined_reason": "no eval has completed trials in both arms"}
+            "value": None, "interval": None, "method": None, "n_evals": 0 if ratio is None else ratio.n,
+            "undefined_reason": ("no eval has completed trials in both arms" if ratio is None
+                                 else ratio.undefined_reason)}
     else:
         improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
-                       "method": ratio.method, "n_evals": ratio.n,
+                       "method": ratio.method, "n_evals": ratio.n, "unbounded": math.isinf(ratio.ratio),
                        "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
 
     def geo(attr: str, how: str) -> dict[str, Any]:
@@ -1009,11 +1024,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         else:
             est = None
             imp = paired["improvement_ratio"]
-            if imp["value"] is None:
+            if imp["value"] is None and not imp.get("unbounded"):
                 reason = imp["undefined_reason"]
             else:
-                # The paired section's ratio: one computation, one set of evals (issue 16).
-                value, n_evals, se = imp["value"], imp["n_evals"], imp.get("se")
+                # The paired section's ratio: one computation, one set of evals (issue 16); over a
+                # baseline that passed nothing it is unbounded, decided by the same test (issue 34).
+                value = math.inf if imp.get("unbounded") else imp["value"]
+                n_evals, se = imp["n_evals"], imp.get("se")
                 iv = imp["interval"]
                 interval = None if iv is None else (
                     iv[0], math.inf if iv[1] is None else iv[1])
@@ -1041,6 +1058,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
+            entry["unbounded"] = value is not None and math.isinf(value)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
         # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.
@@ -1198,8 +1216,7 @@ def compare_iterations(
         "unmatched_evals": unmatched,
         "suite": {
             "n_evals": len(used),
-            "pass_rate_delta": _paired_diff_dict(
-                stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))),
+            "pass_rate_delta": _paired_diff_dict(inverted_difference(pa, pb, seed)),
             "token_ratio": geo("tokens"),
             "duration_ratio": geo("durations"),
         },
