@@ -149,17 +149,19 @@ def test_ungraded_expectations_make_the_measurement_invalid() -> None:
 
 
 def test_zero_baseline_can_pass_min_improvement_ratio(tmp_path: Path) -> None:
-    evals = {i: ("PPP", "FFF") for i in range(1, 6)}
-    evals[5] = ("PPF", "FFF")  # 14/15 = 93% against 0/15
+    # Six evals, so the paired sign-flip test can reject (five never can: issue 34, and
+    # tests/analyze/test_paired_intervals.py for the five-eval case that no longer passes).
+    evals = {i: ("PPP", "FFF") for i in range(1, 7)}
+    evals[5] = ("PPF", "FFF")  # 17/18 = 94% against 0/18
     it = write_iteration(tmp_path, 1, evals, thresholds={"min_improvement_ratio": 1.5})
     code, out = gate(str(it))
     assert code == 0, out
     assert "PASS: min_improvement_ratio: improvement ratio unbounded (95% CI" in out
     lower = float(out.split("improvement ratio unbounded (95% CI ")[1].split("..")[0])
-    assert 1.5 < lower < 14 / 15 / 0.18  # skill >= ~0.70 over baseline <= ~0.20 (Wilson, 0 of 15)
+    assert 1.5 < lower < 20  # Fieller's bound at the noise floors (0 of 18 is not a ratio of infinity)
     # a bar the bound cannot clear stays undecided, with the way out
     code, out = gate(str(it), "--config", str(_cfg(tmp_path, {"min_improvement_ratio": 50})))
-    assert code == 3 and "more baseline trials" in out
+    assert code == 3 and "more evals would decide it" in out
     data = json.loads(cli(["gate", str(it), "--json"]).stdout)
     assert data["thresholds"][0]["value"] is None and data["status"] == "PASS"  # JSON has no infinity
 

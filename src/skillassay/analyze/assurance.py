@@ -475,7 +475,7 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
     is `effect` (in units of the pilot's sd s) and their sd sigma_ratio s (default the
     median-unbiased one a pilot of m evals gives, median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
     its own chi-square, the criterion signflip_assurance's (mean' > x(s')). `cut`: a second bar
-    the mean must also clear (the ratio gate's noise floor, numerics.ratio_floor_cut).
+    the mean must also clear (the ratio gate's noise floor, paired_intervals.ratio_floor_cut).
 
     Capped by what the exact test can do at few evals: it rejects (two-sided, 5%) only if at
     least 6 evals differ in the effect's direction, since with j against it the smallest p is

@@ -25,9 +25,11 @@ from skillassay.analyze.numerics import (
     MIN_NONZERO_FOR_SIGNIFICANCE,
     Interval,
     RatioEstimate,
+    binomial_floor_se,
     sign_flip_p_value,
     zero_baseline_reason,
 )
+from skillassay.analyze.ufuncs import ufuncs
 
 # Sign assignments sampled beyond EXACT_MAX_NONZERO evals (seeded): the edges then move by well
 # under a point between seeds, and the null value's side is always the test's own (see _cut).
@@ -231,3 +233,27 @@ def ratio_interval(
     se_floor = math.sqrt(floor_se_a**2 + (r if math.isfinite(r) else 0.0) ** 2 * floor_se_b**2) / mb if mb else None
     se = None if not math.isfinite(r) else max(float((x - r * y).std(ddof=1) / math.sqrt(x.size) / mb), se_floor or 0.0)
     return RatioEstimate(r, (lo, hi), method, int(x.size), reason, se)
+
+
+def ratio_floor_cut(ma: float, mb: float, thr: float, n: int, k_a: float, k_b: float,
+                    conf: float = 0.95) -> float:
+    """How far from 0 the mean of a_e - thr * b_e must be, on n fresh evals of k_a and k_b
+    trials whose true mean pass rates are ma and mb, for the noise-floor part of ratio_interval
+    (Fieller's interval at the floors) to leave thr out: t * sqrt(fa^2 + thr^2 fb^2), the floors at
+    the true rates (a baseline at 0 included). The ratio gate decides only when its whole interval
+    clears thr, so the size advice must clear this as well as the test: sized for the test alone,
+    it delivered 67-73% at 3 trials per eval (benchmarks/advice_power.py)."""
+    if n < 2 or ma < 0 or mb < 0:
+        return math.inf
+    fa = binomial_floor_se(np.full(n, ma), np.full(n, k_a), pseudo=1.0)
+    fb = binomial_floor_se(np.full(n, mb), np.full(n, k_b), pseudo=1.0)
+    return float(dists.t_ppf((1 + conf) / 2, n - 1)) * math.hypot(fa, thr * fb)
+
+
+def floor_fail_p(ma: float, mb: float, thr: float, fa: float, fb: float, df: int) -> float:
+    """One-sided p of the noise floor's part of a ratio FAIL: Fieller's test of mean(a - thr b)
+    >= 0 at the floors' SE (the interval's floor part misses thr below at level p)."""
+    se = math.hypot(fa, thr * fb)
+    if se == 0:
+        return 0.0 if ma < thr * mb else 1.0
+    return float(ufuncs().stdtr(df, -(thr * mb - ma) / se))

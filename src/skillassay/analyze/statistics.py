@@ -868,7 +868,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     when the paired sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision) and its
     interval clears thr, so the advice is that test's, sized as power_stats sizes the
     difference's (never below 6 differing evals), with the interval's noise floor as a second
-    bar (numerics.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
+    bar (paired_intervals.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
     bound on a safeguard effect and advised 10 to 500 times what a paired t test needs (0.6 vs
     0.4 at K = 3, 6 evals: 334 to 16,671 evals)."""
     a = np.array(rates_of(used, skill))
@@ -896,9 +896,9 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     mb = float(b.mean())
     k_a, k_b = (float(np.mean([c.arms[cfg].completed for c in used])) for cfg in (skill, baseline))
     step = _lattice_step(used, skill, baseline, thr)
-    # The floor is asymmetric (on the log scale it is wider at smaller rates), so it is planned
-    # on the side the estimate is on: planned for the wider side whichever it was, the advice
-    # delivered 87-90% where the truth lay on the other (tests/analyze/test_advice.py).
+    # The floor depends on the planned rates (wider nearer 0.5), so it is planned on the side the
+    # estimate is on: planned for the wider side whichever it was, the advice delivered 87-90%
+    # where the truth lay on the other (tests/analyze/test_advice.py).
     # A planned rate of 0 or less (below a small baseline) has no floor part to clear: the
     # skill never passing, the test alone decides.
     ma = min(1.0, thr * mb + side * effect)
@@ -907,7 +907,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     # selected nothing, and reading it as such shrank the advice (72-74% at 5 evals x 10 trials).
     found, power_at = _planned_evals(effect, sd, z.size, step,
                                      undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
-                                     cut=None if ma <= 0 else (lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
+                                     cut=None if ma <= 0 else (lambda n: paired_intervals.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
@@ -973,8 +973,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
             parts.append(stats.lognormal_mean_p_at_most(sums / counts, thr))
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
-        # symmetric); the binomial floor's delta-method bound on the log scale, as in
-        # numerics.ratio_by_test_inversion.
+        # symmetric); the noise floor's part: Fieller's test at the floors, as in
+        # paired_intervals.ratio_interval.
         parts += [test_p / 2] if test_p is not None else []
         diff_p = paired["pass_rate_difference"]["p_value"]
         if thr <= 1 and diff_p is not None:
@@ -982,12 +982,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
         fa, fb = paired_floors(used, skill, baseline)
         ma = float(np.mean(rates_of(used, skill)))
         mb = float(np.mean(rates_of(used, baseline)))
-        if mb > 0 and ma > 0 and value > 0:
-            se_log = math.hypot(fa / ma, fb / mb)
-            # A ratio of 0 or below is met by any ratio: its FAIL side has p 1.
-            parts.append(1.0 if thr <= 0 else _t_sf(math.log(thr / value) / se_log, df) if se_log else 0.0)
-        elif mb > 0 and fa > 0:
-            parts.append(_t_sf(thr * mb / fa, df))
+        # A ratio of 0 or below is met by any ratio: its FAIL side has p 1.
+        parts.append(1.0 if thr <= 0 else paired_intervals.floor_fail_p(ma, mb, thr, fa, fb, df))
     else:
         return None
     return min(max(parts), 0.025) if parts else None
