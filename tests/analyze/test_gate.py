@@ -99,15 +99,17 @@ def test_all_errored_baseline_is_invalid_not_zero(tmp_path: Path) -> None:
 
 
 def test_regression_fails_gate_only_when_called(tmp_path: Path) -> None:
-    same = {i: ("PPP", "FFF") for i in range(7, 9)}
-    write_iteration(tmp_path, 1, {**{i: ("PPP", "FFF") for i in range(1, 7)}, **same})
-    write_iteration(tmp_path, 2, {**{i: ("FFF", "FFF") for i in range(1, 7)}, **same})
+    # Five trials per arm: the gate's one regression level is 0.01 family-wise (issue 34), which
+    # six of eight evals at 3/3 -> 0/3 (BH-adjusted p 0.021) no longer reach.
+    same = {i: ("PPPPP", "FFFFF") for i in range(7, 9)}
+    write_iteration(tmp_path, 1, {**{i: ("PPPPP", "FFFFF") for i in range(1, 7)}, **same})
+    write_iteration(tmp_path, 2, {**{i: ("FFFFF", "FFFFF") for i in range(1, 7)}, **same})
     it = tmp_path / "iteration-2"
     assert gate(str(it))[0] == 0, "no comparison file yet: thresholds only (none set)"
     assert cli(["compare", str(it)]).exit_code == 0
     code, out = gate(str(it))
-    assert code == 1  # six of eight evals 3/3 -> 0/3: BH-adjusted p 0.021 <= 0.025
-    assert "FAIL: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
+    assert code == 1, out  # six of eight evals 5/5 -> 0/5: BH-adjusted p <= 0.01
+    assert "FAIL: no_regressions" in out and "eval-3 (e3) 5/5 -> 0/5" in out
     assert "next: Improve the skill on eval-1 (e1), eval-2 (e2), eval-3 (e3)" in out
 
 

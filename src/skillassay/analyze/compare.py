@@ -538,11 +538,11 @@ def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None 
         text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
                 f"{q:g}. Run with --trials {needed} or more to make that detectable.")
-    from skillassay.analyze.gate import REGRESSION_GATE_LEVEL
+    from skillassay.analyze.gate import REGRESSION_GATE_LEVEL, regression_level_words
 
     gate_needed = trials_to_detect(n_evals, REGRESSION_GATE_LEVEL)
     if gate_needed > k:
-        text += (f" The gate fails on a lone regression only at {REGRESSION_GATE_LEVEL:g} family-wise, which among "
+        text += (f" The gate fails on a lone regression only at {regression_level_words()}, which among "
                  f"{n_evals} evals takes --trials {gate_needed}.")
     return {"trials": k, "n_evals": n_evals, "q": q, "smallest_p": p, "detectable": can,
             "max_evals": most, "trials_needed": needed, "gate_trials_needed": gate_needed, "text": text}
