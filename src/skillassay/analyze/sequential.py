@@ -159,6 +159,10 @@ METHOD = ("group-sequential stop on the gates' own statistics: Haybittle-Peto in
 INTERIM_ALPHA = 0.00135  # one-sided, per interim look: the "3 sigma" of Haybittle-Peto
 FUTILITY_POWER = 0.2  # settled when a call at the last look has less conditional power than this (Lachin 2005)
 FUTILITY_OPTIMISM = 0.5  # ... under the drift this many standard errors beyond the current trend
+# ... and only once this much of the gate's information is in (issue 34): from the first look the
+# rule gave up real passes (at +0.25, ratio gate alone, it stopped at 3 trials with 64% of the
+# information in). Set by benchmarks/adaptive.py --futility-from; see the module docstring.
+FUTILITY_FROM_INFORMATION = 0.0
 CURTAIL_POWER = 0.95  # decided when a call at the last look has this conditional probability under H0
 FINAL_ALPHA = ALPHA / 2  # one-sided: the fixed design's two-sided 95% interval, one side each
 DIRECTIONS = {"min_pass_rate": 1, "min_improvement_ratio": 1, "max_avg_tokens": -1, "max_avg_duration_seconds": -1}
@@ -352,7 +356,7 @@ def gate_look(key: str, thr: float, cells: list[EvalCell], q: Questions, max_tri
         return GateLook(key, z, info, power, DECIDED, call)
     if before is not None and before.status == DECIDED and before.call == call and abs(z) >= final:
         return GateLook(key, z, info, power, DECIDED, call, kept=True)  # its stop holds: same call
-    if abs(z) < final and power < FUTILITY_POWER:
+    if abs(z) < final and info >= FUTILITY_FROM_INFORMATION and power < FUTILITY_POWER:
         return GateLook(key, z, info, power, SETTLED)
     return GateLook(key, z, info, power, RUNNING)
 

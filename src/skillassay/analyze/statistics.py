@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from skillassay.analyze import advice_words, paired_intervals
 from skillassay.analyze import distributions as dists
 from skillassay.analyze import numerics as stats
-from skillassay.analyze import paired_intervals
 from skillassay.analyze.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 from skillassay.wording import pct
@@ -589,7 +589,7 @@ def power_stats(used: list[EvalCell], a: str, b: str,
         out["evals_needed_reason"] = (f"detecting a difference of {_points(effect)} would take "
                                       f"more than {MAX_SIZE:,} evals")
         return out
-    out["evals_needed"] = max(evals, floor)
+    out["evals_needed"] = advice_words.about(max(evals, floor))
     out["planned_power"] = _f(power_at(evals), 4)  # at the sizing's own size: _planned_evals says why
     out["promise"] = promise(condition, out["planned_power"])
     return out
@@ -880,8 +880,8 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                  f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
     note_sure = promise(condition)
     none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure, "planned_power": None}
-    if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):
-        return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
+    if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):  # and no power promised beside it
+        return {**none, "promise": None, "decide_note": advice_words.NO_SIZE_DECIDES}
     noise = _trial_noise(used, skill, baseline)
     if noise is not None and thr != 1.0:
         # z's trial noise: the baseline arm's share scales with thr^2.
@@ -892,7 +892,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     nonzero = int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9)))
     floor = stats.evals_with_differing(nonzero / z.size)
     if sd == 0 or floor is None:
-        return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
+        return {**none, "promise": None, "decide_note": "cannot be decided by more trials or evals at this estimate"}
     mb = float(b.mean())
     k_a, k_b = (float(np.mean([c.arms[cfg].completed for c in used])) for cfg in (skill, baseline))
     step = _lattice_step(used, skill, baseline, thr)
@@ -911,12 +911,11 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
-        return {**none, "decide_note": f"deciding it would take more than {MAX_SIZE:,} evals ({note_sure})"}
-    evals = max(found, floor, z.size + 1)
+        return {**none, "decide_note": advice_words.too_many(MAX_SIZE, condition)}
+    evals = advice_words.about(max(found, floor, z.size + 1))
     power = round(power_at(found), 4)
-    note_sure = promise(condition, power)
-    return {**none, "evals_to_decide": evals, "planned_power": power, "promise": note_sure,
-            "decide_note": f"about {evals} evals would decide it ({note_sure})"}
+    return {**none, "evals_to_decide": evals, "planned_power": power, "promise": promise(condition, power),
+            "decide_note": advice_words.would_decide(evals, condition)}
 
 
 def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
