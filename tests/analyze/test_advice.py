@@ -236,8 +236,11 @@ def test_size_advice_says_what_its_80_percent_is() -> None:
     # The power stated is the one planned at the size given: at least 80%, rounded down.
     stated = f"{math.floor(g['planned_power'] * 100 + 1e-9)}% power"
     assert g["planned_power"] >= 0.8
-    assert f"{stated} if the skill's true pass rate is at least 10 pts above 1 x the baseline's" in g["decide_note"]
-    assert g["promise"] in g["decide_note"] and "min_detectable_effect" in g["promise"]
+    assert f"{stated} if the skill's true pass rate is at least 10 pts above 1 x the baseline's" in g["promise"]
+    assert "min_detectable_effect" in g["promise"]
+    # The sentence a person reads carries no power figure (issue 34): "likely" stands for it.
+    assert g["decide_note"] == (f"about {g['evals_to_decide']} evals would likely decide it if the skill's "
+                                "true pass rate is at least 10 pts above 1 x the baseline's")
     recs = recommendations(st, GateResult("NOT_GATED", 0, []), None)
     power = next(r for r in recs if r.startswith("Power:"))
     assert f"about {st['power']['evals_needed']} evals would detect a true skill-vs-baseline difference of 10 pts" in power
