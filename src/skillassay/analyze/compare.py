@@ -428,7 +428,7 @@ def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, b
                       "delta": pr["mean"], "interval": pr["interval"], "n_evals": pr["n_evals"],
                       "p_value": pr["p_value"], "p_value_method": pr["p_value_method"],
                       "significance_reachable": pr["significance_reachable"], "explanation": pr["explanation"],
-                      "method": "mean of per-eval differences (paired by eval), t interval, sign-flip test"},
+                      "method": "mean of per-eval differences (paired by eval), sign-flip test and its inversion as the interval"},
         "avg_tokens": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_tokens"),
                                    _summary(prev.benchmark, "with_skill", "avg_tokens"), base["suite"]["token_ratio"]),
         "avg_duration_seconds": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_duration_seconds"),
