@@ -3,9 +3,10 @@
 With statistics present, each threshold is PASS (whole interval on the good side), FAIL
 (whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
-into fail. The FAIL calls are held together to a family-wise 5% (Holm's step-down over the
-checks made, each at most its own one-sided 2.5%: `hold_fails_to_family`), so a FAIL at one
-check's own level that Holm does not confirm is INCONCLUSIVE. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
+into fail. The FAIL calls are held together to a family-wise 5%: the regression check at its
+one level, REGRESSION_GATE_LEVEL (0.01), the thresholds by Holm's step-down over the rest, each at
+most its own one-sided 2.5% (`hold_fails_to_family`), so a FAIL at one check's own level that
+Holm does not confirm is INCONCLUSIVE. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
 never exits 0, thresholds or not; with nothing to gate the verdict says so (NOT_GATED)
 instead of claiming a PASS. A threshold the executor cannot measure (a token ceiling with an
 executor that reports no tokens) is NOT MEASURED: shown, and left out of the verdict, since no
