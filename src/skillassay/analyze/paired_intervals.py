@@ -13,6 +13,7 @@ functions over numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,8 +25,10 @@ from skillassay.analyze.numerics import (
     EXACT_MAX_NONZERO,
     MIN_NONZERO_FOR_SIGNIFICANCE,
     Interval,
+    PairedDifference,
     RatioEstimate,
     binomial_floor_se,
+    paired_difference,
     sign_flip_p_value,
     zero_baseline_reason,
 )
@@ -156,6 +159,17 @@ def difference_by_test_inversion(
     lo, hi = _cut((lo, hi), 0.0, mean, p0 is not None and p0 < alpha, accepts,
                   lambda null, end: np.linspace(null, end, _GRID))
     return DifferenceInterval((lo, hi), None, method)
+
+
+def inverted_difference(pa: Sequence[float], pb: Sequence[float], seed: int,
+                        floor_se: float = 0.0) -> PairedDifference:
+    """The paired difference with its sign-flip p and, as its interval, that test inverted
+    (difference_by_test_inversion), so "cannot confirm" holds 0 and only then."""
+    pd = paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=floor_se)
+    if pd.n == 0:
+        return pd
+    diff = difference_by_test_inversion(pa, pb, floor_se=floor_se, seed=seed, p_at_zero=pd.p_value)
+    return dataclasses.replace(pd, interval=diff.interval, explanation=diff.explanation or pd.explanation)
 
 
 def _fieller(ma: float, mb: float, fa: float, fb: float, q: float) -> Interval | None:

@@ -8,7 +8,6 @@ JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi]
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -423,24 +422,13 @@ def paired_floors(used: list[EvalCell], a: str, b: str) -> tuple[float, float]:
     return fa, fb
 
 
-def inverted_difference(pa: Sequence[float], pb: Sequence[float], seed: int,
-                        floor_se: float = 0.0) -> stats.PairedDifference:
-    """The paired difference with its sign-flip p and, as its interval, that test inverted
-    (paired_intervals.difference_by_test_inversion), so "cannot confirm" holds 0 and only then."""
-    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=floor_se)
-    if pd.n == 0:
-        return pd
-    diff = paired_intervals.difference_by_test_inversion(pa, pb, floor_se=floor_se, seed=seed, p_at_zero=pd.p_value)
-    return dataclasses.replace(pd, interval=diff.interval, explanation=diff.explanation or pd.explanation)
-
-
 def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
     fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
     # Each paired interval is the inversion of the sign-flip test printed beside it
     # (analyze.paired_intervals): the t interval disagreed with that test in 6.5% of random
     # scenarios, and the zero-baseline ratio passed on a pooled bound the test could not confirm.
-    pd = inverted_difference(pa, pb, seed, math.hypot(fa, fb))
+    pd = paired_intervals.inverted_difference(pa, pb, seed, math.hypot(fa, fb))
     ratio = paired_intervals.ratio_interval(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed,
                                             p_at_one=pd.p_value) if used else None
     if ratio is None or ratio.ratio is None:
@@ -1211,7 +1199,7 @@ def compare_iterations(
         "unmatched_evals": unmatched,
         "suite": {
             "n_evals": len(used),
-            "pass_rate_delta": _paired_diff_dict(inverted_difference(pa, pb, seed)),
+            "pass_rate_delta": _paired_diff_dict(paired_intervals.inverted_difference(pa, pb, seed)),
             "token_ratio": geo("tokens"),
             "duration_ratio": geo("durations"),
         },
