@@ -118,3 +118,23 @@ def test_ratio_interval_agrees_with_its_test_at_any_threshold(ratio_bound: float
         lo, hi = est.interval
         inside = lo <= ratio_bound <= hi
         assert inside == (ratio_test_p(a, b, ratio_bound) >= 0.05), (a, b, est)
+
+
+@pytest.mark.parametrize(("k", "n_evals", "effect"), [(1, 10, 0.25), (3, 10, 0.25), (10, 20, 0.15)])
+def test_these_evals_difference_covers_its_own_truth(k: int, n_evals: int, effect: float) -> None:
+    """The "these evals" reading against its own truth: the evals' true rates fixed, only the
+    trials redrawn (80 eval sets x 20 redraws); its interval holds 0 exactly when its test's p >= 0.05."""
+    rng = np.random.default_rng([k, n_evals])
+    hit = total = 0
+    for _ in range(80):
+        b = rng.beta(2, 2, n_evals)
+        a = np.clip(b + effect, 0, 1)
+        truth = float((a - b).mean())
+        for _ in range(20):
+            est = paired_intervals.difference_these_evals(rng.binomial(k, a), [k] * n_evals, rng.binomial(k, b), [k] * n_evals)
+            assert est is not None
+            lo, hi = est.interval
+            hit += lo <= truth <= hi
+            total += 1
+            assert (lo <= 0 <= hi) == (est.p_value >= 0.05) or min(abs(lo), abs(hi)) < 1e-12
+    assert hit / total >= 0.93, hit / total
