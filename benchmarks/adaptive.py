@@ -250,7 +250,18 @@ def main(argv: list[str] | None = None) -> int:
                          "(both) every trial: the per-eval stop measured against the suite rule alone")
     ap.add_argument("--replay", type=Path, help="a fixed run's iteration folder to replay the rule on")
     ap.add_argument("--config", type=Path, help="with --replay: the benchmark config (thresholds)")
+    ap.add_argument("--gates", nargs="+", default=list(GATES), choices=list(GATES),
+                    help="the thresholds configured (and so watched by the rule): e.g. only min_improvement_ratio")
+    ap.add_argument("--futility-from", type=float, default=None,
+                    help="information fraction before which no gate is settled for futility (default: the rule's)")
+    ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility")
     args = ap.parse_args(argv)
+    global THRESHOLDS  # noqa: PLW0603 (a script's setting, read by gate_decisions and adaptive)
+    THRESHOLDS = Thresholds(**{g: getattr(THRESHOLDS, g) for g in args.gates})
+    if args.futility_from is not None:
+        seq.FUTILITY_FROM_INFORMATION = args.futility_from
+    if args.no_futility:
+        seq.FUTILITY_POWER = 0.0
     seq.AGREE_ON = {"none": (), "pass": (True,), "both": (True, False)}[args.agree_on]
     settings = Adaptive(min_trials_per_eval=args.min_trials, max_trials_per_eval=args.max_trials,
                         round_size=args.round_size)
@@ -266,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}")
     print(f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
           f"{seq.CURTAIL_POWER} under no effect, futility below {seq.FUTILITY_POWER} at the trend + "
-          f"{seq.FUTILITY_OPTIMISM} SE; per-eval stop when both arms agreed at the first look: {args.agree_on}")
+          f"{seq.FUTILITY_OPTIMISM} SE from information {seq.FUTILITY_FROM_INFORMATION:g}; per-eval stop when both "
+          f"arms agreed at the first look: {args.agree_on}; gates watched: {', '.join(args.gates)}")
     print("\n".join(report(tallies, args.effects)))
     print(f"({time.perf_counter() - start:.0f} s)")
     return 0

@@ -39,7 +39,13 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.gate import holm_fail_levels, regression_p, regression_result
+from skillassay.analyze.gate import (
+    REGRESSION_GATE_LEVEL,
+    holm_fail_levels,
+    regression_p,
+    regression_result,
+    thresholds_alpha,
+)
 from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records
 from skillassay.store.records import TrialRecord
 
@@ -168,18 +174,18 @@ def covers(interval: list | None, truth: float) -> bool | None:
 
 def regression_fails_gate(comparison: dict) -> bool:
     """Whether the gate's regression check FAILS on this comparison: the gate's own rule
-    (gate.regression_result: BH-adjusted p <= 0.025), not the comparison's labels at FDR
+    (gate.regression_result: BH-adjusted p <= gate.REGRESSION_GATE_LEVEL), not the comparison's labels at FDR
     q = 0.10, which only list calls in the report and leave the check INCONCLUSIVE."""
     return regression_result(comparison, point_estimate=False).status == "FAIL"
 
 
 def gate_fails(gates: dict, comparison: dict) -> bool:
     """Whether the gate as a whole FAILS: its rule (gate.hold_fails_to_family), Holm's step-down
-    over the thresholds with a figure and the regression check, not any one check at 2.5%."""
+    over the thresholds with a figure at their share of 5%, and the regression check at its own
+    level, not any one check at 2.5%."""
     ps = {k: (g.get("fail_p_value") or 0.0) if g.get("decision") == "FAIL" else 1.0
-          for k, g in gates.items() if g.get("value") is not None}
-    ps["no_regressions"] = regression_p(comparison)
-    return bool(holm_fail_levels(ps))
+          for k, g in gates.items() if g.get("value") is not None or g.get("unbounded")}
+    return bool(holm_fail_levels(ps, thresholds_alpha(True))) or regression_p(comparison) <= REGRESSION_GATE_LEVEL
 
 
 def aa_experiment(rng: np.random.Generator, s: Setting, tally: AATally, seed: int) -> None:

@@ -99,15 +99,17 @@ def test_all_errored_baseline_is_invalid_not_zero(tmp_path: Path) -> None:
 
 
 def test_regression_fails_gate_only_when_called(tmp_path: Path) -> None:
-    same = {i: ("PPP", "FFF") for i in range(7, 9)}
-    write_iteration(tmp_path, 1, {**{i: ("PPP", "FFF") for i in range(1, 7)}, **same})
-    write_iteration(tmp_path, 2, {**{i: ("FFF", "FFF") for i in range(1, 7)}, **same})
+    # Five trials per arm: the gate's one regression level is 0.01 family-wise (issue 34), which
+    # six of eight evals at 3/3 -> 0/3 (BH-adjusted p 0.021) no longer reach.
+    same = {i: ("PPPPP", "FFFFF") for i in range(7, 9)}
+    write_iteration(tmp_path, 1, {**{i: ("PPPPP", "FFFFF") for i in range(1, 7)}, **same})
+    write_iteration(tmp_path, 2, {**{i: ("FFFFF", "FFFFF") for i in range(1, 7)}, **same})
     it = tmp_path / "iteration-2"
     assert gate(str(it))[0] == 0, "no comparison file yet: thresholds only (none set)"
     assert cli(["compare", str(it)]).exit_code == 0
     code, out = gate(str(it))
-    assert code == 1  # six of eight evals 3/3 -> 0/3: BH-adjusted p 0.021 <= 0.025
-    assert "FAIL: no_regressions" in out and "eval-3 (e3) 3/3 -> 0/3" in out
+    assert code == 1, out  # six of eight evals 5/5 -> 0/5: BH-adjusted p <= 0.01
+    assert "FAIL: no_regressions" in out and "eval-3 (e3) 5/5 -> 0/5" in out
     assert "next: Improve the skill on eval-1 (e1), eval-2 (e2), eval-3 (e3)" in out
 
 
@@ -149,17 +151,19 @@ def test_ungraded_expectations_make_the_measurement_invalid() -> None:
 
 
 def test_zero_baseline_can_pass_min_improvement_ratio(tmp_path: Path) -> None:
-    evals = {i: ("PPP", "FFF") for i in range(1, 6)}
-    evals[5] = ("PPF", "FFF")  # 14/15 = 93% against 0/15
+    # Six evals, so the paired sign-flip test can reject (five never can: issue 34, and
+    # tests/analyze/test_paired_intervals.py for the five-eval case that no longer passes).
+    evals = {i: ("PPP", "FFF") for i in range(1, 7)}
+    evals[5] = ("PPF", "FFF")  # 17/18 = 94% against 0/18
     it = write_iteration(tmp_path, 1, evals, thresholds={"min_improvement_ratio": 1.5})
     code, out = gate(str(it))
     assert code == 0, out
     assert "PASS: min_improvement_ratio: improvement ratio unbounded (95% CI" in out
     lower = float(out.split("improvement ratio unbounded (95% CI ")[1].split("..")[0])
-    assert 1.5 < lower < 14 / 15 / 0.18  # skill >= ~0.70 over baseline <= ~0.20 (Wilson, 0 of 15)
+    assert 1.5 < lower < 20  # Fieller's bound at the noise floors (0 of 18 is not a ratio of infinity)
     # a bar the bound cannot clear stays undecided, with the way out
     code, out = gate(str(it), "--config", str(_cfg(tmp_path, {"min_improvement_ratio": 50})))
-    assert code == 3 and "more baseline trials" in out
+    assert code == 3 and "more evals would decide it" in out
     data = json.loads(cli(["gate", str(it), "--json"]).stdout)
     assert data["thresholds"][0]["value"] is None and data["status"] == "PASS"  # JSON has no infinity
 

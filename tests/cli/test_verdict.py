@@ -226,7 +226,7 @@ def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None
 
     from skillassay.viewer.build import gate_view
 
-    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 7)},
                          thresholds={"min_improvement_ratio": 1.5})
     view = gate_view(it, json.loads((it / "benchmark.json").read_text()))
     assert view is not None and view["status"] == "PASS"
@@ -241,7 +241,7 @@ def test_viewer_gate_of_an_unbounded_ratio_is_valid_json(tmp_path: Path) -> None
 def test_report_shows_an_unbounded_ratio_that_passes(tmp_path: Path) -> None:
     from iteration_factory import write_iteration
 
-    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 6)},
+    it = write_iteration(tmp_path, 1, {i: ("PPP", "FFF") for i in range(1, 7)},
                          thresholds={"min_improvement_ratio": 1.5})
     assert cli(["report", str(it)]).exit_code == 0
     text = (it / "report.md").read_text()

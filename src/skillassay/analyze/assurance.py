@@ -87,7 +87,7 @@ _NEW_SD_NODES = 16
 @functools.lru_cache(maxsize=1024)
 def _sigma_ratios(df: int, nodes: int = _NODES) -> np.ndarray:
     """sigma / s at midpoint quantiles of its posterior: sqrt(df / chi2_df)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     u = (np.arange(nodes) + 0.5) / nodes
     chi2 = 2 * special.gammaincinv(df / 2, u)
@@ -130,7 +130,7 @@ def fresh_assurance(t_pilot: float, m: int, n: int, conf: float = CONF, bounds: 
     t statistic times sqrt(1 + n/m)^-1 is noncentral t(n - 1) with noncentrality
     (|t_pilot| / c) sqrt(n / (m + n)): its tail beyond t_crit / sqrt(1 + n/m), averaged over c.
     With `bounds` the flat prior on the mean is cut to them (_truncated_assurance)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
@@ -146,7 +146,7 @@ def fresh_ceiling(t_pilot: float, m: int, bounds: Bounds = None) -> float:
     """The assurance as n grows without bound: the probability that the effect is on the side
     the pilot saw, P(T_{m-1} < |t_pilot|) under the flat prior; with `bounds`, the same
     probability under the prior cut to them (the posterior _truncated_assurance averages over)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if m < 2:
         return 0.5
@@ -175,7 +175,7 @@ def _oriented(t_pilot: float, bounds: tuple[float, float]) -> tuple[float, float
 def _lower_tails(a: np.ndarray | float, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """[a, b] mirrored into the lower tail where it lies mostly in the upper one (a + b > 0), so
     log Phi stays accurate when both ends are far out there: (mirrored, log Phi(a'), log Phi(b'))."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     with np.errstate(invalid="ignore"):
@@ -208,7 +208,7 @@ def _truncated_nodes(t: float, c: np.ndarray, lo: float, hi: float) -> tuple[np.
     [lo, hi] it is that normal truncated there. Returns the sigma nodes' log masses inside the
     bounds and, per node, _MEAN_NODES midpoint quantiles of the truncated normal (rows), from
     log-scale tails (log_ndtr, ndtri_exp) so far-out bounds lose no precision."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     flip, la, lb = _lower_tails(((lo - t) / c)[:, None], ((hi - t) / c)[:, None])
     u = (np.arange(_MEAN_NODES) + 0.5) / _MEAN_NODES
@@ -231,7 +231,7 @@ def _truncated_assurance(t_pilot: float, m: int, n: int, step: float, conf: floa
     holds when its mean exceeds x(s') (signflip_assurance), so the assurance is
     sum_i w_i mean_{j,k} Phi((mean_ij - x_ik) / (sigma_i / sqrt(n))) over the sigma nodes i
     (weights w_i), the truncated normal's quantile nodes j and s' / sigma's nodes k."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     t, lo, hi = _oriented(t_pilot, bounds)
     c = _sigma_ratios(m - 1)  # sigma / s
@@ -361,7 +361,7 @@ def signflip_assurance(t_pilot: float, m: int, n: int, step: float, conf: float 
     within 0.001 of a Monte Carlo of the same model (tests/analyze/test_assurance.py), 4,096 nodes per
     size, a few milliseconds per advice. With `bounds` the prior is cut to them
     (_truncated_assurance)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
@@ -384,7 +384,7 @@ def trials_assurance(gap: float, spread_var: float, noise_var: float, n_evals: i
     tau^2 = noise_var (1 + k_now / k_new) / E; the new interval's spread is
     omega^2 + noise_var k_now / k_new, where omega^2 = max(0, V - noise_var) and V, the variance
     of per-eval means, carries its chi-square(E - 1) uncertainty (the nodes)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n_evals < 2 or noise_var <= 0 or gap == 0:
         return 0.0
@@ -427,7 +427,7 @@ def median_sigma_ratio(df: int) -> float:
     lattice-valued differences have lighter tails than a normal's and their s varies less than a
     chi-square says. The median-unbiased sigma gave 75-82% in those cells (200 pilots each,
     through the exact sign-flip test; benchmarks/advice_power.py measures it)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     return math.sqrt(df / (2 * float(special.gammaincinv(df / 2, 0.5))))
 
@@ -447,7 +447,7 @@ def undecided_sigma_ratio(effect: float, m: int, conf: float = CONF) -> float:
     is undecided when that mean is within t_crit s / sqrt(m) of the threshold, with probability
     Phi(t sqrt(u) - e) - Phi(-t sqrt(u) - e), e = effect sqrt(m) / (sigma / s). Solved by bisection
     on quantile nodes of u. With no selection (every pilot advised) it is median_sigma_ratio."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     df = m - 1
     root_u = 1 / _sigma_ratios(df, _SELECTION_NODES)  # sqrt(chi2 / df), increasing
@@ -475,7 +475,7 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
     is `effect` (in units of the pilot's sd s) and their sd sigma_ratio s (default the
     median-unbiased one a pilot of m evals gives, median_sigma_ratio): the new run's mean N(effect, sigma^2 / n) and its sd s' on
     its own chi-square, the criterion signflip_assurance's (mean' > x(s')). `cut`: a second bar
-    the mean must also clear (the ratio gate's noise floor, numerics.ratio_floor_cut).
+    the mean must also clear (the ratio gate's noise floor, paired_intervals.ratio_floor_cut).
 
     Capped by what the exact test can do at few evals: it rejects (two-sided, 5%) only if at
     least 6 evals differ in the effect's direction, since with j against it the smallest p is
@@ -483,7 +483,7 @@ def planned_signflip_power(effect: float, m: int, n: int, step: float, conf: flo
     most P(Binomial(n, q) >= 6), q = P(a difference beyond half a lattice step in that
     direction). The normal form alone put 6 evals at 80% where the exact test, at K = 10 and
     +0.3, reached 46% (74% at 7, 93% at 8), and advice there delivered 72% (tests/analyze/test_advice.py)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
@@ -502,7 +502,7 @@ def planned_t_power(effect: float, m: int, n: int, conf: float = CONF, sigma_rat
     bar the new mean must clear whatever its sd (an interval whose SE has a floor: t times the
     floor), then integrated over quantile nodes of the new sd. `hull`: the interval is a pass
     rate's, whose beta-binomial part widens it at few evals (hull_t_crit)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n < 2 or m < 2:
         return 0.0
@@ -580,7 +580,7 @@ def planned_trials_power(gap: float, spread_var: float, noise_var: float, n_eval
     (undecided_sigma_ratio, as the evals advice reads it) instead of averaged over its
     posterior; averaged, the advice delivered 91-96% of re-runs at 3 trials per eval with every
     eval at 0.5, where it promised 80-82%."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     if n_evals < 2 or noise_var <= 0 or gap == 0:
         return 0.0

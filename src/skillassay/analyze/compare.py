@@ -317,7 +317,7 @@ def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, b
                       "delta": pr["mean"], "interval": pr["interval"], "n_evals": pr["n_evals"],
                       "p_value": pr["p_value"], "p_value_method": pr["p_value_method"],
                       "significance_reachable": pr["significance_reachable"], "explanation": pr["explanation"],
-                      "method": "mean of per-eval differences (paired by eval), t interval, sign-flip test"},
+                      "method": "mean of per-eval differences (paired by eval), sign-flip test and its inversion as the interval"},
         "avg_tokens": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_tokens"),
                                    _summary(prev.benchmark, "with_skill", "avg_tokens"), base["suite"]["token_ratio"]),
         "avg_duration_seconds": _cost_metric(_summary(cur.benchmark, "with_skill", "avg_duration_seconds"),
@@ -427,11 +427,11 @@ def detection_limit(n_evals: int, k: int, q: float = Q, suite_evals: int | None 
         text = (f"At {k} trial(s) per arm no single eval can be called regressed among {n_evals} evals{aside}: even "
                 f"{k}/{k} -> 0/{k} gives p = {p:.3g}, which the correction for testing {n_evals} evals lifts above "
                 f"{q:g}. Run with --trials {needed} or more to make that detectable.")
-    from skillassay.analyze.gate import REGRESSION_GATE_LEVEL
+    from skillassay.analyze.gate import REGRESSION_GATE_LEVEL, regression_level_words
 
     gate_needed = trials_to_detect(n_evals, REGRESSION_GATE_LEVEL)
     if gate_needed > k:
-        text += (f" The gate fails on a lone regression only at {REGRESSION_GATE_LEVEL:g} family-wise, which among "
+        text += (f" The gate fails on a lone regression only at {regression_level_words()}, which among "
                  f"{n_evals} evals takes --trials {gate_needed}.")
     return {"trials": k, "n_evals": n_evals, "q": q, "smallest_p": p, "detectable": can,
             "max_evals": most, "trials_needed": needed, "gate_trials_needed": gate_needed, "text": text}

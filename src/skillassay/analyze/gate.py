@@ -3,9 +3,10 @@
 With statistics present, each threshold is PASS (whole interval on the good side), FAIL
 (whole interval on the bad side) or INCONCLUSIVE; `point_estimate` gates on the spec's plain
 comparison alone (a value exactly at the threshold passes); `strict` turns inconclusive
-into fail. The FAIL calls are held together to a family-wise 5% (Holm's step-down over the
-checks made, each at most its own one-sided 2.5%: `hold_fails_to_family`), so a FAIL at one
-check's own level that Holm does not confirm is INCONCLUSIVE. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
+into fail. The FAIL calls are held together to a family-wise 5%: the regression check at its
+one level, REGRESSION_GATE_LEVEL (0.01), the thresholds by Holm's step-down over the rest, each at
+most its own one-sided 2.5% (`hold_fails_to_family`), so a FAIL at one check's own level that
+Holm does not confirm is INCONCLUSIVE. A measurement that cannot carry a verdict (`measurement_problems`) is INVALID and
 never exits 0, thresholds or not; with nothing to gate the verdict says so (NOT_GATED)
 instead of claiming a PASS. A threshold the executor cannot measure (a token ceiling with an
 executor that reports no tokens) is NOT MEASURED: shown, and left out of the verdict, since no
@@ -19,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillassay.analyze.cost import skill_mean_cost
-from skillassay.analyze.numerics import wilson_interval
 from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
@@ -48,37 +48,52 @@ TRIGGER_LABELS = {
 }
 _LINE_LABELS = {**LABELS, **TRIGGER_LABELS,
                 REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
-# The regression check fails the gate only at a family-wise level: BH at 0.025 keeps a false
-# FAIL under 2.5% when nothing changed (at the FDR q = 0.10 of the calls it reached 9% at K = 10).
-# An eval called at q but not at this level leaves the check INCONCLUSIVE, never PASS. With other
-# checks beside it the level is the regression check's Holm level (below), at most this.
-REGRESSION_GATE_LEVEL = 0.025
+# The regression check fails the gate at one level, the same in every output (issue 34: the design
+# line said 0.025 and the gate's message 0.01): an eval called regressed with a BH-adjusted p at
+# or below REGRESSION_GATE_LEVEL, which holds the chance that any regression call fails the gate
+# when nothing changed to that level (Simes' test, valid where BH is). The gate's other FAIL calls
+# share the rest of its family-wise 5% (Holm below), so the whole gate's false FAIL stays <= 5%
+# (Bonferroni between the two parts): the regression check is not a Holm member, its level
+# never moves with the number of thresholds. An eval called at the comparison's FDR q but not at
+# this level leaves the check INCONCLUSIVE, never PASS.
+REGRESSION_GATE_LEVEL = 0.01
 # The gate's FAIL calls as one family (issue 16). Each check alone FAILs at a one-sided 2.5%, but
 # a gate checking three thresholds and the regressions, all at the truth, then FAILs falsely far
 # more often than any one of them (measured: 8.0% at K = 10, 50 evals). Holm's step-down (Holm,
 # "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6, 1979) holds the
-# family-wise error of the FAIL calls to GATE_FAIL_ALPHA under any dependence between the checks:
-# the smallest one-sided FAIL p-value against alpha/m, the next against alpha/(m-1), and so on,
-# each capped at the 2.5% a check promises alone (capping only makes a test stricter). The
-# regression check enters as one member, its p-value the smallest BH-adjusted p of its evals:
-# that is Simes' test of "no eval regressed", valid where BH is. PASS calls are not adjusted: a
-# gate PASSES only when every check passes, an intersection-union test (Berger, Technometrics 24,
-# 1982), whose false PASS is at most the largest of its checks' own 2.5%, never their sum.
+# family-wise error of the thresholds' FAIL calls to their share of GATE_FAIL_ALPHA under any
+# dependence between the checks: the smallest one-sided FAIL p-value against alpha/m, the next
+# against alpha/(m-1), and so on, each capped at the 2.5% a check promises alone (capping only
+# makes a test stricter). PASS calls are not adjusted: a gate PASSES only when every check passes,
+# an intersection-union test (Berger, Technometrics 24, 1982), whose false PASS is at most the
+# largest of its checks' own 2.5%, never their sum.
 GATE_FAIL_ALPHA = 0.05
 ONE_SIDED_ALPHA = 0.025
-HOLM = "Holm (1979) step-down over the gate's checks"
+HOLM = "Holm (1979) step-down over the gate's thresholds"
 
 
-def holm_level(m: int, step: int) -> float:
+def regression_level_words() -> str:
+    """The regression check's level, in the one phrase every output uses (gate line, compare's
+    design line, report.md, benchmark.md)."""
+    return f"{REGRESSION_GATE_LEVEL:g} family-wise (BH-adjusted p over the evals compared)"
+
+
+def thresholds_alpha(compared: bool) -> float:
+    """The thresholds' share of the gate's family-wise 5%: all of it, or what the regression
+    check leaves when there is one."""
+    return GATE_FAIL_ALPHA - REGRESSION_GATE_LEVEL if compared else GATE_FAIL_ALPHA
+
+
+def holm_level(m: int, step: int, alpha: float = GATE_FAIL_ALPHA) -> float:
     """The level of Holm's step `step` (0-based) among m checks, capped at one check's 2.5%."""
-    return min(ONE_SIDED_ALPHA, GATE_FAIL_ALPHA / max(1, m - step))
+    return min(ONE_SIDED_ALPHA, alpha / max(1, m - step))
 
 
-def holm_fail_levels(p_values: dict[str, float]) -> dict[str, float]:
+def holm_fail_levels(p_values: dict[str, float], alpha: float = GATE_FAIL_ALPHA) -> dict[str, float]:
     """check -> the Holm level its FAIL is confirmed at; a check left out is not confirmed."""
     m, out = len(p_values), {}
     for step, (key, p) in enumerate(sorted(p_values.items(), key=lambda kv: kv[1])):
-        level = holm_level(m, step)
+        level = holm_level(m, step, alpha)
         if p > level:
             break
         out[key] = level
@@ -211,31 +226,11 @@ def _responsible(bench: Benchmark, key: str, limit: float) -> list[str]:
     return out
 
 
-def zero_baseline_ratio(bench: Benchmark) -> tuple[float, list[float | None]] | None:
-    """(∞, [lower bound, None]) when the baseline passed none of its completed trials while the
-    skill passed some: the ratio is unbounded, yet a skill at 93% against 0% clearly clears a
-    1.5x bar. The lower bound is the skill's lower 95% bound over the baseline's upper one;
-    each is one side of a two-sided 95% interval (97.5% one-sided), so both hold at once with
-    probability >= 95% (Bonferroni) and so does the bound. The skill's bound is the lower of
-    the eval-clustered interval and the pooled Wilson one; the baseline's is the pooled Wilson
-    upper bound (0 of n passes: about 3.84 / (n + 3.84)). None otherwise."""
-    s, st = bench.summary, bench.statistics or {}
-    if s is None or s.baseline.pass_rate != 0 or not s.with_skill.pass_rate:
-        return None
-    skill = st.get("skill_configuration", "with_skill")
-    base = st.get("baseline_configuration", "without_skill")
-
-    def pooled(cfg: str) -> tuple[int, int]:
-        arms = [((p.get("configurations") or {}).get(cfg) or {}) for p in st.get("per_eval") or []]
-        return sum(a.get("passes") or 0 for a in arms), sum(a.get("completed") or 0 for a in arms)
-
-    (sp, sn), (bp, bn) = pooled(skill), pooled(base)
-    base_iv, skill_iv = wilson_interval(bp, bn), wilson_interval(sp, sn)
-    if bp != 0 or base_iv is None or skill_iv is None:
-        return None
-    clustered: Any = ((st.get("configurations") or {}).get(skill) or {}).get("pass_rate_interval")
-    lows = [skill_iv[0]] + ([clustered[0]] if clustered and clustered[0] is not None else [])
-    return math.inf, [round(max(0.0, min(lows)) / base_iv[1], 4), None]
+def _skill_passed_over_zero(bench: Benchmark) -> bool:
+    """The plain comparison's unbounded ratio (--point-estimate): the baseline passed nothing, the
+    skill something."""
+    s = bench.summary
+    return s is not None and s.baseline.pass_rate == 0 and bool(s.with_skill.pass_rate)
 
 
 def not_computable_reason(bench: Benchmark, key: str) -> str:
@@ -249,16 +244,15 @@ def not_computable_reason(bench: Benchmark, key: str) -> str:
 
 
 def regression_p(comparison: dict) -> float:
-    """The regression check's p-value as a member of the gate's Holm family: the smallest
-    BH-adjusted p of the evals it calls regressed (Simes' test that none regressed); 1 with none."""
+    """The regression check's p-value: the smallest BH-adjusted p of the evals it calls
+    regressed (Simes' test that none regressed); 1 with none."""
     ps = [r.get("p_regression_adjusted") for r in comparison.get("per_eval") or [] if r.get("label") == "regressed"]
     return min([float(p) for p in ps if p is not None], default=1.0)
 
 
-def regression_result(comparison: dict, point_estimate: bool,
-                      level: float = REGRESSION_GATE_LEVEL) -> ThresholdResult:
+def regression_result(comparison: dict, point_estimate: bool) -> ThresholdResult:
     """Fails on evals the comparison *called* regressed (exact test, FDR-controlled) with a
-    BH-adjusted p at or below `level` (the check's Holm level in the gate). A raw PASS->FAIL
+    BH-adjusted p at or below REGRESSION_GATE_LEVEL. A raw PASS->FAIL
     flip alone is one unlucky trial as often as not at K = 3, so it fails only under
     --point-estimate, which by definition ignores uncertainty."""
     rows = comparison.get("per_eval") or []
@@ -272,7 +266,7 @@ def regression_result(comparison: dict, point_estimate: bool,
         maybe: list[dict] = []
     else:
         called = [r for r in rows if r.get("label") == "regressed"]
-        bad = [r for r in called if (r.get("p_regression_adjusted") or 0.0) <= level]
+        bad = [r for r in called if (r.get("p_regression_adjusted") or 0.0) <= REGRESSION_GATE_LEVEL]
         unsure = [r for r in called if r not in bad]
         maybe = [r for r in rows if r.get("label") == "possible regression"]
     advice = ""
@@ -281,8 +275,7 @@ def regression_result(comparison: dict, point_estimate: bool,
                   + ": these passed before; improve the skill on them, then re-run")
     elif unsure:
         advice = ("called regressed at the comparison's false-discovery rate but not at the gate's "
-                  f"{level:.3g} family-wise level" + (f" ({HOLM})" if level < REGRESSION_GATE_LEVEL else "")
-                  + ": " + "; ".join(
+                  f"{regression_level_words()}: " + "; ".join(
                       f"{name(r)} {r.get('counts', '')}" for r in unsure)
                   + "; re-run with more trials to confirm or clear them")
         return ThresholdResult(REGRESSION_KEY, 0.0, float(len(unsure)), "INCONCLUSIVE", None,
@@ -293,8 +286,8 @@ def regression_result(comparison: dict, point_estimate: bool,
                                                  "per arm would settle it)"
                                                  if r.get("additional_trials_per_arm_to_call") else "")
             for r in maybe)
-    if bad and level < REGRESSION_GATE_LEVEL:
-        advice += f" (failed at the Holm-adjusted family-wise level {level:.3g})"
+    if bad:
+        advice += f" (failed at the gate's {regression_level_words()})"
     return ThresholdResult(REGRESSION_KEY, 0.0, float(len(bad)), "FAIL" if bad else "PASS", None,
                            [name(r) for r in bad], advice)
 
@@ -317,11 +310,13 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         # The plain comparison: estimate_meets, or thresholds_met in a file from before it existed
         plain = (bench.estimate_meets if bench.estimate_meets is not None else bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
-        unbounded = zero_baseline_ratio(bench) if key == "min_improvement_ratio" and value is None else None
-        if unbounded is not None:
-            value, bound = unbounded
-            sg = {"interval": bound, "decision": "PASS" if point_estimate or (bound[0] or 0) >= limit
-                  else "INCONCLUSIVE"}
+        # Over a baseline that passed nothing the ratio is unbounded; its interval and decision
+        # come from the same paired test as any other ratio's (statistics.gate_stats).
+        unbounded = key == "min_improvement_ratio" and bool(sg.get("unbounded"))
+        if unbounded:
+            value = math.inf
+        elif key == "min_improvement_ratio" and point_estimate and value is None and _skill_passed_over_zero(bench):
+            value, sg = math.inf, {"decision": "PASS"}
         elif key == "min_improvement_ratio" and sg.get("value") is not None:
             # The summary's ratio divides means over each arm's own evals; the interval is over
             # the evals both arms completed. The verdict uses one set: the paired one.
@@ -332,10 +327,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             status, advice = sg["decision"], ""
             if status == "INCONCLUSIVE" and sg.get("trials_to_decide"):
                 advice = f"add trials to decide (about {sg['trials_to_decide']} per arm)"
-            if unbounded is not None:
-                advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; the interval's "
-                          "lower end is the skill's lower 95% bound over the baseline's upper one"
-                          + ("" if status == "PASS" else ": more baseline trials would lower that upper bound"))
+            if unbounded:
+                advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; its interval "
+                          "holds every ratio the paired sign-flip test does not reject"
+                          + ("" if status == "PASS" else ": more evals would decide it"))
         else:
             status, advice = ("PASS" if plain else "FAIL"), ""
         if status == "FAIL":
@@ -362,39 +357,43 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
 
 def hold_fails_to_family(results: list[ThresholdResult], comparison: dict | None
                          ) -> tuple[list[ThresholdResult], dict[str, Any] | None]:
-    """Holm over the gate's checks (see GATE_FAIL_ALPHA): every gated threshold with a figure is
-    a member (one not FAILing at its own 2.5% has p > every Holm level, so only counts in m),
-    and the regression check when a comparison exists. A FAIL Holm does not confirm becomes
-    INCONCLUSIVE, saying the level it missed; a confirmed one names the level it met."""
+    """Holm over the gated thresholds (see GATE_FAIL_ALPHA) at their share of the family-wise
+    5% (thresholds_alpha): every gated threshold with a figure is a member (one not FAILing at
+    its own 2.5% has p > every Holm level, so only counts in m). The regression check, when a
+    comparison exists, is held to its own REGRESSION_GATE_LEVEL beside them. A FAIL Holm does
+    not confirm becomes INCONCLUSIVE, saying the level it missed; a confirmed one names it."""
     members = [r for r in results if r.status != NOT_MEASURED and r.value is not None]
     ps = {r.key: (r.fail_p_value if r.status == "FAIL" and r.fail_p_value is not None else 1.0) for r in members}
-    if comparison:
-        ps[REGRESSION_KEY] = regression_p(comparison)
-    if not ps:
+    if not ps and not comparison:
         return results, None
+    alpha = thresholds_alpha(bool(comparison))
     m = len(ps)
-    confirmed = holm_fail_levels(ps)
-    missed = holm_level(m, len(confirmed))  # the level the first unconfirmed check was held to
+    confirmed = holm_fail_levels(ps, alpha)
+    missed = holm_level(m, len(confirmed), alpha)  # the level the first unconfirmed check was held to
     for r in members:
         if r.status != "FAIL":
             continue
         r.fail_level = confirmed.get(r.key, missed)
         if r.key in confirmed:
-            if m > 1:
+            if m > 1 or comparison:
                 r.advice += (f" (FAIL at the Holm-adjusted one-sided level {r.fail_level:.3g}, "
-                             f"{m} checks at a family-wise {GATE_FAIL_ALPHA:g})")
+                             f"{m} threshold(s) at a family-wise {alpha:g})")
         else:
             r.status = "INCONCLUSIVE"
             p = "" if r.fail_p_value is None else f" (p {r.fail_p_value:.3g})"
             r.advice = (f"its interval misses the threshold at the one-sided 2.5%{p} but not at "
-                        f"the Holm-adjusted level {r.fail_level:.3g} that {m} checks at a family-wise "
-                        f"{GATE_FAIL_ALPHA:g} require ({HOLM}): add trials or evals to decide")
+                        f"the Holm-adjusted level {r.fail_level:.3g} that {m} threshold(s) at a family-wise "
+                        f"{alpha:g} require ({HOLM}): add trials or evals to decide")
+    fail_ps = {k: round(v, 6) for k, v in ps.items()}
     if comparison:
-        results = [*results, regression_result(comparison, False, confirmed.get(REGRESSION_KEY, missed))]
-        results[-1].fail_p_value = ps[REGRESSION_KEY] if ps[REGRESSION_KEY] <= ONE_SIDED_ALPHA else None
-        results[-1].fail_level = confirmed.get(REGRESSION_KEY, missed)
-    adjustment = {"method": HOLM, "family_alpha": GATE_FAIL_ALPHA, "per_check_cap": ONE_SIDED_ALPHA,
-                  "checks": m, "fail_p_values": {k: round(v, 6) for k, v in ps.items()},
+        results = [*results, regression_result(comparison, False)]
+        p_reg = regression_p(comparison)
+        results[-1].fail_p_value = p_reg if p_reg <= REGRESSION_GATE_LEVEL else None
+        results[-1].fail_level = REGRESSION_GATE_LEVEL
+        fail_ps[REGRESSION_KEY] = round(p_reg, 6)
+    adjustment = {"method": HOLM, "family_alpha": GATE_FAIL_ALPHA, "thresholds_alpha": alpha,
+                  "regression_level": REGRESSION_GATE_LEVEL if comparison else None,
+                  "per_check_cap": ONE_SIDED_ALPHA, "checks": m + bool(comparison), "fail_p_values": fail_ps,
                   "confirmed_levels": {k: round(v, 6) for k, v in confirmed.items()},
                   "pass_calls": "not adjusted: a PASS needs every check to pass (an intersection-union test)"}
     return results, adjustment

@@ -306,7 +306,7 @@ def _bisect_root(f: Callable[[float], float], a: float, b: float, xtol: float) -
 
 def _bb_loglik(c: np.ndarray, n: np.ndarray, mu: float, log_phi: float) -> float:
     """Beta-binomial log-likelihood (without the binomial coefficients, which cancel in ratios)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     phi = math.exp(log_phi)
     a, b = mu * phi, (1.0 - mu) * phi
@@ -402,7 +402,7 @@ def beta_binomial_mean_p(passes: Sequence[int], trials: Sequence[int], x: float,
     if (side == "at least" and mhat >= x) or (side == "at most" and mhat <= x):
         return 1.0
     root = math.sqrt(_bb_deviance(key, x))
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     return float(special.stdtr(len(key) - 1, -root))
 
@@ -598,121 +598,6 @@ def ratio_test_p(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     if x.size == 0:
         return None
     return sign_flip_p_value(x - r0 * y, seed=seed)[0]
-
-
-def _sign_rows(n: int, seed: int, n_resamples: int) -> np.ndarray:
-    """Every sign assignment of n evals (all 2**n, as the exact test enumerates them), or a
-    seeded sample of them beyond EXACT_MAX_NONZERO; the observed one (all +1) is always in."""
-    if n <= EXACT_MAX_NONZERO:
-        return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-    rows = np.random.default_rng(seed).choice([-1.0, 1.0], size=(n_resamples, n))
-    rows[0] = 1.0
-    return rows
-
-
-def _accepted(signs: np.ndarray, x: np.ndarray, y: np.ndarray, rs: np.ndarray,
-              alpha: float) -> np.ndarray:
-    """For each r in rs, whether the sign-flip test of z = x - r y does not reject at alpha."""
-    z = x[None, :] - rs[:, None] * y[None, :]
-    observed = np.abs(z.sum(axis=1))
-    tol = 1e-9 * np.maximum(1.0, np.abs(z).sum(axis=1))
-    flipped = np.abs(z @ signs.T)
-    return (flipped >= (observed - tol)[:, None]).mean(axis=1) >= alpha
-
-
-def _edge(signs: np.ndarray, x: np.ndarray, y: np.ndarray, bad: float, good: float,
-          alpha: float) -> float:
-    """Bisect between a rejected r and an accepted one; returns the accepted side."""
-    for _ in range(30):
-        mid = (bad + good) / 2
-        if _accepted(signs, x, y, np.array([mid]), alpha)[0]:
-            good = mid
-        else:
-            bad = mid
-    return good
-
-
-def ratio_by_test_inversion(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
-    conf: float = 0.95,
-    floor_se_a: float = 0.0,
-    floor_se_b: float = 0.0,
-    seed: int = 0,
-    n_resamples: int = 2_000,
-) -> RatioEstimate:
-    """The improvement ratio mean(a) / mean(b) with the set of ratios r0 that the paired
-    sign-flip test of a_e - r0 b_e does not reject (a Fieller-type interval: inverting the very
-    test reported beside it, so the interval excludes 1 exactly when that test rejects), widened
-    to at least the delta-method interval at the binomial noise floor (binomial_floor_se), so
-    that evals that happen to agree exactly do not give a point.
-
-    Replaces the percentile bootstrap here: resampling 3 to 10 evals puts the interval on the
-    handful of distinct resamples, and under A/A its lower bound cleared 1.0 in 7% of
-    experiments where 2.5% was promised. An upper bound of inf means no finite ratio is
-    rejected (too few evals with a non-zero baseline).
-    """
-
-    x, y = _as_float_array(a), _as_float_array(b)
-    if x.shape != y.shape:
-        raise ValueError("ratio_by_test_inversion needs equally long inputs")
-    method = "sign-flip test inversion, at least the binomial noise floor"
-    if x.size == 0:
-        return RatioEstimate(None, None, method, 0, "no paired evals")
-    mb = float(y.mean())
-    if mb == 0:
-        return RatioEstimate(None, None, method, int(x.size), zero_baseline_reason(float(x.mean())))
-    r = float(x.mean() / mb)
-    if x.size < 2:
-        return RatioEstimate(r, None, method, int(x.size))
-    alpha = 1 - conf
-    signs = _sign_rows(int(x.size), seed, n_resamples)
-    grid = np.linspace(0.0, r, 65)
-    ok = _accepted(signs, x, y, grid, alpha)
-    first = int(np.argmax(ok))  # r itself (the last point) is always accepted: p = 1
-    lo = 0.0 if first == 0 else _edge(signs, x, y, float(grid[first - 1]), float(grid[first]), alpha)
-    # As r0 grows the test is of -b alone: if that cannot be rejected, no ratio is too large.
-    if _accepted(signs, np.zeros_like(x), y, np.array([1.0]), alpha)[0]:
-        hi = math.inf
-    elif r == 0:
-        hi = 0.0
-    else:
-        up = r * 2.0 ** (np.arange(0, 61) / 3.0)
-        ok_up = _accepted(signs, x, y, up, alpha)
-        last = int(len(ok_up) - 1 - np.argmax(ok_up[::-1]))
-        hi = math.inf if last == len(up) - 1 else _edge(
-            signs, x, y, float(up[last + 1]), float(up[last]), alpha)
-    # The floor: the delta method at the binomial noise floor, on the log scale where a ratio
-    # of two rates is near-symmetric (Katz et al., Biometrics 34, 1978), so a small baseline
-    # does not stretch the floor below 0.
-    tq = float(dists.t_ppf((1 + conf) / 2, x.size - 1))
-    ma = float(x.mean())
-    if ma > 0:
-        se_log = math.hypot(floor_se_a / ma, floor_se_b / mb)
-        floor_lo, floor_hi = r * math.exp(-tq * se_log), r * math.exp(tq * se_log)
-    else:
-        floor_lo, floor_hi = 0.0, tq * floor_se_a / mb
-    se_floor = math.sqrt(floor_se_a**2 + r**2 * floor_se_b**2) / mb
-    z = x - r * y
-    se = max(float(z.std(ddof=1) / math.sqrt(x.size) / mb), se_floor)
-    return RatioEstimate(r, (min(lo, floor_lo), max(hi, floor_hi)), method, int(x.size), None, se)
-
-
-def ratio_floor_cut(ma: float, mb: float, thr: float, n: int, k_a: float, k_b: float,
-                    conf: float = 0.95) -> float:
-    """How far from 0 the mean of a_e - thr * b_e must be, on n fresh evals of k_a and k_b
-    trials whose true mean pass rates are ma and mb, for the noise-floor part of
-    ratio_by_test_inversion's interval to clear thr: its lower bound r exp(-t se_log) > thr when
-    ma > thr mb, its upper bound r exp(t se_log) < thr when below (se_log from the floors at the
-    true rates). The ratio gate decides only when its whole interval clears, so the size advice
-    must clear this as well as the test: sized for the test alone, it delivered 67-73% at 3
-    trials per eval (benchmarks/advice_power.py)."""
-    if n < 2 or ma <= 0 or mb <= 0:
-        return math.inf
-    fa = binomial_floor_se(np.full(n, ma), np.full(n, k_a), pseudo=1.0)
-    fb = binomial_floor_se(np.full(n, mb), np.full(n, k_b), pseudo=1.0)
-    c = float(dists.t_ppf((1 + conf) / 2, n - 1)) * math.hypot(fa / ma, fb / mb)
-    return thr * mb * (math.exp(c) - 1 if ma > thr * mb else 1 - math.exp(-c))
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from skillassay.analyze import advice_words, paired_intervals, rate_intervals
 from skillassay.analyze import numerics as stats
-from skillassay.analyze import rate_intervals
 from skillassay.analyze.rate_intervals import DEFAULT_READING, READINGS, Reading
 from skillassay.stats import distributions as dists
 from skillassay.stats.ufuncs import ufuncs
@@ -443,18 +443,20 @@ def paired_floors(used: list[EvalCell], a: str, b: str) -> tuple[float, float]:
 def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
     fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
-    pd = stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0), floor_se=math.hypot(fa, fb))
-    # The improvement ratio over the same paired evals (one set for value and interval), its
-    # interval the inversion of the paired sign-flip test reported beside it: a percentile
-    # bootstrap over 3-10 evals cleared 1.0 in 7% of A/A experiments where 2.5% was promised.
-    ratio = stats.ratio_by_test_inversion(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed) if used else None
-    if ratio is None:
+    # Each paired interval is the inversion of the sign-flip test printed beside it
+    # (analyze.paired_intervals): the t interval disagreed with that test in 6.5% of random
+    # scenarios, and the zero-baseline ratio passed on a pooled bound the test could not confirm.
+    pd = paired_intervals.inverted_difference(pa, pb, seed, math.hypot(fa, fb))
+    ratio = paired_intervals.ratio_interval(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed,
+                                            p_at_one=pd.p_value) if used else None
+    if ratio is None or ratio.ratio is None:
         improvement: dict[str, Any] = {
-            "value": None, "interval": None, "method": None, "n_evals": 0,
-            "undefined_reason": "no eval has completed trials in both arms"}
+            "value": None, "interval": None, "method": None, "n_evals": 0 if ratio is None else ratio.n,
+            "undefined_reason": ("no eval has completed trials in both arms" if ratio is None
+                                 else ratio.undefined_reason)}
     else:
         improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
-                       "method": ratio.method, "n_evals": ratio.n,
+                       "method": ratio.method, "n_evals": ratio.n, "unbounded": math.isinf(ratio.ratio),
                        "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
 
     def geo(attr: str, how: str) -> dict[str, Any]:
@@ -593,7 +595,7 @@ def power_stats(used: list[EvalCell], a: str, b: str,
         out["evals_needed_reason"] = (f"detecting a difference of {_points(effect)} would take "
                                       f"more than {MAX_SIZE:,} evals")
         return out
-    out["evals_needed"] = max(evals, floor)
+    out["evals_needed"] = advice_words.about(max(evals, floor))
     out["planned_power"] = _f(power_at(evals), 4)  # at the sizing's own size: _planned_evals says why
     out["promise"] = promise(condition, out["planned_power"])
     return out
@@ -811,7 +813,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
     else:
         found, power_at = _planned_evals(gap, se * math.sqrt(n_evals), n_evals, None, undecided=True, cut=cut,
                                          hull=hull)
-    evals = None if found is None else about(max(found, n_evals + 1))
+    evals = None if found is None else advice_words.about(max(found, n_evals + 1))
     # Stated at the size advised, after the one-more-eval floor: that floor binds when the plan
     # says the pilot's own size would do (the pilot is undecided because its estimate fell near
     # the threshold, not for want of evals), and a fresh run of that size at the planned truth
@@ -859,13 +861,6 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
             "trials_promise": None if trials is None or trials_power is None else promise(condition, trials_power)}
 
 
-def about(n: int) -> int:
-    """A size rounded up to two significant figures (127 -> 130), so advice reads as the
-    estimate it is and never asks for less than was planned."""
-    step = 10 ** max(0, len(str(n)) - 2)
-    return -(-n // step) * step
-
-
 def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                   effect: float) -> dict[str, Any]:
     """Evals that would decide the ratio gate with 80% power if the skill's true pass rate is
@@ -873,7 +868,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     when the paired sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision) and its
     interval clears thr, so the advice is that test's, sized as power_stats sizes the
     difference's (never below 6 differing evals), with the interval's noise floor as a second
-    bar (numerics.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
+    bar (paired_intervals.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
     bound on a safeguard effect and advised 10 to 500 times what a paired t test needs (0.6 vs
     0.4 at K = 3, 6 evals: 334 to 16,671 evals)."""
     a = np.array(rates_of(used, skill))
@@ -885,8 +880,8 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                  f"{'above' if side > 0 else 'below'} {thr:g} x the baseline's")
     note_sure = promise(condition)
     none = {"trials_to_decide": None, "evals_to_decide": None, "promise": note_sure, "planned_power": None}
-    if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):
-        return {**none, "decide_note": "the estimate sits on the threshold: no sample size decides it"}
+    if z.size < 2 or math.isclose(mean, 0.0, abs_tol=1e-9):  # and no power promised beside it
+        return {**none, "promise": None, "decide_note": advice_words.NO_SIZE_DECIDES}
     noise = _trial_noise(used, skill, baseline)
     if noise is not None and thr != 1.0:
         # z's trial noise: the baseline arm's share scales with thr^2.
@@ -897,13 +892,13 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     nonzero = int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9)))
     floor = stats.evals_with_differing(nonzero / z.size)
     if sd == 0 or floor is None:
-        return {**none, "decide_note": "cannot be decided by more trials or evals at this estimate"}
+        return {**none, "promise": None, "decide_note": "cannot be decided by more trials or evals at this estimate"}
     mb = float(b.mean())
     k_a, k_b = (float(np.mean([c.arms[cfg].completed for c in used])) for cfg in (skill, baseline))
     step = _lattice_step(used, skill, baseline, thr)
-    # The floor is asymmetric (on the log scale it is wider at smaller rates), so it is planned
-    # on the side the estimate is on: planned for the wider side whichever it was, the advice
-    # delivered 87-90% where the truth lay on the other (tests/analyze/test_advice.py).
+    # The floor depends on the planned rates (wider nearer 0.5), so it is planned on the side the
+    # estimate is on: planned for the wider side whichever it was, the advice delivered 87-90%
+    # where the truth lay on the other (tests/analyze/test_advice.py).
     # A planned rate of 0 or less (below a small baseline) has no floor part to clear: the
     # skill never passing, the test alone decides.
     ma = min(1.0, thr * mb + side * effect)
@@ -912,16 +907,15 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     # selected nothing, and reading it as such shrank the advice (72-74% at 5 evals x 10 trials).
     found, power_at = _planned_evals(effect, sd, z.size, step,
                                      undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
-                                     cut=None if ma <= 0 else (lambda n: stats.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
+                                     cut=None if ma <= 0 else (lambda n: paired_intervals.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
 
-        return {**none, "decide_note": f"deciding it would take more than {MAX_SIZE:,} evals ({note_sure})"}
-    evals = max(found, floor, z.size + 1)
+        return {**none, "decide_note": advice_words.too_many(MAX_SIZE, condition)}
+    evals = advice_words.about(max(found, floor, z.size + 1))
     power = round(power_at(found), 4)
-    note_sure = promise(condition, power)
-    return {**none, "evals_to_decide": evals, "planned_power": power, "promise": note_sure,
-            "decide_note": f"about {evals} evals would decide it ({note_sure})"}
+    return {**none, "evals_to_decide": evals, "planned_power": power, "promise": promise(condition, power),
+            "decide_note": advice_words.would_decide(evals, condition)}
 
 
 def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
@@ -947,7 +941,7 @@ def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
 
 def _t_sf(x: float, df: int) -> float:
     """P(T > x) for Student's t with df degrees of freedom."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (analyze.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
 
     return float(special.stdtr(df, -x))
 
@@ -970,8 +964,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
         parts += [] if p is None else [p]
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
-        # symmetric); the binomial floor's delta-method bound on the log scale, as in
-        # numerics.ratio_by_test_inversion.
+        # symmetric); the noise floor's part: Fieller's test at the floors, as in
+        # paired_intervals.ratio_interval.
         parts += [test_p / 2] if test_p is not None else []
         diff_p = paired["pass_rate_difference"]["p_value"]
         if thr <= 1 and diff_p is not None:
@@ -979,12 +973,8 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
         fa, fb = paired_floors(used, skill, baseline)
         ma = float(np.mean(rates_of(used, skill)))
         mb = float(np.mean(rates_of(used, baseline)))
-        if mb > 0 and ma > 0 and value > 0:
-            se_log = math.hypot(fa / ma, fb / mb)
-            # A ratio of 0 or below is met by any ratio: its FAIL side has p 1.
-            parts.append(1.0 if thr <= 0 else _t_sf(math.log(thr / value) / se_log, df) if se_log else 0.0)
-        elif mb > 0 and fa > 0:
-            parts.append(_t_sf(thr * mb / fa, df))
+        # A ratio of 0 or below is met by any ratio: its FAIL side has p 1.
+        parts.append(1.0 if thr <= 0 else paired_intervals.floor_fail_p(ma, mb, thr, fa, fb, df))
     else:
         return None
     return min(max(parts), 0.025) if parts else None
@@ -1021,11 +1011,13 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         else:
             est = None
             imp = paired["improvement_ratio"]
-            if imp["value"] is None:
+            if imp["value"] is None and not imp.get("unbounded"):
                 reason = imp["undefined_reason"]
             else:
-                # The paired section's ratio: one computation, one set of evals (issue 16).
-                value, n_evals, se = imp["value"], imp["n_evals"], imp.get("se")
+                # The paired section's ratio: one computation, one set of evals (issue 16); over a
+                # baseline that passed nothing it is unbounded, decided by the same test (issue 34).
+                value = math.inf if imp.get("unbounded") else imp["value"]
+                n_evals, se = imp["n_evals"], imp.get("se")
                 iv = imp["interval"]
                 interval = None if iv is None else (
                     iv[0], math.inf if iv[1] is None else iv[1])
@@ -1053,6 +1045,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         }
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
+            entry["unbounded"] = value is not None and math.isinf(value)
         else:
             entry["reading"] = reading  # which population the interval is about (rate_intervals)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
@@ -1214,8 +1207,7 @@ def compare_iterations(
         "unmatched_evals": unmatched,
         "suite": {
             "n_evals": len(used),
-            "pass_rate_delta": _paired_diff_dict(
-                stats.paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))),
+            "pass_rate_delta": _paired_diff_dict(paired_intervals.inverted_difference(pa, pb, seed)),
             "token_ratio": geo("tokens"),
             "duration_ratio": geo("durations"),
         },
