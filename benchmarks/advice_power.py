@@ -24,7 +24,7 @@ called if the pass rates held"), so it is not measured here.
 
 **What the 80% is.** Every size is planned for an effect (`min_detectable_effect` in the
 config): 80% power if the true difference, or the true value's distance from the threshold, is
-that effect (statistics.power_stats says why not the observed one). Each cell plans for its own
+that effect (advice.power_stats says why not the observed one). Each cell plans for its own
 truth, as a user who set `min_detectable_effect` to the effect that is there would: the paired
 cells for the true mean difference (mean_difference: the clipping makes it a little less than
 the effect), the gate cells for the gap. That is the promise's boundary: at a larger true effect
@@ -82,7 +82,8 @@ from pathlib import Path
 import numpy as np
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"

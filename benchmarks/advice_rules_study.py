@@ -63,9 +63,9 @@ import numpy as np
 from scipy import special as sp
 from scipy import stats as sps
 
+from skillassay.analyze import advice as statistics_module
 from skillassay.analyze import assurance
 from skillassay.analyze import numerics as stats
-from skillassay.analyze import statistics as statistics_module
 
 EFFECTS = (0.15, 0.3)
 KS = (1, 3, 10)

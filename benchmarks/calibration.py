@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import (
     REGRESSION_GATE_LEVEL,
     holm_fail_levels,
@@ -46,7 +47,8 @@ from skillassay.analyze.gate import (
     regression_result,
     thresholds_alpha,
 )
-from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records
+from skillassay.analyze.iteration_change import compare_iterations
+from skillassay.analyze.statistics import build_statistics
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"

@@ -7,7 +7,8 @@ import time
 
 import numpy as np
 
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.store.records import TrialRecord
 
 N_EVALS, N_TRIALS = 50, 200

@@ -16,7 +16,7 @@ import numpy as np
 from skillassay.analyze import numerics
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
-from skillassay.analyze.statistics import compare_iterations
+from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.models import Benchmark, Thresholds
 from skillassay.store.records import TrialRecord
 

@@ -15,14 +15,12 @@ from iteration_factory import write_iteration
 from scipy import stats as sps
 
 from skillassay.analyze import numerics as stats
+from skillassay.analyze.advice import power_stats
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.compare import _candidate_trials, add_trials_to_call, trials_to_call
-from skillassay.analyze.statistics import (
-    build_statistics,
-    compare_iterations,
-    gate_stats,
-    group_records,
-    power_stats,
-)
+from skillassay.analyze.gate_stats import gate_stats
+from skillassay.analyze.iteration_change import compare_iterations
+from skillassay.analyze.statistics import build_statistics
 from skillassay.report.report import significance_sentence
 from skillassay.store.records import TrialRecord
 from skillassay.workflows.aggregate import aggregate_iteration

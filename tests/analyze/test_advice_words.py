@@ -9,7 +9,8 @@ import re
 from aa_simulation import BASE, SKILL, records
 
 from skillassay.analyze.advice_words import NO_SIZE_DECIDES, about
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.statistics import build_statistics
 
 
 def _ratio_gate(skill: list[str], base: list[str], thr: float) -> dict:

@@ -7,8 +7,9 @@ import pytest
 from aa_simulation import BASE, SKILL, benchmark, records
 from scipy import stats as sps
 
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import evaluate, holm_fail_levels
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.models import Thresholds
 
 pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise

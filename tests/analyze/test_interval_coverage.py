@@ -13,9 +13,10 @@ from cli_runner import cli
 from iteration_factory import write_iteration
 
 from skillassay.analyze import compare as compare_mod
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.compare import Side, build_comparison
 from skillassay.analyze.gate import evaluate
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.models import Thresholds
 
 pytestmark = pytest.mark.sim  # Monte-Carlo checks of a statistical promise
@@ -260,7 +261,7 @@ def test_pass_rate_interval_keeps_its_promise_with_always_pass_and_always_fail_e
     the t interval on five per-eval rates bunched at 0 and 1 missed 0.5 on either side 3.3-3.9%
     of the time in 6,000 draws (a sample without an always-failing eval looks like a population
     at 0.7). The interval the gate decides on must keep each one-sided 2.5%."""
-    from skillassay.analyze.statistics import MetricSeries
+    from skillassay.analyze.cells import MetricSeries
 
     rng = np.random.default_rng(16)
     n, k, e = 800, 10, 5

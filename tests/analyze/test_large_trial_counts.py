@@ -14,9 +14,9 @@ import pytest
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark, summarize
+from skillassay.analyze.cells import Arm, EvalCell
 from skillassay.analyze.compare import design_limit, detection_limit
 from skillassay.analyze.gate import evaluate
-from skillassay.analyze.statistics import Arm, EvalCell
 from skillassay.models import Thresholds
 from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord

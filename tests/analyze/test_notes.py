@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.notes import analyst_notes, cell_notes, cost_notes
-from skillassay.analyze.statistics import group_records
 from skillassay.models import ExpectationResult, Thresholds
 from skillassay.store.records import ExpectationTally, TrialRecord
 

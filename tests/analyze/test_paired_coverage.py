@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from aa_simulation import BASE, SKILL, draw
 
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.statistics import build_statistics
 
 pytestmark = pytest.mark.sim
 

@@ -16,7 +16,8 @@ from cli_runner import cli
 from iteration_factory import write_iteration
 
 from skillassay.analyze import paired_intervals
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.statistics import build_statistics
 
 
 def _scenario(rng: np.random.Generator) -> tuple[list, int]:

@@ -12,8 +12,9 @@ from aa_simulation import BASE, SKILL, benchmark, records
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze import rate_intervals as ri
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import evaluate
-from skillassay.analyze.statistics import build_statistics, group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.models import Thresholds
 
 

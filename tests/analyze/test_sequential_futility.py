@@ -9,7 +9,7 @@ import numpy as np
 from aa_simulation import BASE, SKILL, draw
 
 from skillassay.analyze import sequential as seq
-from skillassay.analyze.statistics import group_records
+from skillassay.analyze.cells import group_records
 
 Q = seq.Questions(gates=(("min_improvement_ratio", 1.0),))
 

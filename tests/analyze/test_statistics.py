@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillassay.analyze.statistics import build_statistics, compare_iterations, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.iteration_change import compare_iterations
+from skillassay.analyze.statistics import build_statistics
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"

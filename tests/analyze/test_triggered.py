@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cli_runner import cli
 
+from skillassay.analyze.cells import Arm, group_records
 from skillassay.analyze.numerics import wilson_interval
-from skillassay.analyze.statistics import Arm, group_records
 from skillassay.analyze.triggered import trigger_split
 from skillassay.models import MODELS, Benchmark
 from skillassay.models.runfiles import ExpectationResult

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from cli_runner import cli
 
-from skillassay.analyze.statistics import Arm
+from skillassay.analyze.cells import Arm
 from skillassay.store.records import Outcome, TrialRecord
 from tests.fake_openai_api import FakeOpenAI, grading_reply
 

@@ -17,7 +17,7 @@ from cli_runner import invoke as run_cli
 from scipy import stats as sps
 
 from skillassay.analyze import sequential as seq
-from skillassay.analyze.statistics import group_records
+from skillassay.analyze.cells import group_records
 from skillassay.models import Adaptive, Eval, Thresholds
 from skillassay.run.adaptive import design_record, next_round, questions_for, run_rounds, suite_state
 from skillassay.run.plan import Trial

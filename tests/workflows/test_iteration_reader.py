@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from skillassay.analyze.benchmark import graded_run_json, run_json
-from skillassay.analyze.statistics import Arm
+from skillassay.analyze.cells import Arm
 from skillassay.store import read
 from skillassay.workflows.aggregate import aggregate_iteration
 from skillassay.workflows.iteration_reader import _add_graded

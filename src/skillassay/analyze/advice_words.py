@@ -2,7 +2,7 @@
 140 evals would likely decide it if ...", the count rounded up to two significant figures,
 "likely" standing for the planned power (80% or more, which the JSON keeps as a number), never
 beside a statement that no size decides it. Shared by the paired advice (the difference, the
-ratio gate); the per-configuration gates' advice says the same (statistics._gap_advice)."""
+ratio gate); the per-configuration gates' advice says the same (advice._gap_advice)."""
 
 from __future__ import annotations
 

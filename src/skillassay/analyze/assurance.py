@@ -414,7 +414,7 @@ def trials_for_assurance(gap: float, spread_var: float, noise_var: float, n_eval
 
 
 # ---------------------------------------------------------------------------------------------
-# Power at a planned effect: what the advice is sized by (statistics.power_stats, the gates)
+# Power at a planned effect: what the advice is sized by (advice.power_stats, the gates)
 
 
 @functools.lru_cache(maxsize=1024)

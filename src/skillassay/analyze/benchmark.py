@@ -12,19 +12,13 @@ from typing import IO
 
 import orjson
 
+from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT
 from skillassay.analyze.arms import Arms, pick_arms
+from skillassay.analyze.cells import Arm, EvalCell, group_records, joined, mean_or_none
 from skillassay.analyze.cost import cost_section, skill_mean_cost
 from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
-from skillassay.analyze.statistics import (
-    MIN_DETECTABLE_EFFECT,
-    Arm,
-    EvalCell,
-    build_statistics,
-    group_records,
-    joined,
-    mean_or_none,
-)
+from skillassay.analyze.statistics import build_statistics
 from skillassay.analyze.triggered import trigger_split
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.store.benchmark_file import RUN_INDENT, write_run_texts

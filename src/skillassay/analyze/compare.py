@@ -3,7 +3,7 @@
 
 The spec asks for per-metric deltas and the raw flips (passed before, fails now). A raw flip at
 K = 3 is often one unlucky trial, so each eval also gets the statistical call from
-`statistics.compare_iterations` (one-sided Boschloo, Benjamini-Hochberg across evals), and every
+`iteration_change.compare_iterations` (one-sided Boschloo, Benjamini-Hochberg across evals), and every
 "possible" change says how many more trials per arm would settle it, found by re-running the
 same exact test rather than by a normal-approximation formula that is meaningless at 3/3 vs 0/3.
 `comparison-N.json` is left alone: that name belongs to blind comparisons.
@@ -23,7 +23,8 @@ import numpy as np
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import pick_arms
-from skillassay.analyze.statistics import compare_iterations, group_records
+from skillassay.analyze.cells import group_records
+from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.errors import InputError
 from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord

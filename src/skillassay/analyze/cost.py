@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.statistics import Arm, EvalCell, MetricSeries
+from skillassay.analyze.cells import Arm, EvalCell, MetricSeries
 
 BOOTSTRAP_RESAMPLES = 4000
 NOT_ESTIMABLE = "not estimable"

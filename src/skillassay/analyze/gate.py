@@ -311,7 +311,7 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
         plain = (bench.estimate_meets if bench.estimate_meets is not None else bench.thresholds_met or {}).get(key)
         sg = stats_gates.get(key) or {}
         # Over a baseline that passed nothing the ratio is unbounded; its interval and decision
-        # come from the same paired test as any other ratio's (statistics.gate_stats).
+        # come from the same paired test as any other ratio's (gate_stats.gate_stats).
         unbounded = key == "min_improvement_ratio" and bool(sg.get("unbounded"))
         if unbounded:
             value = math.inf

@@ -108,7 +108,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.statistics import EvalCell, group_records
+from skillassay.analyze.cells import EvalCell, group_records
 from skillassay.stats import distributions
 from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
@@ -257,7 +257,7 @@ def _var(values: Sequence[float]) -> float:
 
 
 def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baseline: str) -> Series | None:
-    """The gate's per-eval inputs as statistics.gate_stats forms them: the skill's per-eval
+    """The gate's per-eval inputs as gate_stats.gate_stats forms them: the skill's per-eval
     pass rate (floored by binomial_floor_se), the paired a_e - thr * b_e (floored by both
     arms' Agresti-Caffo floors, as paired_stats does), or per-eval mean cost (trial-pooled)."""
     if key == "min_pass_rate":
@@ -313,7 +313,7 @@ def standardized(s: Series) -> tuple[float, float, int] | None:
 def information_fraction(s: Series, max_trials: int) -> float:
     """Var(estimate now) / Var(estimate at max_trials) inverted: (omega^2 + w/N) / (omega^2 + w/n),
     omega^2 the between-eval variance more trials cannot shrink (method of moments, as
-    statistics.MetricSeries.components), w the mean per-trial variance. 1 at the maximum."""
+    cells.MetricSeries.components), w the mean per-trial variance. 1 at the maximum."""
     n = float(np.mean(s.n))
     if n >= max_trials:
         return 1.0

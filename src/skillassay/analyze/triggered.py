@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from skillassay.analyze import numerics as stats
-from skillassay.analyze.statistics import Arm, EvalCell
+from skillassay.analyze.cells import Arm, EvalCell
 from skillassay.wording import pct
 
 SCHEMA_VERSION = 1

@@ -17,7 +17,7 @@ def cell(value: Any) -> str:
 
 def fmt(x: float | None, kind: str) -> str:
     if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
-        return UNBOUNDED  # over a baseline that passed nothing (statistics.gate_stats: "unbounded")
+        return UNBOUNDED  # over a baseline that passed nothing (gate_stats.gate_stats: "unbounded")
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "n/a"
     if kind == "pct":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT
 from skillassay.analyze.compare import (
     MAX_TRIALS_SEARCHED,
     design_limit,
@@ -21,7 +22,6 @@ from skillassay.analyze.compare_text import evals_scope
 from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult
 from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
-from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT
 from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
@@ -348,7 +348,7 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
                     "reach p < 0.05.")
     power = st.get("power") or {}
     if power.get("evals_needed"):
-        # Power at the planned difference, not at the observed one (statistics.power_stats says
+        # Power at the planned difference, not at the observed one (advice.power_stats says
         # why); the trials per arm are plain power at the observed rates: "if the rates hold".
         planned = power.get("detectable_difference") or MIN_DETECTABLE_EFFECT
         recs.append(f"Power: about {power['evals_needed']} evals would detect a true skill-vs-baseline difference of "

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT
 from skillassay.analyze.benchmark import estimate_meets, gated_thresholds_met
+from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, evaluate
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
-from skillassay.analyze.statistics import MIN_DETECTABLE_EFFECT, build_statistics, group_records
+from skillassay.analyze.statistics import build_statistics
 from skillassay.errors import InputError
 from skillassay.executors import load_executor_class, unmeasurable_thresholds
 from skillassay.models import Benchmark, Thresholds

@@ -1,6 +1,6 @@
 """Reading a whole iteration for `skillassay aggregate` in one pass and in flat memory.
 
-Each run is read once (store.read.read_trial), counted into its eval's statistics.Arm and the
+Each run is read once (store.read.read_trial), counted into its eval's cells.Arm and the
 ExpectationTally, and its benchmark.json runs[] entry is serialised straight into a spool file;
 then the run is dropped. What stays in memory is per eval and configuration (counts, and one
 8-byte value per trial where medians need them), never an object per run. Big iterations are
@@ -34,7 +34,7 @@ from typing import IO, TYPE_CHECKING
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.benchmark import graded_run_json, run_json
-from skillassay.analyze.statistics import Arm, EvalCell
+from skillassay.analyze.cells import Arm, EvalCell
 from skillassay.store.benchmark_file import RUN_SEPARATOR, write_run_texts
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
@@ -361,7 +361,7 @@ def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str]) -
 
 def with_arms(cells: list[EvalCell], configs: list[str]) -> list[EvalCell]:
     """Every cell with an Arm for every configuration (an empty one where it ran none), as
-    statistics.group_records gives, so a missing arm shows rather than breaks a lookup."""
+    cells.group_records gives, so a missing arm shows rather than breaks a lookup."""
     for cell in cells:
         for config in configs:
             cell.arms.setdefault(config, Arm())
