@@ -96,9 +96,10 @@ def _suite() -> Any:
     suite cannot drift apart."""
     import sys
 
-    tests = str(Path(__file__).resolve().parent.parent / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    for folder in (str(tests), str(tests / "cli")):  # its helpers, then the module itself
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     import test_fuzz
 
     return test_fuzz
