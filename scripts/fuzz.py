@@ -8,7 +8,7 @@ any exception other than InputError.
 damaged file (run, validate, aggregate, grade, gate, compare, report, view --static, history);
 a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
 
-    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--keep DIR]
+    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--shard K/N] [--keep DIR]
         [--charts skip|in-process|child]
 """
 
@@ -345,11 +345,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", type=int, default=0,
                     help="cli level: draw but do not run the first N cases (a second process takes a seed's later cases)")
+    ap.add_argument("--shard", default="0/1", help="cli level: K/N runs only the cases whose number is K modulo N "
+                                                   "(N processes share a seed's cases)")
     ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
     ap.add_argument("--charts", choices=["skip", "in-process", "child"], default="skip",
                     help="cli level: charts not drawn (default: their failures are caught, never an exit 70), "
                          "drawn in this process, or in their own child process as the CLI does")
     args = ap.parse_args()
+    args.shard, args.shards = (int(x) for x in args.shard.split("/"))
     set_charts(args.charts)
     root = args.keep or Path(tempfile.mkdtemp(prefix="skillassay-fuzz-"))
     if args.level == "readers":
@@ -378,12 +381,13 @@ def main() -> None:
     @given(case_strategy(base))
     def fuzz_one(case: Case) -> None:
         drawn[0] += 1
-        if drawn[0] <= args.skip:
+        if drawn[0] <= args.skip or drawn[0] % args.shards != args.shard:
             return
         found = run_case(base, root / "scratch", case)
         counts[case.target] += 1
         if found is not None:
             findings.append(found)
+            print(f"finding at case {drawn[0]}: {found.kind}: {describe(found.case)}\n{found.detail}", flush=True)
         done = sum(counts.values())
         if done % 250 == 0:
             print(f"{done} cases, {len(findings)} findings, {time.perf_counter() - t0:.0f} s", flush=True)
