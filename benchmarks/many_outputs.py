@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -63,16 +61,16 @@ def main() -> None:
 
     scratch = root / "agent-alone"
     scratch.mkdir()
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-S", str(agent), str(args.files)], cwd=scratch, check=True, stdout=subprocess.DEVNULL)
-    alone = time.perf_counter() - t
+    agent_alone = run_once([sys.executable, "-S", str(agent), str(args.files)], cwd=scratch)
+    alone = agent_alone.seconds
     shutil.rmtree(scratch)
-    print(f"the agent alone (writing the files)  {alone:7.2f} s", flush=True)
+    print(f"the agent alone (writing the files)   {alone:7.2f} s  CPU {agent_alone.cpu_seconds:.2f} s", flush=True)
 
     ws = root / "ws"
     run = run_once(skillassay_cmd(*run_args(skill, ws, agent, args.files)), env)
     print(f"skillassay run (1 trial each arm)     {run.seconds:7.2f} s  CPU {run.cpu_seconds:.2f} s  "
-          f"peak RSS {run.peak_rss_mb:.0f} MB  (2 trials: the agent's share about {2 * alone:.1f} s)", flush=True)
+          f"peak RSS {run.peak_rss_mb:.0f} MB  (2 trials: the agents' share about {2 * alone:.1f} s, "
+          f"CPU {2 * agent_alone.cpu_seconds:.2f} s)", flush=True)
     page = root / "page.html"
     view = run_once(skillassay_cmd("view", str(ws / "iteration-1"), "--static", str(page)), env)
     print(f"skillassay view --static              {view.seconds:7.2f} s  CPU {view.cpu_seconds:.2f} s  "
