@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import invoke
@@ -142,3 +143,46 @@ def test_a_lone_surrogate_in_metrics_is_written_back_escaped_by_grade(ws: Path) 
     assert code in CLEAN, out
     grading = (path.parent.parent / "grading.json").read_text()
     assert "\\udfff tail" in grading
+
+
+def _set_everywhere(data: Any, key: str, field: str, value: Any) -> int:
+    """Set `field` of every dict found under `key` in `data`; how many were set."""
+    found = 0
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k == key and isinstance(v, dict):
+                v[field] = value
+                found += 1
+            else:
+                found += _set_everywhere(v, key, field, value)
+    elif isinstance(data, list):
+        found += sum(_set_everywhere(v, key, field, value) for v in data)
+    return found
+
+
+@pytest.mark.parametrize("key", ["duration_ratio", "pass_rate_difference", "improvement_ratio"])
+def test_an_interval_of_one_bound_in_benchmark_json_does_not_crash_report(ws: Path, key: str) -> None:
+    """Fuzzing (seed 3): an interval [2.39] in benchmark.json's statistics made `report` raise
+    IndexError (exit 70) in formatting.fmt_interval."""
+    path = ws / "iteration-2" / "benchmark.json"
+    bench = json.loads(path.read_text())
+    assert _set_everywhere(bench, key, "interval", [2.396385]) > 0
+    path.write_text(json.dumps(bench))
+    code, out = cli("report", ws / "iteration-2")
+    assert code in CLEAN, out
+
+
+@pytest.mark.parametrize(("field", "value"), [("passes", -111111111111111111111111111111), ("passes", 2),
+                                              ("trials_completed", 10**30)])
+def test_impossible_counts_in_history_json_are_bad_input(ws: Path, field: str, value: int) -> None:
+    """Fuzzing (seed 3): passes -111...1 (30 digits) in history.json's per_eval made `history
+    record` raise OverflowError (exit 70) in the exact test; a count no run can have is refused
+    naming the field."""
+    assert cli("history", "record", ws / "iteration-1")[0] == 0
+    path = ws / "history.json"
+    data = json.loads(path.read_text())
+    data["iterations"][0]["per_eval"][0][field] = value
+    path.write_text(json.dumps(data))
+    code, out = cli("history", "record", ws / "iteration-2")
+    assert code == 2, out
+    assert "history.json" in out and f"per_eval[0].{field}" in out, out
