@@ -186,3 +186,18 @@ def test_impossible_counts_in_history_json_are_bad_input(ws: Path, field: str, v
     code, out = cli("history", "record", ws / "iteration-2")
     assert code == 2, out
     assert "history.json" in out and f"per_eval[0].{field}" in out, out
+
+
+@pytest.mark.parametrize(("field", "value"), [("total_duration_seconds", 5.387911206156614e+268),
+                                              ("executor_duration_seconds", 1e300), ("duration_ms", 10**40)])
+def test_an_impossible_duration_in_timing_json_is_reported_not_crashed_on(ws: Path, field: str, value: Any) -> None:
+    """Fuzzing (seed 3): total_duration_seconds 5.4e268 in one timing.json made `aggregate`
+    raise OverflowError (exit 70) in the geometric mean of the duration ratios. Now the file is
+    reported, naming the field, and its figures are missing, as for any damaged timing.json."""
+    path = next((ws / "iteration-2").glob("eval-*/with_skill/run-1/timing.json"))
+    timing = json.loads(path.read_text())
+    timing[field] = value
+    path.write_text(json.dumps(timing))
+    code, out = cli("aggregate", ws / "iteration-2")
+    assert code in CLEAN, out
+    assert "timing.json" in out and field in out, out
