@@ -201,3 +201,14 @@ def test_an_impossible_duration_in_timing_json_is_reported_not_crashed_on(ws: Pa
     code, out = cli("aggregate", ws / "iteration-2")
     assert code in CLEAN, out
     assert "timing.json" in out and field in out, out
+
+
+def test_a_per_eval_row_without_its_eval_id_does_not_crash_report(ws: Path) -> None:
+    """Fuzzing (seed 2): statistics.per_eval[1] = {} in benchmark.json made `report` raise
+    KeyError (exit 70) in compare.eval_label; a row that names no eval is left out."""
+    path = ws / "iteration-2" / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["statistics"]["per_eval"][1] = {}
+    path.write_text(json.dumps(bench))
+    code, out = cli("report", ws / "iteration-2")
+    assert code in CLEAN, out
