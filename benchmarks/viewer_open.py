@@ -15,6 +15,9 @@ served /api/benchmark answers in under 1 s.
     python benchmarks/viewer_open.py [--runs-per-arm 25] [--evals 100] [--keep DIR]
     python benchmarks/viewer_open.py --runs-per-arm 100 --answer-kb 50 --static --no-browser
     python benchmarks/viewer_open.py --runs-per-arm 100 --no-browser --crowd 200
+
+The crowd is measured twice: against the server in this process (its threads share the GIL
+with the 200 readers'), then against a real `skillassay view` process.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from skillassay.store.jsonio import write_json
@@ -107,8 +111,9 @@ def time_page_loads(server: ViewerServer, repeats: int) -> list[float]:
     return times
 
 
-def crowd(server: ViewerServer, n: int, run_ids: list[str]) -> None:
-    """n readers released at once, each on its own connection: the page, the index or a run."""
+def crowd(server: Any, n: int, run_ids: list[str]) -> None:
+    """n readers released at once, each on its own connection: the page, the index or a run.
+    `server`: anything with the port it listens on (the in-process server, or a Served process)."""
     paths = ["/", "/api/index"] + [f"/api/run?id={quote(r, safe='')}" for r in run_ids]
     gate = threading.Barrier(n)
     results: list[tuple[str, float]] = [("failed", 0.0)] * n
@@ -143,6 +148,37 @@ def crowd(server: ViewerServer, n: int, run_ids: list[str]) -> None:
           f"{outcomes.get('reset', 0)} reset, {n - outcomes.get('ok', 0) - outcomes.get('reset', 0)} other; "
           f"median {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms, "
           f"all done in {wall:.1f} s (goal: 0 resets, p95 < 1 s)" if times else f"{n} readers: {dict(outcomes)}")
+
+
+class Served:
+    """A real `skillassay view` process (its own interpreter: the readers' threads here do not
+    share its GIL), on the port it prints."""
+
+    def __init__(self, it: Path) -> None:
+        import os
+        import re
+
+        src = str(Path(__file__).resolve().parent.parent / "src")
+        self.proc = subprocess.Popen([sys.executable, "-m", "skillassay", "view", str(it), "--no-browser"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "PYTHONPATH": src, "COLUMNS": "200"})
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()
+        found = re.search(r"127\.0\.0\.1:(\d+)", line)
+        if not found:
+            self.proc.kill()
+            raise SystemExit(f"`skillassay view` did not say its port: {line}")
+        self.port = int(found.group(1))
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+
+    def close(self) -> None:
+        import signal
+
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def time_static(it: Path) -> None:
@@ -213,6 +249,14 @@ def main() -> None:
     finally:
         server.shutdown()
         server.server_close()
+    if args.crowd:  # again, against the real command in a process of its own
+        served = Served(it)
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{served.port}/api/benchmark", timeout=600).read()  # prepared
+            print("`skillassay view` in its own process:")
+            crowd(served, args.crowd, [r["id"] for r in runs[:: max(1, len(runs) // 20)]])
+        finally:
+            served.close()
     try:
         if args.static:
             time_static(it)

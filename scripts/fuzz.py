@@ -8,7 +8,8 @@ any exception other than InputError.
 damaged file (run, validate, aggregate, grade, gate, compare, report, view --static, history);
 a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
 
-    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--keep DIR]
+    PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--shard K/N] [--keep DIR]
+        [--charts skip|in-process|child]
 """
 
 from __future__ import annotations
@@ -96,9 +97,10 @@ def _suite() -> Any:
     suite cannot drift apart."""
     import sys
 
-    tests = str(Path(__file__).resolve().parent.parent / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    for folder in (str(tests), str(tests / "cli")):  # its helpers, then the module itself
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     import test_fuzz
 
     return test_fuzz
@@ -217,6 +219,51 @@ def case_strategy(base: Path) -> st.SearchStrategy[Case]:
 # --- running one case ----------------------------------------------------------------------
 
 
+def _draw_in_process(iteration_dir: Path, data: Any = None, timeout: float = 120) -> list[Path]:
+    """What the chart child does with the JSON it is sent, done here: the same code on the same
+    data, without a Python start and a matplotlib import per case (~5 s a case on a loaded
+    machine: most of a `run`, `report` or `view --static` case)."""
+    from skillassay.report.charts import write_report_charts
+
+    return write_report_charts(iteration_dir, json.loads(json.dumps(data)) if data is not None else None)
+
+
+class _InProcessDrawer:
+    """report_charts.ChartDrawer's interface, drawing in this process."""
+
+    def draw(self, iteration_dir: Path, data: Any, timeout: float = 120) -> list[Path]:
+        return _draw_in_process(iteration_dir, data, timeout)
+
+    def close(self) -> None:
+        pass
+
+
+def _no_charts(iteration_dir: Path, data: Any = None, timeout: float = 120) -> list[Path]:
+    json.dumps(data)  # what the parent does with the data before the child draws
+    return []
+
+
+class _NoDrawer(_InProcessDrawer):
+    def draw(self, iteration_dir: Path, data: Any, timeout: float = 120) -> list[Path]:
+        return _no_charts(iteration_dir, data, timeout)
+
+
+def set_charts(how: str) -> None:
+    """--charts: `child` as the CLI does; `in-process` draws here; `skip` draws nothing. The
+    drawing is matplotlib's savefig (~1 s a chart set idle, 3-9 s on a loaded machine: most of
+    a `run`, `report` or `view --static` case), and a chart that fails to draw, or a child that
+    dies or times out, is caught by the report (report.draw_charts: the report loses a picture),
+    so skipping it cannot hide an exit 70: the data the charts get is still serialised."""
+    if how == "child":
+        return
+    import skillassay.report.report_charts as report_charts
+    import skillassay.run.engine as engine
+
+    in_process = how == "in-process"
+    report_charts.draw_report_charts = _draw_in_process if in_process else _no_charts  # type: ignore[assignment]
+    engine.ChartDrawer = _InProcessDrawer if in_process else _NoDrawer  # type: ignore[assignment,misc]
+
+
 @dataclass
 class Finding:
     case: Case
@@ -296,8 +343,17 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=500)
     ap.add_argument("--level", choices=["readers", "cli"], default="readers")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip", type=int, default=0,
+                    help="cli level: draw but do not run the first N cases (a second process takes a seed's later cases)")
+    ap.add_argument("--shard", default="0/1", help="cli level: K/N runs only the cases whose number is K modulo N "
+                                                   "(N processes share a seed's cases)")
     ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
+    ap.add_argument("--charts", choices=["skip", "in-process", "child"], default="skip",
+                    help="cli level: charts not drawn (default: their failures are caught, never an exit 70), "
+                         "drawn in this process, or in their own child process as the CLI does")
     args = ap.parse_args()
+    args.shard, args.shards = (int(x) for x in args.shard.split("/"))
+    set_charts(args.charts)
     root = args.keep or Path(tempfile.mkdtemp(prefix="skillassay-fuzz-"))
     if args.level == "readers":
         t0 = time.perf_counter()
@@ -317,16 +373,21 @@ def main() -> None:
     print(f"base workspace built in {time.perf_counter() - t0:.1f} s at {base}")
     findings: list[Finding] = []
     counts: collections.Counter[str] = collections.Counter()
+    drawn = [0]
 
     @seed(args.seed)
     @settings(max_examples=args.cases, database=None, deadline=None, suppress_health_check=list(HealthCheck),
               phases=[Phase.generate])
     @given(case_strategy(base))
     def fuzz_one(case: Case) -> None:
+        drawn[0] += 1
+        if drawn[0] <= args.skip or drawn[0] % args.shards != args.shard:
+            return
         found = run_case(base, root / "scratch", case)
         counts[case.target] += 1
         if found is not None:
             findings.append(found)
+            print(f"finding at case {drawn[0]}: {found.kind}: {describe(found.case)}\n{found.detail}", flush=True)
         done = sum(counts.values())
         if done % 250 == 0:
             print(f"{done} cases, {len(findings)} findings, {time.perf_counter() - t0:.0f} s", flush=True)

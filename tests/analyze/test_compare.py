@@ -37,7 +37,7 @@ def test_real_regression_is_called_in_run_and_gate_names_it(example_skill: Path,
     assert not (ws / "iteration-1" / FILENAME).exists(), "nothing to compare with on the first iteration"
     drop_facts(example_skill, "port 4433", "WireGuard", "netops@")
     code, out = run_echo(example_skill, ws)
-    # Called at FDR 0.10 (adjusted p 0.042) but not at the gate's 0.025 family-wise level,
+    # Called at FDR 0.10 (adjusted p 0.042) but not at the gate's 0.01 family-wise level,
     # which keeps the whole gate's false FAIL under 5% when nothing changed (issue 16 item 4).
     assert code == 3, out
     comp = json.loads((ws / "iteration-2" / FILENAME).read_text())

@@ -174,7 +174,7 @@ def _cfg(tmp_path: Path, thresholds: dict) -> Path:
     return path
 def test_regression_called_but_not_at_the_gate_level_is_inconclusive(tmp_path: Path) -> None:
     """Three of eight evals 3/3 -> 0/3 are called at FDR 0.10 (adjusted p 0.042) but not at the
-    gate's 0.025 family-wise level, which keeps the whole gate's false FAIL under 5% when
+    gate's 0.01 family-wise level, which keeps the whole gate's false FAIL under 5% when
     nothing changed (issue 16 item 4): not a PASS, not a FAIL."""
     same = {i: ("PPP", "FFF") for i in range(4, 9)}
     write_iteration(tmp_path, 1, {1: ("PPP", "FFF"), 2: ("PPP", "FFF"), 3: ("PPP", "FFF"), **same})

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import invoke
@@ -142,3 +143,72 @@ def test_a_lone_surrogate_in_metrics_is_written_back_escaped_by_grade(ws: Path) 
     assert code in CLEAN, out
     grading = (path.parent.parent / "grading.json").read_text()
     assert "\\udfff tail" in grading
+
+
+def _set_everywhere(data: Any, key: str, field: str, value: Any) -> int:
+    """Set `field` of every dict found under `key` in `data`; how many were set."""
+    found = 0
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k == key and isinstance(v, dict):
+                v[field] = value
+                found += 1
+            else:
+                found += _set_everywhere(v, key, field, value)
+    elif isinstance(data, list):
+        found += sum(_set_everywhere(v, key, field, value) for v in data)
+    return found
+
+
+@pytest.mark.parametrize("key", ["duration_ratio", "pass_rate_difference", "improvement_ratio"])
+def test_an_interval_of_one_bound_in_benchmark_json_does_not_crash_report(ws: Path, key: str) -> None:
+    """Fuzzing (seed 3): an interval [2.39] in benchmark.json's statistics made `report` raise
+    IndexError (exit 70) in formatting.fmt_interval."""
+    path = ws / "iteration-2" / "benchmark.json"
+    bench = json.loads(path.read_text())
+    assert _set_everywhere(bench, key, "interval", [2.396385]) > 0
+    path.write_text(json.dumps(bench))
+    code, out = cli("report", ws / "iteration-2")
+    assert code in CLEAN, out
+
+
+@pytest.mark.parametrize(("field", "value"), [("passes", -111111111111111111111111111111), ("passes", 2),
+                                              ("trials_completed", 10**30)])
+def test_impossible_counts_in_history_json_are_bad_input(ws: Path, field: str, value: int) -> None:
+    """Fuzzing (seed 3): passes -111...1 (30 digits) in history.json's per_eval made `history
+    record` raise OverflowError (exit 70) in the exact test; a count no run can have is refused
+    naming the field."""
+    assert cli("history", "record", ws / "iteration-1")[0] == 0
+    path = ws / "history.json"
+    data = json.loads(path.read_text())
+    data["iterations"][0]["per_eval"][0][field] = value
+    path.write_text(json.dumps(data))
+    code, out = cli("history", "record", ws / "iteration-2")
+    assert code == 2, out
+    assert "history.json" in out and f"per_eval[0].{field}" in out, out
+
+
+@pytest.mark.parametrize(("field", "value"), [("total_duration_seconds", 5.387911206156614e+268),
+                                              ("executor_duration_seconds", 1e300), ("duration_ms", 10**40)])
+def test_an_impossible_duration_in_timing_json_is_reported_not_crashed_on(ws: Path, field: str, value: Any) -> None:
+    """Fuzzing (seed 3): total_duration_seconds 5.4e268 in one timing.json made `aggregate`
+    raise OverflowError (exit 70) in the geometric mean of the duration ratios. Now the file is
+    reported, naming the field, and its figures are missing, as for any damaged timing.json."""
+    path = next((ws / "iteration-2").glob("eval-*/with_skill/run-1/timing.json"))
+    timing = json.loads(path.read_text())
+    timing[field] = value
+    path.write_text(json.dumps(timing))
+    code, out = cli("aggregate", ws / "iteration-2")
+    assert code in CLEAN, out
+    assert "timing.json" in out and field in out, out
+
+
+def test_a_per_eval_row_without_its_eval_id_does_not_crash_report(ws: Path) -> None:
+    """Fuzzing (seed 2): statistics.per_eval[1] = {} in benchmark.json made `report` raise
+    KeyError (exit 70) in compare.eval_label; a row that names no eval is left out."""
+    path = ws / "iteration-2" / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["statistics"]["per_eval"][1] = {}
+    path.write_text(json.dumps(bench))
+    code, out = cli("report", ws / "iteration-2")
+    assert code in CLEAN, out

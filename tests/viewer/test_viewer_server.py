@@ -120,7 +120,7 @@ def test_a_big_output_file_is_streamed_in_bounded_memory(iteration: Path, served
         urllib.request.urlopen(f"http://127.0.0.1:{port}/{warm}", timeout=120).read()
     before = peak_rss_mb(proc.pid)
     with urllib.request.urlopen(file_url(port, "big.bin"), timeout=120) as resp:
-        assert resp.headers["Content-Length"] == str(512 << 20)
+        assert resp.headers["Content-Length"] is None  # masked on the way (test_served_file.py): the close ends it
         received, head = 0, b""
         while chunk := resp.read(1 << 20):
             head = head or chunk[:5]

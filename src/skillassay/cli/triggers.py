@@ -2,8 +2,10 @@
 cli/main.py; each parses options, calls one library function and renders the result."""
 
 # No `from __future__ import annotations`: cli/main.py says why.
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,6 +51,18 @@ def _progress(total: int | None) -> Any:
     return report
 
 
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C, SIGTERM, SIGHUP during the runs: what finished is kept; say so, exit 128 + signal."""
+    from skillassay.run.interrupt import RunInterrupted
+
+    try:
+        yield
+    except RunInterrupted as stopped:
+        err.print(str(stopped), highlight=False, soft_wrap=True)
+        raise typer.Exit(stopped.exit_code) from None
+
+
 def triggers(
     skill_dir: Annotated[Path, typer.Argument(metavar="SKILL_DIR", help="The skill folder (with SKILL.md).")],
     queries: QueriesOpt = None,
@@ -87,7 +101,8 @@ def triggers(
                          max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast,
                          sandbox=_sandbox(sandbox, sandbox_image, executor))
     total = len(load_queries(queries or default_queries_path(skill_dir))) * runs
-    report, folder, gate = measure_triggers(req, on_done=_progress(total))
+    with _interruptible():
+        report, folder, gate = measure_triggers(req, on_done=_progress(total))
     if as_json:
         data = report.to_json_dict()
         sys.stdout.write(json.dumps({k: data[k] for k in ("skill_name", "recall", "false_trigger_rate", "precision",
@@ -147,9 +162,10 @@ def optimize_description(
                           with_skills=list(with_skills or []), workspace=workspace, seed=seed,
                           concurrency=concurrency, model=model, timeout_seconds=timeout, options=options)
     prop = make_proposer(proposer, model=proposer_model, options={}, proposals=proposals, seed=seed)
-    history, folder = optimize_description(OptimizeRequest(trig, rounds=rounds, test_fraction=test_fraction,
-                                                           alpha=alpha, apply=apply, proposer_name=proposer), prop,
-                                           on_done=_progress(None))
+    with _interruptible():
+        history, folder = optimize_description(OptimizeRequest(trig, rounds=rounds, test_fraction=test_fraction,
+                                                               alpha=alpha, apply=apply, proposer_name=proposer), prop,
+                                               on_done=_progress(None))
     if note := power_note(len(history.test), alpha / rounds):
         err.print(f"note: {note}", highlight=False, soft_wrap=True)
     for r in history.rounds:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from skillassay.errors import InputError
+from skillassay.grade.fence import fence_for
 from skillassay.grade.judge import Judge, _array, _object, _string, cap, read_optional, templates
 from skillassay.improve.blind import BOUNDED_MAX_ITEMS, MAX_ITEMS, ask_validated
 from skillassay.models.improve import Analysis, Comparison
@@ -107,15 +108,22 @@ def skill_text(iteration: Path) -> str:
 
 
 def render_prompts(judge: Judge, contest: Contest) -> tuple[str, str]:
+    """The skills, transcripts and the comparator's reasoning (all written by skill authors,
+    agents or a model that read them) go inside a fence they cannot forge (grade/fence.py)."""
     caps, env = judge.caps, templates()
     skill_cap = max(caps.answer, 400)
-    system = env.get_template("analysis_system.j2").render(bounded=judge.bounded)
-    user = env.get_template("analysis_user.j2").render(
-        winner_label=contest.winner_label, reasoning=cap(contest.reasoning, caps.notes),
-        winner_skill_path=str(contest.winner_iteration / SNAPSHOT_DIR), winner_skill=cap(skill_text(contest.winner_iteration), skill_cap),
-        loser_skill_path=str(contest.loser_iteration / SNAPSHOT_DIR), loser_skill=cap(skill_text(contest.loser_iteration), skill_cap),
-        winner_transcript=cap(read_optional(contest.winner_run / TRANSCRIPT_FILE), caps.transcript),
-        loser_transcript=cap(read_optional(contest.loser_run / TRANSCRIPT_FILE), caps.transcript))
+    material = {
+        "reasoning": cap(contest.reasoning, caps.notes),
+        "winner_skill_path": str(contest.winner_iteration / SNAPSHOT_DIR),
+        "winner_skill": cap(skill_text(contest.winner_iteration), skill_cap),
+        "loser_skill_path": str(contest.loser_iteration / SNAPSHOT_DIR),
+        "loser_skill": cap(skill_text(contest.loser_iteration), skill_cap),
+        "winner_transcript": cap(read_optional(contest.winner_run / TRANSCRIPT_FILE), caps.transcript),
+        "loser_transcript": cap(read_optional(contest.loser_run / TRANSCRIPT_FILE), caps.transcript),
+    }
+    fence = fence_for(material.values())
+    system = env.get_template("analysis_system.j2").render(bounded=judge.bounded, fence=fence)
+    user = env.get_template("analysis_user.j2").render(winner_label=contest.winner_label, fence=fence, **material)
     return system, user
 
 

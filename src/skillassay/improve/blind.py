@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import SKILL_CONFIGS
 from skillassay.errors import InputError
+from skillassay.grade.fence import fence_for
 from skillassay.grade.judge import (
     Caps,
     Judge,
@@ -226,16 +227,21 @@ class Shown:
 
 
 def render_prompts(judge: Judge, pair: Pair, order: tuple[Side, Side]) -> tuple[str, str]:
+    """The task and both outputs go inside a fence they cannot forge (grade/fence.py), as the
+    grading judge's material does: an output cannot open a section of its own and name a winner."""
     caps = judge.caps
     env = templates()
-    system = env.get_template("blind_system.j2").render(bounded=judge.bounded)
     sides = [Shown(label, cap(read_optional(side.run_dir / "outputs" / ANSWER_FILE), caps.answer),
                    output_files(side.run_dir / "outputs", caps))
              for label, side in zip(LABELS, order, strict=True)]
+    prompt = cap(eval_prompt(pair.b.run_dir), caps.prompt)
+    fence = fence_for([prompt, *(s.answer for s in sides),
+                       *(f"{f.name}\n{f.text or ''}" for s in sides for f in s.files)])
+    system = env.get_template("blind_system.j2").render(bounded=judge.bounded, fence=fence)
     user = env.get_template("blind_user.j2").render(
-        prompt=cap(eval_prompt(pair.b.run_dir), caps.prompt),
+        prompt=prompt,
         expectations=[cap(t, caps.evidence) for t in expectation_texts(pair.a.run_dir)][:3 if judge.bounded else 10],
-        sides=sides)
+        sides=sides, fence=fence)
     return system, user
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import SKILL_CONFIGS
@@ -245,6 +245,9 @@ def _facts_extra(v: VersionFacts) -> dict[str, Any]:
                           "trials_completed": e.trials_completed, "passes": e.passes} for e in v.per_eval]}
 
 
+MAX_TRIALS = 10**9  # per eval and arm: more than any run records, and what the exact tests can take
+
+
 class StoredEvalRate(BaseModel):
     """One item of an entry's per_eval, as we write it: checked on reading, because every later
     comparison pairs on these numbers."""
@@ -253,8 +256,19 @@ class StoredEvalRate(BaseModel):
     eval_id: int | str
     eval_name: Any = ""
     expectation_pass_rate: float = Field(ge=0, le=1, allow_inf_nan=False)
-    trials_completed: int = Field(0, ge=0)
+    trials_completed: int = Field(0, ge=0, le=MAX_TRIALS)
     passes: Any = None
+
+    @field_validator("passes")
+    @classmethod
+    def _passes_within_trials(cls, p: Any, info: ValidationInfo) -> Any:
+        """The exact tests take these counts as they are: a count no run can have (negative,
+        more passes than trials) is refused here, naming the field, not crashed on there."""
+        trials = info.data.get("trials_completed")
+        if type(p) is int and isinstance(trials, int) and not 0 <= p <= trials:
+            shown = p if abs(p) < 10**12 else "a number of over 12 digits"
+            raise ValueError(f"passes must be between 0 and trials_completed ({trials}), got {shown}")
+        return p
 
 
 _STORED_RATES: TypeAdapter[list[StoredEvalRate]] = TypeAdapter(list[StoredEvalRate])

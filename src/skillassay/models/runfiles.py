@@ -86,13 +86,18 @@ class Metrics(SpecModel):
     status: str | None = Field(None, description="ok, error or timeout.")
 
 
+# Durations past ~31 years are no trial's: a damaged timing.json (5e268 s overflowed the
+# geometric mean of the duration ratios). Refused on reading, so the file is reported.
+MAX_SECONDS = 1e9
+
+
 class Timing(SpecModel):
     total_tokens: int | None = None
-    duration_ms: int | None = None
-    total_duration_seconds: float | None = None
+    duration_ms: int | None = Field(None, le=int(MAX_SECONDS * 1000))
+    total_duration_seconds: float | None = Field(None, le=MAX_SECONDS)
     executor_start: str | None = None
     executor_end: str | None = None
-    executor_duration_seconds: float | None = None
+    executor_duration_seconds: float | None = Field(None, le=MAX_SECONDS)
     grader_start: str | None = None
     grader_end: str | None = None
-    grader_duration_seconds: float | None = None
+    grader_duration_seconds: float | None = Field(None, le=MAX_SECONDS)

@@ -33,12 +33,23 @@ def fmt(x: float | None, kind: str) -> str:
     return f"{x:.3g}"
 
 
+def _bounds(iv: object) -> tuple[float | None, float | None] | None:
+    """(lower, upper) of an interval as benchmark.json holds it, or None when it is not two
+    numbers-or-nulls (a damaged file: no interval is shown rather than a crash)."""
+    if not isinstance(iv, (list, tuple)) or len(iv) != 2:
+        return None
+    if not all(b is None or (isinstance(b, (int, float)) and not isinstance(b, bool)) for b in iv):
+        return None
+    return iv[0], iv[1]
+
+
 def fmt_interval(iv: list | None, kind: str) -> str:
     """A missing bound is an unbounded side (a ratio's bootstrap can reach infinity)."""
-    if not iv or all(b is None for b in iv):
+    bounds = _bounds(iv)
+    if bounds is None or bounds == (None, None):
         return ""
-    lo = UNBOUNDED_BELOW if iv[0] is None else fmt(iv[0], kind)
-    hi = UNBOUNDED if iv[1] is None else fmt(iv[1], kind)
+    lo = UNBOUNDED_BELOW if bounds[0] is None else fmt(bounds[0], kind)
+    hi = UNBOUNDED if bounds[1] is None else fmt(bounds[1], kind)
     return f" (95% CI {lo} to {hi})"
 
 
@@ -53,9 +64,10 @@ def signed(x: float | None, kind: str) -> str:
 
 
 def signed_interval(iv: list | None, kind: str) -> str:
-    if not iv or None in iv:
+    bounds = _bounds(iv)
+    if bounds is None or None in bounds:
         return ""
-    return f" (95% CI {signed(iv[0], kind)} to {signed(iv[1], kind)})"
+    return f" (95% CI {signed(bounds[0], kind)} to {signed(bounds[1], kind)})"
 
 
 def p_text(p: float | None) -> str:

@@ -166,6 +166,15 @@ def _counts(arm: dict[str, Any]) -> str:
     return f"{arm['passes']}/{arm['completed']} ({fmt(arm.get('pass_rate'), 'pct')}{fmt_interval(arm.get('wilson'), 'pct').replace(' (95% CI', ', CI').rstrip(')')})"
 
 
+def named_rows(st: dict[str, Any]) -> dict[str, Any]:
+    """The statistics with the per-eval rows that name an eval: a damaged benchmark.json's row
+    without one ({}) is left out, not crashed on by every table that labels its rows."""
+    rows = st.get("per_eval")
+    if not isinstance(rows, list):
+        return st
+    return {**st, "per_eval": [r for r in rows if isinstance(r, dict) and "eval_id" in r]}
+
+
 def per_eval_rows(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[dict[str, str]]:
     skill, base = st.get("skill_configuration", "with_skill"), st.get("baseline_configuration", "without_skill")
     calls = {str(r["eval_id"]): r for r in (comparison or {}).get("per_eval") or []}

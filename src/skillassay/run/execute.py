@@ -255,7 +255,7 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     wall = time.perf_counter() - t0
     end_iso = now_iso()
 
-    created = tidy_outputs(outputs, before) if workdir_used else []
+    created = tidy_outputs(outputs, before) if workdir_used else {}
     answer = redactor(result.final_text)
     result.final_text = answer  # everything downstream (grading included) sees what is on disk
     # Masked once, here (the redactor is idempotent: a second pass finds nothing to mask).
@@ -268,8 +268,9 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         (f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)).encode("utf-8"), False),
     ]
 
-    output_chars = len(answer) + sum(os.stat(f"{out_s}/{f}").st_size for f in created)
-    listed = capped(created)  # 200,000 names would make metrics.json megabytes and every reader slow
+    # The sizes the walk already read: a second stat of 200,000 files cost seconds.
+    output_chars = len(answer) + sum(size for size, _ in created.values())
+    listed = capped(list(created))  # 200,000 names would make metrics.json megabytes and every reader slow
     usage = result.usage
     cost, cost_source = trial_cost(executor.name, result.model or executor.settings.model, usage.cost_usd,
                                    usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.raw,
@@ -328,14 +329,14 @@ def token_note(run_dirs: list[Path]) -> str | None:
 AGENT_DIRS = frozenset({".claude", ".agents", ".codex"})
 
 
-def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
     """Leave in outputs/ only what the agent produced: drop input files it did not change and
     the skill an executor installed for discovery (.claude/, .agents/). Returns the files
-    created or changed, relative to outputs/."""
+    created or changed, relative to outputs/, in name order, with their (size, mtime_ns)."""
     with os.scandir(outputs) as it:
         top = list(it)
     if not top:
-        return []  # the common case for answer-only agents: nothing to walk
+        return {}  # the common case for answer-only agents: nothing to walk
     for entry in top:
         if entry.name in AGENT_DIRS and entry.is_dir(follow_symlinks=False):
             remove_tree(Path(entry.path), outputs)
@@ -344,4 +345,4 @@ def tidy_outputs(outputs: Path, before: dict[str, tuple[int, int]]) -> list[str]
         if after.get(rel) == sig:
             os.unlink(outputs / rel)
             del after[rel]
-    return sorted(after)
+    return dict(sorted(after.items()))

@@ -59,9 +59,11 @@ class StopSignals:
     """The handlers, for the length of a `with` block (the trial phase). `received` is the first
     signal's number, or None."""
 
-    def __init__(self, on_stop: Callable[[], object] | None = None) -> None:
+    def __init__(self, on_stop: Callable[[], object] | None = None,
+                 kept: str = "finished trials are kept and aggregated") -> None:
         self.received: int | None = None
         self.on_stop = on_stop  # ends agents this process cannot signal (a Ray backend's), in a thread
+        self.kept = kept  # what the first signal's line says becomes of the finished work
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopSignals:
@@ -84,15 +86,15 @@ class StopSignals:
         one line with os.write (no lock a print might hold)."""
         if self.received is not None:
             end_all(0)
-            _say(f"\n{signal_name(signum)} again: stopped at once; finished trials are kept, nothing was "
-                 "aggregated. Run the same command again to resume.\n")
+            _say(f"\n{signal_name(signum)} again: stopped at once; finished work is kept, nothing more was "
+                 "written. Run the same command again to resume.\n")
             os._exit(128 + self.received)
         self.received = signum
         ended = end_all(STOP_GRACE_SECONDS)
         if self.on_stop is not None:
             threading.Thread(target=self.on_stop, daemon=True, name="skillassay-stop-backend").start()
         _say(f"\n{signal_name(signum)}: stopping the run: no new trial starts, {ended} running agent(s) told to "
-             f"stop (killed after {STOP_GRACE_SECONDS:g}s); finished trials are kept and aggregated. "
+             f"stop (killed after {STOP_GRACE_SECONDS:g}s); {self.kept}. "
              f"{signal_name(signum)} again to quit at once.\n")
 
 

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from skillassay.executors.process_group import stop_requested
 from skillassay.run.budget import Budget
@@ -32,9 +32,12 @@ class Progress(Protocol):
     def trial_done(self, record: TrialRecord) -> None: ...
 
 
+T = TypeVar("T")
+R = TypeVar("R")
 Runner = Callable[[Trial], "TrialRecord | None"]  # None: the trial was stopped, nothing recorded
 _EXIT = object()  # a worker's last message: it takes no more trials
-BUDGET_WAIT_SECONDS = 0.05
+ADMIT_WAIT_SECONDS = 0.05  # how often a held-back item is asked again (a budget waiting on trials in flight)
+Admission = Literal["start", "wait", "stop"]
 
 
 def execute_all(todo: list[Trial], runner: Runner, concurrency: int, progress: Progress,
@@ -85,6 +88,27 @@ def budgeted(trial: Trial, reserved: float) -> Trial:
 def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRecord | None], concurrency: int,
                 progress: Progress, halted: Callable[[], bool], results: list[TrialRecord],
                 budget: Budget | None) -> list[TrialRecord]:
+    def done(rec: TrialRecord | None) -> None:
+        if rec is not None:
+            results.append(rec)
+            progress.trial_done(rec)
+
+    def admit(trial: Trial) -> tuple[Admission, tuple[Trial, float]]:
+        decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
+        return decision, (budgeted(trial, reserved), reserved)
+
+    run_queue(pending, lambda pair: guarded(*pair), concurrency, halted, done, admit)
+    return results
+
+
+def run_queue(pending: deque[T], call: Callable[[Any], R], concurrency: int, halted: Callable[[], bool],
+              done: Callable[[R], None], admit: Callable[[T], tuple[Admission, Any]] | None = None) -> None:
+    """`call` on each item in `concurrency` daemon worker threads; `done` with each result, in
+    this thread, in the order they finish. No item is taken once `halted()`; after a stop
+    (stop_requested) the items in flight are waited for at most STOP_WAIT_SECONDS. A worker's
+    exception stops the others taking more and is raised here once those in flight are back.
+    `admit` (a budget) is asked before each item is taken: start it (as the item it returns),
+    wait (ask again shortly: items in flight may free room), or stop taking items."""
     inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
     take = threading.Lock()
     failed = threading.Event()
@@ -95,15 +119,16 @@ def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRe
                 with take:
                     if not pending or failed.is_set() or halted():
                         return
-                    decision, reserved = budget.decide() if budget is not None else ("start", 0.0)
+                    decision, item = admit(pending[0]) if admit is not None else ("start", pending[0])
                     if decision == "stop":
                         return
-                    trial = budgeted(pending.popleft(), reserved) if decision == "start" else None
-                if trial is None:  # the budget waits for a trial in flight to settle
-                    time.sleep(BUDGET_WAIT_SECONDS)
+                    if decision == "start":
+                        pending.popleft()
+                if decision == "wait":
+                    time.sleep(ADMIT_WAIT_SECONDS)
                     continue
                 try:
-                    inbox.put(guarded(trial, reserved))
+                    inbox.put(_Result(call(item)))
                 except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
                     failed.set()
                     inbox.put(exc)
@@ -113,28 +138,34 @@ def _in_workers(pending: deque[Trial], guarded: Callable[[Trial, float], TrialRe
 
     workers = min(concurrency, len(pending))
     for i in range(workers):
-        threading.Thread(target=work, daemon=True, name=f"skillassay-trial-{i}").start()
+        threading.Thread(target=work, daemon=True, name=f"skillassay-worker-{i}").start()
     running, error, leave_at = workers, None, None
     while running:
         if leave_at is None and stop_requested():
             leave_at = time.monotonic() + STOP_WAIT_SECONDS
         try:
-            item = inbox.get(timeout=0.1 if leave_at is None else max(leave_at - time.monotonic(), 0.001))
+            got = inbox.get(timeout=0.1 if leave_at is None else max(leave_at - time.monotonic(), 0.001))
         except queue.Empty:
             if leave_at is not None and time.monotonic() >= leave_at:
-                break  # trials that cannot be stopped (in-process calls): left to their daemon threads
+                break  # calls that cannot be stopped (in-process): left to their daemon threads
             continue
-        if item is _EXIT:
+        if got is _EXIT:
             running -= 1
-        elif isinstance(item, BaseException):
-            error = error or item
-        elif item is not None:
-            assert isinstance(item, TrialRecord)
-            results.append(item)
-            progress.trial_done(item)
+        elif isinstance(got, BaseException):
+            error = error or got
+        elif isinstance(got, _Result):
+            done(got.value)  # type: ignore[arg-type] # what `call` returned
     if error is not None:
         raise error
-    return results
 
 
-__all__ = ["execute_all"]
+class _Result:
+    """A worker's result, told apart from its exception and its exit."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+__all__ = ["execute_all", "run_queue"]

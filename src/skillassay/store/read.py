@@ -17,6 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from skillassay.errors import describe_error
 from skillassay.models import ExpectationResult, Grading, Metrics, Timing
+from skillassay.models.runfiles import MAX_SECONDS
 from skillassay.store.jsonio import json_path, parse_json_bytes
 from skillassay.store.records import Outcome, TrialRecord, compact, trial_verdict
 
@@ -346,11 +347,16 @@ def _checked(d: dict, key: str, ok: Callable[[Any], bool], path: str, issues: li
     return None
 
 
+def _within(top: float) -> Callable[[Any], bool]:
+    return lambda v: _is_num(v) and abs(v) <= top
+
+
 def _timing_figures(timing: dict, path: str, issues: list[RunIssue]) -> tuple[int | None, float | None]:
     """(total_tokens, duration) from timing.json."""
     tokens = _checked(timing, "total_tokens", lambda v: _is_int(v) and v >= 0, path, issues)
-    duration = _duration(*(_checked(timing, k, _is_num, path, issues) for k in
-                           ("total_duration_seconds", "duration_ms", "executor_duration_seconds")))
+    limits = {"total_duration_seconds": MAX_SECONDS, "duration_ms": MAX_SECONDS * 1000,
+              "executor_duration_seconds": MAX_SECONDS}  # past them no trial's (5e268 s overflowed a mean)
+    duration = _duration(*(_checked(timing, k, _within(top), path, issues) for k, top in limits.items()))
     return tokens, duration
 
 
@@ -539,11 +545,12 @@ def read_plain_run(dir_fd: int, name: str) -> PlainRun | None:
                                                timing.get("duration_ms"), timing.get("executor_duration_seconds"))
             # _timing_figures' checks, inline (four calls a run): anything it would report hands over
             # (a float must also not be _huge: -_HUGE <= v < _HUGE holds for no NaN or infinity)
+            # (and a duration past MAX_SECONDS, which _timing_figures reports as missing)
             if not ((tokens is None or (type(tokens) is int and tokens >= 0))
-                    and (total_s is None or type(total_s) is int or (type(total_s) is float and -_HUGE <= total_s < _HUGE))
-                    and (ms is None or type(ms) is int or (type(ms) is float and -_HUGE <= ms < _HUGE))
-                    and (executor_s is None or type(executor_s) is int
-                         or (type(executor_s) is float and -_HUGE <= executor_s < _HUGE))):
+                    and (total_s is None or (type(total_s) in (int, float) and -MAX_SECONDS <= total_s <= MAX_SECONDS))
+                    and (ms is None or (type(ms) in (int, float) and -MAX_SECONDS * 1000 <= ms <= MAX_SECONDS * 1000))
+                    and (executor_s is None
+                         or (type(executor_s) in (int, float) and -MAX_SECONDS <= executor_s <= MAX_SECONDS))):
                 return None
             duration = _duration(total_s, ms, executor_s)
     if m is MISSING:

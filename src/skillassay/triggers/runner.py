@@ -11,8 +11,8 @@ import hashlib
 import json
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +21,8 @@ from skillassay.errors import InputError
 from skillassay.executors.base import Executor, TrialRequest, TrialResult
 from skillassay.models.triggers import TriggerQuery, TriggerRun
 from skillassay.run.execute import RetryPolicy, call_with_retries
+from skillassay.run.interrupt import RunInterrupted, StopSignals, signal_name, stop_requested
+from skillassay.run.schedule import run_queue
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stop_reason
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient, now_iso, write_json
@@ -136,26 +138,43 @@ def execute_runs(executor: Executor, skills: tuple[Skill, ...], specs: Sequence[
         return record
 
     ran = 0
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="skillassay-trigger") as pool:
-        futures = {pool.submit(guarded, spec): (spec, path) for spec, path in todo}
-        for fut in as_completed(futures):
-            spec, path = futures[fut]
-            if (record := fut.result()) is None:
-                continue
-            ran += 1
-            write_json(path, record)
-            out[(spec.index, spec.run)] = (record, path)
-            if on_done:
-                on_done(spec, record, False)
-            if streak.tripped:
-                for pending in futures:
-                    pending.cancel()
+
+    def done(result: tuple[RunSpec, Path, dict[str, Any] | None]) -> None:
+        nonlocal ran
+        spec, path, record = result
+        if record is None or (stop_requested() and record.get("status") != "ok"):
+            return  # not run, or ended by the stop: not a failure of the agent's, so not recorded
+        ran += 1
+        write_json(path, record)
+        out[(spec.index, spec.run)] = (record, path)
+        if on_done:
+            on_done(spec, record, False)
+
+    # As `run`'s trials (run/schedule.py, run/interrupt.py): Ctrl-C, SIGTERM or SIGHUP start no
+    # new run and end the agents in flight; what finished is kept, and the command says so.
+    with StopSignals(kept="finished runs are kept") as stop:
+        run_queue(deque(todo), lambda item: (item[0], item[1], guarded(item[0])), max(1, concurrency),
+                  lambda: streak.tripped or stop_requested(), done)
+    if stop.received is not None:
+        raise TriggersInterrupted(stop.received, store, len(out), len(specs) - len(out))
     if streak.tripped:
         raise InputError.one(store, f"--executor {executor.name}",
                              f"triggers stopped: {stop_reason(streak)}; no further runs were started ({ran} ran). "
                              f"The error: {streak.error}. Fix the cause and run the same command again to resume: "
                              "finished runs are kept and the failed ones are run again.")
     return out
+
+
+class TriggersInterrupted(RunInterrupted):
+    """Trigger runs stopped on a signal: the finished ones are on disk, the others run on resume."""
+
+    def __init__(self, signum: int, store: Path, finished: int, left: int) -> None:
+        super().__init__(signum, store, finished, left, aggregated=False)
+
+    def message(self) -> str:
+        return (f"interrupted ({signal_name(self.signum)}): {self.finished} finished runs are kept in "
+                f"{self.iteration_dir / RECORDS_DIR}; {self.left} runs did not run or were stopped. Run the same "
+                "command again to resume: finished runs are not run again")
 
 
 @dataclass(frozen=True)
@@ -166,4 +185,4 @@ class _Outcome:
     error: str | None
 
 
-__all__ = ["RunSpec", "as_run", "execute_runs", "plan_runs", "run_key", "skill_digest"]
+__all__ = ["RunSpec", "TriggersInterrupted", "as_run", "execute_runs", "plan_runs", "run_key", "skill_digest"]

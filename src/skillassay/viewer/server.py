@@ -20,12 +20,13 @@ from skillassay.errors import InputError
 from skillassay.models import Feedback, Review
 from skillassay.report.charts import load_benchmark
 from skillassay.store.jsonio import JSONLimitError, load_model, now_iso, parse_json_bytes, write_json
+from skillassay.store.redact import disk_redactor
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
 from skillassay.viewer.render import warm_renderers
+from skillassay.viewer.served_file import masked_pieces, reach_of
 
 MAX_BODY = 1_000_000  # bytes of one feedback POST
-CHUNK = 1 << 16  # bytes per write when sending an output file
 # A reader that closed its tab or aborted a download: not an error of ours.
 DISCONNECTS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 STATUSES = {"in_progress", "complete"}
@@ -151,15 +152,14 @@ class ViewerHandler(BaseHTTPRequestHandler):
 
     def _headers(self, status: int, length: int, content_type: str, extra: dict[str, str] | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(length))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        for key, value in (extra or {}).items():
+        for key, value in {**self._safe_headers(content_type), "Content-Length": str(length), **(extra or {})}.items():
             self.send_header(key, value)
         self.end_headers()
+
+    @staticmethod
+    def _safe_headers(content_type: str) -> dict[str, str]:
+        return {"Content-Type": content_type, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "no-referrer", "Cross-Origin-Resource-Policy": "same-origin"}
 
     def _json(self, data: Any, status: int = 200) -> None:
         self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
@@ -234,14 +234,19 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if path is None or not path.is_file():
             raise HTTPError(404, "no such file")
         filename = quote(path.name, safe="")
-        with path.open("rb") as fh:  # sent in chunks: a 2 GiB output costs one chunk of memory
-            size = os.fstat(fh.fileno()).st_size
-            self._headers(200, size, "application/octet-stream",
-                          {"Content-Disposition": f"attachment; filename*=UTF-8''{filename}"})
+        redactor = disk_redactor()  # with the iteration's remembered secrets (`view` loaded them)
+        with path.open("rb") as fh:  # masked and sent in pieces: a 2 GiB output costs a few MB
+            # No Content-Length: masking changes it. HTTP/1.0, so the end of the body is the close.
+            self.send_response(200)
+            for key, value in self._safe_headers("application/octet-stream").items():
+                self.send_header(key, value)
+            self.send_header("Content-Disposition", f"attachment; filename*=UTF-8''{filename}")
+            self.send_header("Connection", "close")
+            self.end_headers()
             if self.command != "HEAD":
                 self.sent_body = True
-                while chunk := fh.read(CHUNK):
-                    self.wfile.write(chunk)
+                for piece in masked_pieces(fh, redactor.bytes, reach_of(redactor)):
+                    self.wfile.write(piece)
 
     # --- POST --------------------------------------------------------------------------
 

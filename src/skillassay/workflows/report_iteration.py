@@ -22,6 +22,7 @@ from skillassay.report.report import (
     change_rows,
     design_limits,
     details,
+    named_rows,
     per_eval_rows,
     possible_regression_rows,
     recommendations,
@@ -85,7 +86,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         executor, unmeasurable = not_measured(iteration_dir, thresholds)
         gate = evaluate(bench, thresholds, strict=strict, point_estimate=point_estimate, comparison=comparison,
                         not_measured=unmeasurable, executor=executor)
-    st = bench.statistics or {}
+    st = named_rows(bench.statistics or {})
     chart_data = bench.model_dump(mode="json", exclude={"runs"})
     chart_paths, chart_error = draw_charts(iteration_dir, chart_data, drawer) if charts else ([], None)
     validity = st.get("validity") or []
