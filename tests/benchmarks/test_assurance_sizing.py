@@ -5,14 +5,17 @@ promised, and the plug-in limit when the pilot is huge."""
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 import numpy as np
 import pytest
+import repo_paths
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from skillassay.analyze import assurance
+sys.path.insert(0, str(repo_paths.REPO / "benchmarks"))
+import assurance_sizing as assurance  # noqa: E402 - the retired sizing, kept for benchmarks/advice_rules_study.py
 
 
 def bayes_fresh(t_pilot: float, m: int, n: int, draws: int = 400_000, seed: int = 0) -> float:
