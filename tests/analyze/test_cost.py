@@ -101,3 +101,15 @@ def test_max_avg_cost_usd_is_gated_three_state_on_the_skill_arms_mean(limit: flo
 
 def test_usd_format() -> None:
     assert [usd(x) for x in (0.0042, 1.234, 0.0, 12.0, -0.03)] == ["$0.0042", "$1.23", "$0.00", "$12.00", "-$0.03"]
+
+
+def test_free_trials_say_so_in_a_few_words() -> None:
+    """The embedded model's run printed a line of $0.00 figures ('$0.00 per additional success
+    (95% CI $0.00..$0.00)'): trials that all cost nothing say so instead."""
+    from skillassay.analyze.cost import cost_summary
+
+    free = bench(suite(6, 0.0, 0.0)).cost
+    assert free is not None
+    assert cost_summary(free) == "cost: $0 (every trial cost nothing: a local model or an executor that calls none)"
+    paid = bench(suite(6, 0.004, 0.002)).cost
+    assert paid is not None and "per additional success" in cost_summary(paid)

@@ -158,7 +158,12 @@ def arm_text(arm: dict[str, Any]) -> str:
 
 
 def cost_summary(cost: dict[str, Any]) -> str:
-    """One line for the console and the job summary: each arm, then the skill's cost effect."""
+    """One line for the console and the job summary: each arm, then the skill's cost effect.
+    Trials that all cost nothing (the embedded model, echo) say so in a few words instead of a
+    line of $0.00 figures."""
+    arms = cost["configurations"].values()
+    if all(not a.get("trials_unknown") and a.get("trials_priced") and a.get("total_usd") == 0 for a in arms):
+        return "cost: $0 (every trial cost nothing: a local model or an executor that calls none)"
     parts = [f"{cfg.replace('_', ' ')} {arm_text(arm)}" for cfg, arm in cost["configurations"].items()]
     return f"cost: {'; '.join(parts)}; skill: {extra_success_text(cost)}"
 
