@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
 
 def alive(pid: int) -> bool:
     """Running (a zombie nobody reaped is not running)."""
@@ -10,3 +15,22 @@ def alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def recorded_pids(folder: Path) -> list[int]:
+    """The pids the tests' sleeping agents append to FOLDER/pids, one per line."""
+    path = folder / "pids"
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, proc: subprocess.Popen[str], what: str = "the run") -> None:
+    """Until `condition()` holds; an AssertionError (with the process's stderr) if `proc` ends
+    first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"{what} ended early ({proc.returncode}): {proc.communicate()[1]}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import repo_paths
-from process_support import alive
+from process_support import alive, recorded_pids, wait_for
 
 REPO = repo_paths.REPO
 EVALS = 4  # eval 1 is quick, the others sleep while the slow flag exists
@@ -63,22 +63,6 @@ def start(argv: list[str], tmp_path: Path, write_behind: str = "") -> subprocess
 
 def graded(ws: Path) -> list[Path]:
     return sorted(ws.glob("iteration-1/eval-*/*/run-*/grading.json"))
-
-
-def wait_for(condition, timeout: float, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"the run ended early ({proc.returncode}): {proc.communicate()[1]}")
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the run")
-
-
-def recorded_pids(tmp_path: Path) -> list[int]:
-    path = tmp_path / "pids"
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
 def sleeping_started(tmp_path: Path, count: int) -> bool:

@@ -16,12 +16,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import repo_paths
-from process_support import alive
+from process_support import alive, recorded_pids, wait_for
 
 QUICK, SLOW, RUNS = 2, 6, 2  # queries; 16 runs in all, 4 of them quick
 
@@ -52,25 +51,9 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
                             start_new_session=True)
 
 
-def pids(tmp_path: Path) -> list[int]:
-    path = tmp_path / "pids"
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
-
-
 def finished(tmp_path: Path) -> int:
     records = (tmp_path / "ws" / "triggers" / "runs").glob("*.json")
     return sum(json.loads(p.read_text()).get("status") == "ok" for p in records)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"triggers ended early ({proc.returncode}): {proc.communicate()[1]}")
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the runs")
 
 
 @pytest.fixture
@@ -81,7 +64,7 @@ def setup(tmp_path: Path):
     queries.write_text(json.dumps([{"query": f"quick zebra {i}", "should_trigger": True} for i in range(QUICK)]
                                   + [{"query": f"slow zebra {i}", "should_trigger": i % 2 == 0} for i in range(SLOW)]))
     yield argv(tmp_path, skill, queries)
-    for pid in pids(tmp_path):  # whatever a failing run left behind never outlives the test
+    for pid in recorded_pids(tmp_path):  # whatever a failing run left behind never outlives the test
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
 
@@ -89,7 +72,7 @@ def setup(tmp_path: Path):
 def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, setup: list[str]) -> None:
     proc = start(setup, tmp_path)
     try:
-        wait_for(lambda: finished(tmp_path) == QUICK * RUNS and len(pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc)
+        wait_for(lambda: finished(tmp_path) == QUICK * RUNS and len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc, "triggers")
         sent = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -101,8 +84,8 @@ def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, s
     assert proc.returncode == 130, err
     assert "interrupted" in err and "resume" in err and f"{QUICK * RUNS} finished runs" in err, err
     assert "Traceback" not in err, err
-    assert [p for p in pids(tmp_path) if alive(p)] == [], "an agent outlived the command"
-    started = len(pids(tmp_path))
+    assert [p for p in recorded_pids(tmp_path) if alive(p)] == [], "an agent outlived the command"
+    started = len(recorded_pids(tmp_path))
     assert started < (QUICK + SLOW) * RUNS, "every queued run still ran"
     assert finished(tmp_path) == QUICK * RUNS  # the stopped runs are not recorded as finished
 
@@ -110,7 +93,7 @@ def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, s
     proc = start(setup, tmp_path)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode in (0, 1, 3), err
-    assert len(pids(tmp_path)) - started == SLOW * RUNS, "finished runs ran again"
+    assert len(recorded_pids(tmp_path)) - started == SLOW * RUNS, "finished runs ran again"
     report = json.loads((tmp_path / "ws" / "triggers" / "triggers.json").read_text())
     assert report["runs_completed"] == (QUICK + SLOW) * RUNS
 
@@ -118,7 +101,7 @@ def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, s
 def test_a_second_ctrl_c_ends_triggers_at_once(tmp_path: Path, setup: list[str]) -> None:
     proc = start(setup, tmp_path)
     try:
-        wait_for(lambda: len(pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc)
+        wait_for(lambda: len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc, "triggers")
         os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.3)
         sent = time.monotonic()
@@ -132,6 +115,6 @@ def test_a_second_ctrl_c_ends_triggers_at_once(tmp_path: Path, setup: list[str])
     assert proc.returncode == 130, err
     assert "again" in err, err
     deadline = time.monotonic() + 5
-    while any(alive(p) for p in pids(tmp_path)) and time.monotonic() < deadline:
+    while any(alive(p) for p in recorded_pids(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert [p for p in pids(tmp_path) if alive(p)] == [], "an agent outlived the command"
+    assert [p for p in recorded_pids(tmp_path) if alive(p)] == [], "an agent outlived the command"
