@@ -70,6 +70,10 @@ class TrialRequest:
     # USD this trial may spend under the run's budget (run/budget.py); a metering proxy refuses
     # requests past it. None: no budget.
     max_cost_usd: float | None = None
+    # A multi-turn eval's user messages after `prompt` (turn 2 onwards), sent in order, each
+    # after the agent has answered the one before, in the same conversation (issue 39). Empty:
+    # a single-turn trial, exactly as before. Only an executor with `supports_turns` gets one.
+    turns: tuple[str, ...] = ()
 
     @property
     def skills(self) -> tuple[Skill, ...]:
@@ -101,6 +105,22 @@ class Usage:
 
 
 @dataclass
+class TurnRecord:
+    """One turn of a multi-turn trial: what the agent answered to that user message and what
+    the turn alone cost. `transcript_start` is the index in TrialResult.transcript where the
+    turn's events begin, so a reader can show the conversation turn by turn."""
+
+    index: int  # 1-based: turn 1 is the request's `prompt`
+    prompt: str
+    final_text: str = ""
+    status: Status = "ok"
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    agent_duration_ms: int | None = None
+    transcript_start: int = 0
+
+
+@dataclass
 class TrialResult:
     final_text: str = ""
     status: Status = "ok"
@@ -113,6 +133,10 @@ class TrialResult:
     transcript: list[dict[str, Any]] = field(default_factory=list)
     agent_duration_ms: int | None = None
     model: str | None = None
+    # One record per turn run, in order, for a multi-turn trial (empty for a single turn).
+    # final_text/usage/agent_duration_ms above are then the last turn's answer and the sums.
+    # A turn that errors is the last record and sets `status` to error for the whole trial.
+    turns: list[TurnRecord] = field(default_factory=list)
 
 
 class Executor(ABC):
@@ -126,6 +150,10 @@ class Executor(ABC):
     # False when run() never reports token counts (the `command` executor): a token threshold
     # is then named "not measured" before the run instead of staying INCONCLUSIVE forever.
     reports_tokens: ClassVar[bool] = True
+    # True when run() carries a conversation: it sends request.turns one after another in the
+    # same session/thread/message history and fills TrialResult.turns. An executor without it
+    # is refused for a multi-turn eval before any trial runs, never given turn 1 alone.
+    supports_turns: ClassVar[bool] = False
 
     def __init__(self, settings: ExecutorSettings) -> None:
         self.settings = settings
