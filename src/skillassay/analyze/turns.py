@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from skillassay.analyze import paired_intervals
 from skillassay.analyze import numerics as stats
+from skillassay.analyze import paired_intervals
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading, pass_rate_interval
 from skillassay.models.turns import TurnsSection
 from skillassay.store.records import TrialRecord

@@ -68,9 +68,9 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
     turns, paths = ev.expectation_turns(), ev.expectation_paths()
     for i, exp in enumerate(ev.all_expectations()):
         turn = turns[i] if turns else None
-        place = {"in_conversation": bool(turns), "turn": turn}
         if isinstance(exp, str):
-            compiled.append(CompiledExpectation(exp, None, source=turn_source(exp, turn), **place))
+            compiled.append(CompiledExpectation(exp, None, source=turn_source(exp, turn), turn=turn,
+                                                in_conversation=bool(turns)))
             continue
         try:
             plugin = assertions.build(exp)
@@ -83,7 +83,8 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
             problems.append(Problem(str(source), where, f"eval {ev.id} ({ev.name or ev.slug}): {message}"))
             continue
         compiled.append(CompiledExpectation(assertion_text(exp, plugin), plugin, exp.negate,
-                                            source=turn_source(exp.model_dump(mode="json"), turn), **place))
+                                            source=turn_source(exp.model_dump(mode="json"), turn), turn=turn,
+                                            in_conversation=bool(turns)))
     if problems:
         raise InputError(problems)
     return compiled

@@ -65,9 +65,9 @@ from skillassay.run.reuse import (
     reuse_unchanged_skill_runs,
 )
 from skillassay.run.schedule import execute_all
-from skillassay.run.turns import refuse_single_turn_executor
 from skillassay.run.shard import Shard, refuse_adaptive, shard_record, shard_share, write_shard_record
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
+from skillassay.run.turns import refuse_single_turn_executor
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.benchmark_file import write_benchmark
@@ -359,7 +359,7 @@ def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, 
     input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
-        extra = {} if input_files is None else {
+        extra: dict[str, Any] = {} if input_files is None else {
             "files": list(ev.files),
             "files_sha256": {rel: (file_hashes or {}).get(f) or hash_file(f)
                              for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}

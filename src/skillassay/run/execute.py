@@ -20,8 +20,8 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.executors.give_up import GiveUp
 from skillassay.executors.pricing import trial_cost
 from skillassay.executors.process_group import stop_requested
-from skillassay.models import Metrics, Timing
 from skillassay.grade.turns import TURNS_FILE
+from skillassay.models import Metrics, Timing
 from skillassay.run.execute_turns import (
     check_turns,
     redact_turns,
