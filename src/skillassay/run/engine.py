@@ -42,7 +42,6 @@ from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.budget import budget_gate, budget_stop, open_budget
 from skillassay.run.execute import RetryPolicy, token_note
-from skillassay.run.execute_turns import answers_of
 from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
     IterationChoice,
@@ -359,14 +358,12 @@ def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, 
     input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
-        extra: dict[str, Any] = {} if input_files is None else {
+        extra = {} if input_files is None else {
             "files": list(ev.files),
             "files_sha256": {rel: (file_hashes or {}).get(f) or hash_file(f)
                              for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
-        if ev.turns:  # the conversation, beside its first message as `prompt`
-            extra["turns"] = ev.turns
-        meta = EvalMetadata(eval_id=ev.id, eval_name=eval_name(ev), prompt=ev.prompt,
-                            expectations=ev.all_expectations(), **extra)
+        meta = EvalMetadata(eval_id=ev.id, eval_name=eval_name(ev), prompt=ev.prompt,  # a conversation's: + turns
+                            expectations=ev.all_expectations(), **extra, **({"turns": ev.turns} if ev.turns else {}))
         write_json(path, meta)
 
 
@@ -410,7 +407,7 @@ class TrialRunner:
             self.sink.sync()
             pending.files = []
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
-                        final_text=result.final_text, turn_answers=answers_of(result),
+                        final_text=result.final_text, turn_answers=[(t.prompt, t.final_text) for t in result.turns],
                         # a capped listing cannot say a file is absent: grading looks on disk then
                         listed_outputs=metrics.files_created if metrics.files_created_total is None else None)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,

@@ -64,11 +64,6 @@ def quote_lines(text: str) -> str:
     return "\n> ".join(text.splitlines() or [""])
 
 
-def answers_of(result: TrialResult) -> tuple[tuple[str, str], ...]:
-    """(prompt, answer) per turn, for grading (empty for a single-turn trial)."""
-    return tuple((t.prompt, t.final_text) for t in result.turns)
-
-
 def redact_turns(result: TrialResult, redactor: Callable[[str], str]) -> None:
     """Answers and errors as they will be on disk: grading sees what is written."""
     for t in result.turns:
