@@ -413,8 +413,8 @@ def summarize_matrix(parts: Sequence[AgentPart], *, alpha: float = GATE_FAIL_ALP
         raise InputError([Problem("matrix", "agents", f"agent names repeat: {', '.join(names)}")])
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    het, _, used = _heterogeneity(parts, alpha)  # first: it checks each per_eval, naming the field
     agents = [_agent(p) for p in parts]
-    het, _, used = _heterogeneity(parts, alpha)
     family = _hold_family(agents, alpha)
     for a in agents:
         _decide_agent(a, family.checks if family else 0)
