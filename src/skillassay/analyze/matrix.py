@@ -151,13 +151,12 @@ def _threshold_rows(part: AgentPart, gates: dict[str, Any]) -> list[AgentThresho
         value = _num(g.get("value"))
         if value is None and key != "min_improvement_ratio":
             decision = NOT_MEASURED  # this executor records no such figure: no trials would decide it
-        elif value is None and g.get("unbounded"):
-            decision = g.get("decision")
         elif decision not in ("PASS", "FAIL", "INCONCLUSIVE"):
             raise _bad(part, f"statistics.gates.{key}.decision", f"expected PASS, FAIL or INCONCLUSIVE, got {decision!r}")
         fail_p = _num(g.get("fail_p_value"))
         rows.append(AgentThreshold(
             key=key, threshold=_num(g.get("threshold")), value=value, interval=_iv(g.get("interval")),
+            unbounded=g.get("unbounded") is True,
             recorded_decision=g.get("decision") if isinstance(g.get("decision"), str) else None,
             decision=str(decision or "INCONCLUSIVE"),
             fail_p_value=(0.0 if fail_p is None else fail_p) if decision == "FAIL" else None))
@@ -204,8 +203,9 @@ def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment |
     gate applies over one agent's thresholds (gate.holm_fail_levels): with 3 agents gated on 2
     thresholds each, six checks at their own 2.5% would FAIL a skill that meets every threshold
     far more often than 5%. A FAIL Holm does not confirm becomes INCONCLUSIVE."""
+    # As the gate: a threshold with no figure (a ratio over no baseline) is no member; an unbounded ratio is.
     members = {f"{a.name}/{t.key}": t for a in agents if a.required for t in a.thresholds
-               if t.decision != NOT_MEASURED}
+               if t.decision != NOT_MEASURED and (t.value is not None or t.unbounded)}
     if not members:
         return None
     ps = {k: (t.fail_p_value if t.decision == "FAIL" and t.fail_p_value is not None else 1.0)
@@ -227,7 +227,7 @@ def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment |
 
 def _label(t: AgentThreshold) -> str:
     iv = "" if not t.interval else f", 95% CI {t.interval[0]:.3g}..{'unbounded' if t.interval[1] is None else f'{t.interval[1]:.3g}'}"
-    value = "n/a" if t.value is None else f"{t.value:.3g}"
+    value = "unbounded" if t.unbounded else "n/a" if t.value is None else f"{t.value:.3g}"
     return f"{t.key} {value}{iv} vs {t.threshold:g}" if t.threshold is not None else t.key
 
 
