@@ -95,6 +95,18 @@ def test_two_agents_heterogeneity_is_the_sign_flip_test_of_their_difference(tmp_
     p, method = sign_flip_p_value([0.75] * E)
     assert method.startswith("exact") and s.heterogeneity.p_value == pytest.approx(p)  # 2/2**8
     assert s.heterogeneity.called and s.heterogeneity.exact and s.heterogeneity.pairs[0].differs
+    assert s.heterogeneity.permutations == 2**E
+
+
+def test_two_agents_beyond_exact_enumeration_agree_with_their_pair(tmp_path: Path) -> None:
+    """20 evals: the within-eval permutations are sampled; the omnibus and the one pair are the
+    same test and must give the same p, so "called" and "this pair differs" never disagree."""
+    many = {i: ("PPPF", "PFFF") if i % 3 else ("PPFF", "PPFF") for i in range(1, 21)}
+    flat = {i: ("PPFF", "PFFF") if i % 2 else ("PFFF", "PFFF") for i in range(1, 21)}
+    s = summarize_matrix([part("haiku", bench(tmp_path, "a", many, {})), part("cmd", bench(tmp_path, "c", flat, {}))])
+    h = s.heterogeneity
+    assert h.n_informative > 15 and not h.exact and h.p_value == h.pairs[0].p_value
+    assert h.called == h.pairs[0].differs
 
 
 def test_fail_calls_are_held_family_wise_across_agents(tmp_path: Path) -> None:
