@@ -10,23 +10,11 @@ import shutil
 from pathlib import Path
 
 from iteration_factory import write_iteration
+from matrix_samples import EVALS, matrix_iteration, write_matrix
 
-from skillassay.store.jsonio import write_json
-from skillassay.viewer.build import build_index, index_payload, run_payload
+from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload
 from skillassay.viewer.server import ViewerServer
 from skillassay.viewer.static_html import static_html
-
-EVALS = {1: ("P", "F"), 2: ("F", "F")}
-
-
-def matrix_iteration(tmp_path: Path) -> Path:
-    it = tmp_path / "ws" / "iteration-1"
-    for name in ("sonnet", "haiku"):
-        shutil.move(write_iteration(tmp_path / "parts" / name, 1, EVALS), it / "agents" / name)
-    write_json(it / "iteration.json", {"schema_version": 1, "iteration": 1, "agents": [
-        {"name": "sonnet", "executor": "claude-code", "model": "claude-sonnet-4-5", "required": True},
-        {"name": "haiku", "executor": "claude-code", "model": "claude-haiku-4-5", "required": True}]})
-    return it
 
 
 def test_runs_of_every_agent_are_listed_with_their_agent(tmp_path: Path) -> None:
@@ -72,3 +60,16 @@ def test_the_page_carries_the_agents_and_the_filter(tmp_path: Path) -> None:
         assert body["agents"] == ["sonnet", "haiku"] and len(body["runs"]) == 8
     finally:
         server.server_close()
+
+
+def test_the_benchmark_tab_shows_the_matrix(tmp_path: Path) -> None:
+    it = matrix_iteration(tmp_path)
+    assert benchmark_payload(it, {})["matrix"] is None  # not summarised yet: nothing to show
+    write_matrix(it)
+    m = benchmark_payload(it, {})["matrix"]
+    assert m["verdict"] == "NOT GATED" and "sonnet" in m["message"]
+    assert [a["name"] for a in m["agents"]] == ["sonnet", "haiku"]
+    assert m["agents"][0]["effect"] == 0.5 and m["agents"][0]["with_skill"] == 0.5
+    assert "agents" in m["heterogeneity"] and m["pooled"]["reason"]
+    (it / "matrix.json").write_text('{"agents": "many"}', encoding="utf-8")
+    assert "could not be read" in benchmark_payload(it, {})["matrix"]["note"]

@@ -3,29 +3,23 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from browser_support import ARGS, CHROMIUM, new_page, open_viewer
 from iteration_factory import write_iteration
+from matrix_samples import EVALS, matrix_iteration, write_matrix
 
-from skillassay.store.jsonio import write_json
 from skillassay.viewer.server import start_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium at "
                                                                                  "/usr/bin/chromium")]
 
-EVALS = {1: ("P", "F"), 2: ("F", "F")}
-
-
 def test_runs_filter_by_agent(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    it = tmp_path / "ws" / "iteration-1"
-    for name in ("sonnet", "haiku"):
-        shutil.move(write_iteration(tmp_path / "parts" / name, 1, EVALS), it / "agents" / name)
-    write_json(it / "iteration.json", {"agents": [{"name": "sonnet"}, {"name": "haiku"}]})
+    it = matrix_iteration(tmp_path)
+    write_matrix(it)
     single = write_iteration(tmp_path / "single", 1, EVALS)
     servers = [start_server(it)[0], start_server(single)[0]]
     try:
@@ -44,6 +38,11 @@ def test_runs_filter_by_agent(tmp_path: Path) -> None:
             pg.select_option("#agent-select", "")
             pg.wait_for_function("() => document.getElementById('counter').textContent.endsWith('/ 8')",
                                  timeout=10000)
+            pg.click("#tab-benchmark")
+            pg.wait_for_selector("#matrix-verdict", timeout=15000)
+            assert (pg.text_content("#matrix-verdict") or "").startswith("NOT GATED")
+            assert pg.eval_on_selector_all("#benchmark-panel td", "ts => ts.map(t => t.textContent)")[:2] == [
+                "sonnet: claude-code", "50%"]
             open_viewer(pg, servers[1].url)
             assert pg.query_selector("#agent-select") is None
             assert watch.errors == [] and watch.dialogs == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from skillassay.store.jsonio import load_json_lenient
 
@@ -31,3 +32,30 @@ def agent_names(iteration_dir: Path) -> list[str]:
     names = [a.get("name") for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     ordered = [n for n in dict.fromkeys(names) if isinstance(n, str) and n in present]
     return ordered + sorted(present - set(ordered))
+
+
+def matrix_view(iteration_dir: Path) -> dict[str, Any] | None:
+    """matrix.json for the Benchmark tab: the verdict, one row per agent and the answers across
+    agents in words; None without a matrix.json, a note when it cannot be read (never a 500)."""
+    path = iteration_dir / "matrix.json"
+    if not path.is_file():
+        return None
+    from pydantic import ValidationError
+
+    from skillassay.models.matrix import MatrixSummary
+
+    try:
+        summary = MatrixSummary.model_validate(load_json_lenient(path))
+    except ValidationError as exc:
+        return {"note": f"matrix.json could not be read ({exc.error_count()} problem(s)): `skillassay validate` it"}
+    h, pooled = summary.heterogeneity, summary.pooled
+    return {
+        "verdict": summary.verdict, "message": summary.message,
+        "agents": [{"name": a.name, "executor": a.executor, "model": a.model, "required": a.required,
+                    "verdict": a.verdict, "with_skill": a.with_skill_pass_rate, "baseline": a.baseline_pass_rate,
+                    "effect": a.effect, "interval": a.effect_interval, "cost": a.cost_usd, "tokens": a.tokens,
+                    "seconds": a.duration_seconds, "reasons": a.reasons} for a in summary.agents],
+        "heterogeneity": h.explanation, "pairs": [f"{' vs '.join(p.agents)}: p {p.p_adjusted:.3g} (Holm)"
+                                                  for p in h.pairs if p.differs and p.p_adjusted is not None],
+        "pooled": {"effect": pooled.effect, "interval": pooled.interval, "reason": pooled.reason},
+    }

@@ -31,7 +31,7 @@ from skillassay.store.bounded import LIST_CAP, list_files
 from skillassay.store.discover import EVAL_DIR, discover
 from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
-from skillassay.viewer.agents import AGENTS_DIR, agent_names
+from skillassay.viewer.agents import AGENTS_DIR, agent_names, matrix_view
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
@@ -497,4 +497,4 @@ def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, A
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
             "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir),
-            "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}
+            "trend": trend, "trend_chart": _svg_uri(trend_chart(trend)), "matrix": matrix_view(iteration_dir)}
