@@ -54,6 +54,9 @@ def test_agents_that_agree_are_pooled_and_pass(tmp_path: Path) -> None:
     assert s.pooled.effect == pytest.approx(0.75) and s.pooled.interval is not None
     assert s.pooled.interval[0] is not None and s.pooled.interval[0] > 0
     assert s.pooled.agents == ["haiku", "sonnet"] and "did not find" in s.pooled.reason
+    # one test behind the pooled figure: the sign-flip test of each eval's mean over agents
+    assert s.pooled.p_value == pytest.approx(sign_flip_p_value([0.75] * E)[0])
+    assert s.pooled.reading == "evals like these"
     assert [a.verdict for a in s.agents] == ["PASS", "PASS"]
     assert s.verdict == "PASS" and s.exit_code == 0
     assert s.message.startswith("PASS") and "haiku, sonnet" in s.message

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import paired_intervals
-from skillassay.analyze.gate import GATE_FAIL_ALPHA, ONE_SIDED_ALPHA, holm_fail_levels, measurement_problems
+from skillassay.analyze.gate import (
+    GATE_FAIL_ALPHA,
+    ONE_SIDED_ALPHA,
+    holm_fail_levels,
+    holm_level,
+    measurement_problems,
+)
 from skillassay.analyze.gate_stats import GATE_DIRECTIONS
 from skillassay.analyze.numerics import binomial_floor_se, sign_flip_p_value
 from skillassay.analyze.rate_intervals import READING_PHRASE
@@ -216,7 +222,7 @@ def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment |
     ps = {k: (t.fail_p_value if t.decision == "FAIL" and t.fail_p_value is not None else 1.0)
           for k, t in members.items()}
     confirmed = holm_fail_levels(ps, alpha)
-    missed = min(ONE_SIDED_ALPHA, alpha / max(1, len(ps) - len(confirmed)))
+    missed = holm_level(len(ps), len(confirmed), alpha)  # the level the first unconfirmed FAIL was held to
     for k, t in members.items():
         if t.decision == "FAIL":
             t.holm_level = confirmed.get(k, missed)
