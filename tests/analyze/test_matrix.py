@@ -175,3 +175,13 @@ def test_repeated_names_are_refused(tmp_path: Path) -> None:
     b = bench(tmp_path, "a", HELPS)
     with pytest.raises(InputError, match="repeat"):
         summarize_matrix([part("x", b), part("x", b)])
+
+
+def test_nothing_gated_is_not_a_pass_and_an_invalid_agent_never_exits_0(tmp_path: Path) -> None:
+    s = summarize_matrix([part("haiku", bench(tmp_path, "a", HELPS, {})), part("cmd", bench(tmp_path, "c", NOTHING, {}))])
+    assert [a.verdict for a in s.agents] == ["NOT GATED", "NOT GATED"] and s.family is None
+    assert s.verdict == "NOT GATED" and s.exit_code == 0 and s.message.startswith("NOT GATED")
+    errored = {i: ("EEEE", "PFFF") for i in range(1, E + 1)}
+    s = summarize_matrix([part("haiku", bench(tmp_path, "a", HELPS, {})), part("broken", bench(tmp_path, "b", errored, {}))])
+    assert s.agents[1].verdict == "INVALID" and s.verdict == "INCONCLUSIVE" and s.exit_code == 3
+    assert "invalid on broken" in s.message
