@@ -185,3 +185,33 @@ def test_nothing_gated_is_not_a_pass_and_an_invalid_agent_never_exits_0(tmp_path
     s = summarize_matrix([part("haiku", bench(tmp_path, "a", HELPS, {})), part("broken", bench(tmp_path, "b", errored, {}))])
     assert s.agents[1].verdict == "INVALID" and s.verdict == "INCONCLUSIVE" and s.exit_code == 3
     assert "invalid on broken" in s.message
+
+
+def comparison(p_adjusted: float) -> dict[str, Any]:
+    """comparison_previous.json with eval 1 called regressed at this BH-adjusted p."""
+    return {"per_eval": [{"eval_id": 1, "eval_name": "e1", "label": "regressed", "counts": "4/4 -> 0/4",
+                          "p_regression_adjusted": p_adjusted}], "regressed": [1]}
+
+
+def test_regression_checks_share_the_gates_level_across_agents(tmp_path: Path) -> None:
+    """As one agent's gate holds its regression check at 0.01 beside the thresholds' 0.04, the
+    matrix shares the 0.01 between the agents compared: 0.004 fails one agent alone, and two
+    compared agents (0.005 each); 0.008 fails one agent alone, but not among two."""
+    a, b = bench(tmp_path, "a", HELPS), bench(tmp_path, "b", HELPS_TOO)
+    alone = summarize_matrix([AgentPart("haiku", True, "command", None, a, comparison(0.008))])
+    assert alone.agents[0].verdict == "FAIL" and alone.verdict == "FAIL"
+    row = alone.agents[0].thresholds[-1]
+    assert row.key == "no_regressions" and row.evals == ["eval-1 (e1)"] and row.holm_level == pytest.approx(0.01)
+    assert alone.family is not None and alone.family.thresholds_alpha == pytest.approx(0.04)
+    held = summarize_matrix([AgentPart("haiku", True, "command", None, a, comparison(0.008)),
+                             AgentPart("sonnet", True, "command", None, b, comparison(0.5))])
+    haiku = held.agents[0]
+    assert haiku.verdict == "INCONCLUSIVE" and "0.005" in haiku.reasons[0] and held.verdict == "INCONCLUSIVE"
+    assert held.family is not None and held.family.regression_level == pytest.approx(0.005)
+    assert held.family.checks == 4  # two thresholds and two regression checks
+    clear = summarize_matrix([AgentPart("haiku", True, "command", None, a, comparison(0.004)),
+                              AgentPart("sonnet", True, "command", None, b, comparison(0.5))])
+    assert clear.agents[0].verdict == "FAIL" and clear.verdict == "FAIL"
+    assert clear.family is not None and clear.family.confirmed_levels == {"haiku/no_regressions": 0.005}
+    with pytest.raises(InputError, match="comparison_previous.json"):
+        summarize_matrix([AgentPart("haiku", True, "command", None, a, {"per_eval": "none"})])

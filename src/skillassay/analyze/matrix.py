@@ -16,14 +16,9 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import paired_intervals
-from skillassay.analyze.gate import (
-    GATE_FAIL_ALPHA,
-    ONE_SIDED_ALPHA,
-    holm_fail_levels,
-    holm_level,
-    measurement_problems,
-)
+from skillassay.analyze.gate import GATE_FAIL_ALPHA, measurement_problems
 from skillassay.analyze.gate_stats import GATE_DIRECTIONS
+from skillassay.analyze.matrix_gates import NOT_MEASURED, decide_agent, hold_family, regression_row
 from skillassay.analyze.numerics import binomial_floor_se, sign_flip_p_value
 from skillassay.analyze.rate_intervals import READING_PHRASE
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS, InputError, Problem
@@ -32,7 +27,6 @@ from skillassay.models.matrix import (
     AgentPair,
     AgentSummary,
     AgentThreshold,
-    FamilyAdjustment,
     Heterogeneity,
     MatrixSummary,
     PooledEffect,
@@ -46,8 +40,6 @@ EFFECT_READING = READING_PHRASE["population"]  # the paired intervals' reading (
 HETEROGENEITY_METHOD = ("within-eval permutation test of the agent x skill interaction (agent labels permuted "
                         "within each eval; statistic: variance of the agents' mean effects)")
 PAIR_METHOD = "exact sign-flip test on the per-eval difference of the two effects, Holm across pairs"
-FAMILY_METHOD = "Holm (1979) step-down over every required agent's thresholds"
-NOT_MEASURED = "NOT MEASURED"
 _EXIT = {"PASS": EXIT_PASS, "NOT GATED": EXIT_PASS, "FAIL": EXIT_FAIL, "INCONCLUSIVE": EXIT_INCONCLUSIVE}
 
 
@@ -60,6 +52,9 @@ class AgentPart:
     executor: str
     model: str | None
     benchmark: Mapping[str, Any]
+    # Its comparison with its own previous iteration (comparison_previous.json), when there is one:
+    # its regression check joins the family as in a one-agent gate.
+    comparison: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,71 +198,17 @@ def _agent(part: AgentPart) -> AgentSummary:
         tokens=_spread_mean(ws, "avg_tokens"), baseline_tokens=_spread_mean(bs, "avg_tokens"),
         duration_seconds=_spread_mean(ws, "avg_duration_seconds"),
         baseline_duration_seconds=_spread_mean(bs, "avg_duration_seconds"),
-        thresholds=_threshold_rows(part, _dict(st.get("gates"))), problems=measurement_problems(bench))
+        thresholds=_threshold_rows(part, _dict(st.get("gates"))) + _regression(part),
+        problems=measurement_problems(bench))
 
 
-# --- the gates, family-wise across agents ----------------------------------------------------
-
-
-def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment | None:
-    """Holm over every (required agent, measured threshold) FAIL call, the same step-down the
-    gate applies over one agent's thresholds (gate.holm_fail_levels): with 3 agents gated on 2
-    thresholds each, six checks at their own 2.5% would FAIL a skill that meets every threshold
-    far more often than 5%. A FAIL Holm does not confirm becomes INCONCLUSIVE."""
-    # As the gate: a threshold with no figure (a ratio over no baseline) is no member; an unbounded ratio is.
-    members = {f"{a.name}/{t.key}": t for a in agents if a.required for t in a.thresholds
-               if t.decision != NOT_MEASURED and (t.value is not None or t.unbounded)}
-    if not members:
-        return None
-    ps = {k: (t.fail_p_value if t.decision == "FAIL" and t.fail_p_value is not None else 1.0)
-          for k, t in members.items()}
-    confirmed = holm_fail_levels(ps, alpha)
-    missed = holm_level(len(ps), len(confirmed), alpha)  # the level the first unconfirmed FAIL was held to
-    for k, t in members.items():
-        if t.decision == "FAIL":
-            t.holm_level = confirmed.get(k, missed)
-            if k not in confirmed:
-                t.decision = "INCONCLUSIVE"
-    return FamilyAdjustment(
-        method=FAMILY_METHOD, family_alpha=alpha, per_check_cap=ONE_SIDED_ALPHA, checks=len(ps),
-        fail_p_values={k: round(v, 8) for k, v in ps.items()},
-        confirmed_levels={k: round(v, 8) for k, v in confirmed.items()},
-        pass_calls="not adjusted: the matrix passes only when every check of every required agent passes "
-                   "(an intersection-union test)")
-
-
-def _label(t: AgentThreshold) -> str:
-    iv = "" if not t.interval else f", 95% CI {t.interval[0]:.3g}..{'unbounded' if t.interval[1] is None else f'{t.interval[1]:.3g}'}"
-    value = "unbounded" if t.unbounded else "n/a" if t.value is None else f"{t.value:.3g}"
-    return f"{t.key} {value}{iv} vs {t.threshold:g}" if t.threshold is not None else t.key
-
-
-def _decide_agent(a: AgentSummary, n_checks: int) -> None:
-    statuses = {t.decision for t in a.thresholds} - {NOT_MEASURED}
-    if not a.required:
-        a.verdict = "NOT GATED"
-        a.reasons = ["reported, not gated (required: false)"]
-        return
-    fails = [t for t in a.thresholds if t.decision == "FAIL"]
-    unsure = [t for t in a.thresholds if t.decision == "INCONCLUSIVE"]
-    held = [t for t in unsure if t.recorded_decision == "FAIL"]
-    a.reasons = [f"FAIL: {_label(t)} (confirmed at the Holm level {t.holm_level:.3g} across {n_checks} "
-                 "checks of the required agents)" for t in fails]
-    a.reasons += [f"INCONCLUSIVE: {_label(t)} fails at its own 2.5% but not at the Holm level "
-                  f"{t.holm_level:.3g} across {n_checks} checks of the required agents" for t in held]
-    a.reasons += [f"INCONCLUSIVE: {_label(t)} (the interval holds the threshold)" for t in unsure if t not in held]
-    a.reasons += [f"invalid measurement: {p}" for p in a.problems]
-    if fails:
-        a.verdict = "FAIL"
-    elif a.problems:
-        a.verdict = "INVALID"
-    elif unsure:
-        a.verdict = "INCONCLUSIVE"
-    elif not statuses:
-        a.verdict = "NOT GATED"
-        a.reasons.append("no threshold this agent measures is configured")
-    else:
-        a.verdict = "PASS"
+def _regression(part: AgentPart) -> list[AgentThreshold]:
+    if part.comparison is None:
+        return []
+    rows = part.comparison.get("per_eval")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise InputError.one(f"agents/{part.name}/comparison_previous.json", "per_eval", "expected a list of objects")
+    return [regression_row(part.comparison)]
 
 
 # --- heterogeneity and pooling ------------------------------------------------------------------
@@ -434,9 +375,9 @@ def summarize_matrix(parts: Sequence[AgentPart], *, alpha: float = GATE_FAIL_ALP
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     het, _, used = _heterogeneity(parts, alpha)  # first: it checks each per_eval, naming the field
     agents = [_agent(p) for p in parts]
-    family = _hold_family(agents, alpha)
+    family = hold_family(agents, alpha)
     for a in agents:
-        _decide_agent(a, family.checks if family else 0)
+        decide_agent(a, family.checks if family else 0)
     verdict = _verdict(agents)
     return MatrixSummary(alpha=alpha, agents=agents, heterogeneity=het, pooled=_pooled(parts, het, used),
                          family=family, verdict=verdict, exit_code=_EXIT[verdict],  # type: ignore[arg-type]

@@ -37,7 +37,10 @@ class AgentThreshold(Section):
     fail_p_value: float | None = None
     """One-sided p-value of the FAIL call, as benchmark.json records it (null: not a FAIL)."""
     holm_level: float | None = None
-    """The Holm level this FAIL call was held to across the agents (null: not a FAIL, or not gated)."""
+    """The level this FAIL call was held to across the agents: Holm's for a threshold, the regression checks'
+    share for no_regressions (null: not a FAIL, or not gated)."""
+    evals: list[str] = Field(default_factory=list)
+    """For no_regressions: the evals called regressed vs the agent's previous iteration."""
 
 
 class AgentSummary(Section):
@@ -165,13 +168,17 @@ class FamilyAdjustment(Section):
     """How the FAIL calls of the required agents' gates were held to a family-wise level."""
 
     method: str
-    """Holm's step-down over every (required agent, threshold) FAIL call."""
+    """Holm's step-down over every (required agent, threshold) FAIL call; the regression checks beside it."""
     family_alpha: float
     """The family-wise level of a false FAIL anywhere in the matrix."""
+    thresholds_alpha: float | None = None
+    """The thresholds' share of it (all of it unless regression checks take their part)."""
+    regression_level: float | None = None
+    """The level each compared agent's regression check is held to: the gate's 0.01 shared between them (null: none compared)."""
     per_check_cap: float
     """The one-sided level one check is held to on its own (no Holm level exceeds it)."""
     checks: int
-    """Members of the family (required agents times their measured thresholds)."""
+    """Members of the family (required agents times their measured thresholds, plus their regression checks)."""
     fail_p_values: dict[str, float] = Field(default_factory=dict)
     """'agent/threshold' -> its FAIL p-value (1 when it did not fail)."""
     confirmed_levels: dict[str, float] = Field(default_factory=dict)
