@@ -6,7 +6,6 @@ MatrixSummary out; the caller reads and writes the files. Method notes: docs/mat
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,13 @@ from skillassay.models.matrix import (
     MatrixSummary,
     PooledEffect,
 )
-from skillassay.stats.heterogeneity import holm_adjust, interaction_test
+from skillassay.stats.heterogeneity import (
+    InteractionTest,
+    holm_adjust,
+    informative_blocks,
+    interaction_test,
+    significance_reachable,
+)
 from skillassay.stats.sign_flip import MONTE_CARLO_RESAMPLES
 from skillassay.store.jsonio import parse_model
 from skillassay.wording import whole_percent
@@ -268,15 +273,18 @@ def _heterogeneity(parts: Sequence[AgentPart], alpha: float) -> tuple[Heterogene
         why = f"{len(used)} eval(s) measured in both arms on every agent: at least 2 are needed"
         return Heterogeneity(**base, called=False, reason=why, explanation=why,
                              pairs=_pairs(names, d, False, alpha)), d, used
-    test = interaction_test(d, alpha=alpha)
     if len(names) == 2:
         # Two agents: the test is the sign-flip test of their difference, so the one pair's p is
         # used for both, never two Monte-Carlo draws of one p that could disagree (beyond 15 evals).
         p_pair, method = sign_flip_p_value(d[:, 0] - d[:, 1])
         exact = method.startswith("exact")
         base["method"] = f"{HETEROGENEITY_METHOD}; with two agents, the {method} test of their difference"
-        test = dataclasses.replace(test, p_value=1.0 if p_pair is None else p_pair, exact=exact,
-                                   permutations=2**test.n_informative if exact else MONTE_CARLO_RESAMPLES)
+        m = informative_blocks(d)
+        test = InteractionTest(float(np.var(d.mean(axis=0))), 1.0 if p_pair is None else p_pair, exact,
+                               2**m if exact else MONTE_CARLO_RESAMPLES, len(used), m,
+                               significance_reachable(2, m, alpha))
+    else:
+        test = interaction_test(d, alpha=alpha)
     called = test.p_value <= alpha
     pairs = _pairs(names, d, called, alpha)
     differing = [f"{p.agents[0]} vs {p.agents[1]}" for p in pairs if p.differs]

@@ -78,9 +78,7 @@ def interaction_test(d: np.ndarray | Sequence[Sequence[float]], alpha: float = 0
     # the statistic over all blocks is this one times (m / n_blocks)**2, the same ordering.
     observed = float(_statistic(x.mean(axis=0)))
     fact = math.factorial(groups)
-    # Relabelling every block the same way permutes the group means and keeps the statistic, so
-    # at least fact of the fact**m permutations reach the observed value: p >= fact**(1 - m).
-    reachable = (m - 1) * math.log(fact) >= math.log(1 / alpha)
+    reachable = significance_reachable(groups, m, alpha)
     tol = 1e-9 * max(1.0, abs(observed))
     perms = np.array(list(itertools.permutations(range(groups))))  # fact x groups
     total = fact**m if m * math.log(fact) <= math.log(exact_max) else None
@@ -97,6 +95,19 @@ def interaction_test(d: np.ndarray | Sequence[Sequence[float]], alpha: float = 0
         hits += _count(x, perms[rng.integers(0, fact, size=(size, m))], observed - tol)
     p = (1 + hits) / (1 + n_resamples)
     return InteractionTest(reported, min(1.0, p), False, n_resamples, n_blocks, m, reachable)
+
+
+def significance_reachable(groups: int, informative: int, alpha: float) -> bool:
+    """Whether any data on `informative` blocks can reach alpha. Relabelling every block the same
+    way permutes the group means and keeps the statistic, so at least groups! of the
+    groups!**m permutations reach the observed value: p >= groups!**(1 - m)."""
+    return informative >= 1 and (informative - 1) * math.log(math.factorial(groups)) >= math.log(1 / alpha)
+
+
+def informative_blocks(d: np.ndarray) -> int:
+    """Blocks whose values are not all equal (the only ones that can move the test)."""
+    x = _on_grid(np.asarray(d, dtype=float))
+    return int(np.count_nonzero(np.ptp(x, axis=1) > 0)) if x.shape[0] else 0
 
 
 def _count(x: np.ndarray, order: np.ndarray, floor: float) -> int:
