@@ -130,6 +130,7 @@ def run(
     max_cost: Annotated[float | None, typer.Option(min=0.0, metavar="USD", help="A budget the iteration never passes: a trial starts only if the spend so far plus the worst case of the trials in flight stays within it. Reached: what finished is graded, the gate is INCONCLUSIVE (exit 3) naming what would finish the plan; run again with a higher budget to resume. Default: the config's max_cost_usd.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the plan (trials per eval and arm, how many are reused) and a cost range; run and write nothing.")] = False,
     shard: Annotated[str | None, typer.Option(metavar="I/N", help="Run only share I of N of the planned trials (deterministic, balanced across evals and arms), e.g. for N parallel CI jobs, each with its own --workspace; no verdict from a share: `skillassay merge` the N workspaces.")] = None,
+    agent: Annotated[list[str] | None, typer.Option("--agent", metavar="EXECUTOR[:MODEL]", help="Measure this agent too (repeatable): two or more make a matrix run, every agent with and without the skill in one iteration (agents/<name>/ each, matrix.json, one verdict per agent and one for the matrix). Replaces the config's `agents`; its name comes from the model (or executor).")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -151,9 +152,17 @@ def run(
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost,
-                     shard=parse_shard(shard))
+                     shard=parse_shard(shard), agents=agent or [])
     if max_cost is not None and max_cost <= 0:  # before anything is read or written
         raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
+    from skillassay.run.agents import run_agents
+
+    req, agents = run_agents(req)  # one agent: the run it always was
+    if agents:
+        from skillassay.cli.matrix_output import refuse_with_agents, run_matrix_command
+
+        refuse_with_agents(dry_run=dry_run, junit=junit)
+        raise typer.Exit(run_matrix_command(req, agents, as_json))
     if dry_run:
         from skillassay.cli.dry_run import print_dry_run
 
