@@ -271,6 +271,10 @@ def aggregate(
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.cli.console import count_bar
+    from skillassay.cli.matrix_output import aggregate_matrix_command, is_matrix
+
+    if is_matrix(iteration_dir):  # a matrix iteration (issue 37): each agent's folder, then the matrix
+        raise typer.Exit(aggregate_matrix_command(iteration_dir, config, skill_name, skill_path, output))
     from skillassay.workflows.aggregate import aggregate_iteration
 
     with count_bar(err, "evals read") as on_eval:
@@ -353,6 +357,10 @@ def report(
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
     remember_iterations(iteration_dir, base)
+    from skillassay.cli.matrix_output import is_matrix, report_matrix_command
+
+    if is_matrix(iteration_dir):
+        raise typer.Exit(report_matrix_command(iteration_dir, config, strict, point_estimate, format))
     if format == "pr-comment":
         from skillassay.cli.ci import write_pr_comment
 
@@ -383,6 +391,10 @@ def gate(
     from skillassay.workflows.gate_iteration import check_iteration
 
     iteration_dir = latest_if_workspace(iteration_dir, "gating")
+    from skillassay.cli.matrix_output import gate_matrix_command, is_matrix
+
+    if is_matrix(iteration_dir):
+        raise typer.Exit(gate_matrix_command(iteration_dir, config, as_json, junit))
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
     if as_json:

@@ -12,6 +12,8 @@ from rich.markup import escape
 from skillassay.cli.console import err
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from skillassay.models.agents import AgentConfig
     from skillassay.models.matrix import AgentSummary
     from skillassay.run.engine import RunRequest
@@ -93,3 +95,45 @@ def refuse_with_agents(**given: object) -> None:
         if value:
             raise InputError.one(f"--{name.replace('_', '-')}", "--agent",
                                  "is not supported with several agents yet")
+
+
+def is_matrix(iteration_dir: "object") -> bool:
+    from pathlib import Path
+
+    from skillassay.store.agents_layout import is_matrix_iteration
+
+    return isinstance(iteration_dir, Path) and iteration_dir.is_dir() and is_matrix_iteration(iteration_dir)
+
+
+def aggregate_matrix_command(top: "Path", config: "Path | None", skill_name: "str | None",
+                             skill_path: "str | None", output: "Path | None") -> int:
+    """`aggregate` on a matrix iteration: every agent's folder, then matrix.json and report.md."""
+    from skillassay.workflows.matrix_iteration import aggregate_matrix
+
+    refuse_with_agents(output=output)
+    results, matrix = aggregate_matrix(top, config, skill_name=skill_name, skill_path=skill_path)
+    for name, result in zip((a.name for a in matrix.summary.agents), results, strict=True):
+        for issue in result.skipped:
+            err.print(f"[yellow]skipped[/yellow] {escape(name)}: {escape(str(issue))}", markup=True, highlight=False,
+                      soft_wrap=True)
+        err.print(f"{name}: {result.runs_read} runs aggregated ({len(result.skipped)} skipped) -> {result.json_path}",
+                  highlight=False, soft_wrap=True)
+    err.print(f"wrote {matrix.matrix_path}, {matrix.report_path}", highlight=False, soft_wrap=True)
+    return print_matrix(matrix, False)
+
+
+def report_matrix_command(top: "Path", config: "Path | None", strict: bool, point_estimate: bool,
+                          format: str) -> int:
+    from skillassay.cli.console import out
+    from skillassay.workflows.matrix_iteration import report_matrix
+
+    refuse_with_agents(format=format != "md")
+    out.print(f"wrote {report_matrix(top, config, strict=strict, point_estimate=point_estimate)}", highlight=False)
+    return 0
+
+
+def gate_matrix_command(top: "Path", config: "Path | None", as_json: bool, junit: "Path | None") -> int:
+    from skillassay.workflows.matrix_iteration import gate_matrix
+
+    refuse_with_agents(junit=junit)
+    return print_matrix(gate_matrix(top, config), as_json)

@@ -18,8 +18,10 @@ from skillassay.models.matrix import MatrixSummary
 from skillassay.report.ci_outputs import md_cell
 from skillassay.report.matrix_md import render_matrix_md
 from skillassay.store.agents_layout import agent_dir, recorded_agents
+from skillassay.store.iteration_files import find_config, load_config
 from skillassay.store.jsonio import atomic_write_text, read_json, write_json
 from skillassay.store.lock import WorkspaceLock
+from skillassay.workflows.gate_iteration import for_thresholds
 
 MATRIX_FILE = "matrix.json"
 REPORT_FILE = "report.md"
@@ -51,20 +53,26 @@ def read_benchmark(folder: Path) -> dict[str, Any]:
     return data
 
 
-def matrix_parts(top: Path) -> tuple[list[AgentPart], list[str]]:
-    """Each recorded agent with its benchmark.json as written, and the required agents'
-    reasons their measurement is invalid ("name: why")."""
+def matrix_parts(top: Path, config: Path | None = None) -> tuple[list[AgentPart], list[str]]:
+    """Each recorded agent with its benchmark.json, its gates recomputed for the thresholds of
+    --config or its recorded config when they differ from those it was aggregated for (as
+    `gate` does for one agent), and the required agents' reasons their measurement is invalid."""
     parts = []
     invalid = []
     for entry in agents_of(top):
-        data = read_benchmark(agent_dir(top, entry["name"]))
+        folder = agent_dir(top, entry["name"])
+        data = read_benchmark(folder)
+        bench = Benchmark.model_validate(data)
+        thresholds = load_config(find_config(folder, config)).thresholds
+        gated = for_thresholds(bench, thresholds, folder)
+        if gated is not bench:
+            data = {**data, **gated.to_json_dict(), "runs": data.get("runs", [])}
         required = entry.get("required") is not False
         parts.append(AgentPart(name=entry["name"], required=required, executor=str(entry.get("executor") or ""),
                                model=entry.get("model") if isinstance(entry.get("model"), str) else None,
                                benchmark=data))
         if required:
-            bench = Benchmark.model_validate(data)
-            invalid += [f"{entry['name']}: {problem}" for problem in measurement_problems(bench)]
+            invalid += [f"{entry['name']}: {problem}" for problem in measurement_problems(gated)]
     return parts, invalid
 
 
@@ -75,16 +83,16 @@ def verdict_code(summary: MatrixSummary, invalid: list[str]) -> int:
     return EXIT_INCONCLUSIVE if invalid and code == EXIT_PASS else code
 
 
-def gate_matrix(top: Path, *, alpha: float = 0.05) -> MatrixResult:
+def gate_matrix(top: Path, config: Path | None = None, *, alpha: float = 0.05) -> MatrixResult:
     """The matrix verdict from the agents' benchmark.json files; nothing written (`gate`)."""
-    parts, invalid = matrix_parts(top)
+    parts, invalid = matrix_parts(top, config)
     summary = summarize_matrix(parts, alpha=alpha)
     return MatrixResult(summary, top / MATRIX_FILE, top / REPORT_FILE, verdict_code(summary, invalid), invalid)
 
 
-def summarize_and_write(top: Path, *, alpha: float = 0.05) -> MatrixResult:
+def summarize_and_write(top: Path, config: Path | None = None, *, alpha: float = 0.05) -> MatrixResult:
     """The matrix across the recorded agents, written to matrix.json and the top report.md."""
-    result = gate_matrix(top, alpha=alpha)
+    result = gate_matrix(top, config, alpha=alpha)
     write_json(result.matrix_path, result.summary)
     write_matrix_report(top, result.summary)
     return result
@@ -128,7 +136,7 @@ def aggregate_matrix(top: Path, config_path: Path | None = None, *, skill_name: 
         for entry in agents_of(top):
             results.append(aggregate_locked(agent_dir(top, entry["name"]), skill_name, skill_path, config_path,
                                             None, None, None))
-        return results, summarize_and_write(top)
+        return results, summarize_and_write(top, config_path)
 
 
 def report_matrix(top: Path, config: Path | None = None, *, strict: bool = False,
@@ -138,4 +146,4 @@ def report_matrix(top: Path, config: Path | None = None, *, strict: bool = False
 
     for entry in agents_of(top):
         write_report(agent_dir(top, entry["name"]), config, strict=strict, point_estimate=point_estimate)
-    return summarize_and_write(top).report_path
+    return summarize_and_write(top, config).report_path
