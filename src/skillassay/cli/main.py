@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
                 "analysis", "feedback", "config", "triggers", "description_history", "comparison_previous",
-                "iteration")
+                "iteration", "matrix")
 
 app = typer.Typer(
     name="skillassay",
