@@ -16,7 +16,7 @@ from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS, InputErro
 from skillassay.models import Benchmark
 from skillassay.models.matrix import MatrixSummary
 from skillassay.report.ci_outputs import md_cell
-from skillassay.report.matrix_md import render_matrix_md
+from skillassay.report.matrix_md import render_matrix_md, write_matrix_chart
 from skillassay.store.agents_layout import agent_dir, recorded_agents
 from skillassay.store.iteration_files import find_config, load_config
 from skillassay.store.jsonio import atomic_write_text, read_json, write_json
@@ -118,7 +118,8 @@ def write_matrix_report(top: Path, summary: MatrixSummary) -> Path:
     record = read_json(top / "iteration.json")
     skill = record.get("skill_name") if isinstance(record, dict) else None
     title = f"# Matrix report: {md_cell(skill or 'skill')}, {top.name} ({len(summary.agents)} agents)\n\n"
-    parts = [title + render_matrix_md(summary).rstrip() + "\n"]
+    chart = write_matrix_chart(top, summary)
+    parts = [title + render_matrix_md(summary, chart.relative_to(top).as_posix() if chart else None).rstrip() + "\n"]
     parts += [agent_section(top, agent.name) for agent in summary.agents]
     out = top / REPORT_FILE
     atomic_write_text(out, "\n\n".join(parts))
