@@ -11,7 +11,8 @@ from cli_runner import invoke
 
 from skillassay.errors import InputError
 from skillassay.models.agents import AgentConfig
-from skillassay.run.agents import agent_problems, parse_agent_flags, slug, unique_names
+from skillassay.run.agent_checks import agent_problems
+from skillassay.run.agents import parse_agent_flags, slug, unique_names
 
 
 def test_names_from_models_are_folder_safe_and_unique() -> None:

@@ -10,13 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillassay.errors import InputError, Problem
-from skillassay.models.agents import AGENT_NAME_PATTERN, AgentConfig
+from skillassay.errors import InputError
+from skillassay.models.agents import AgentConfig
+from skillassay.run.agent_checks import agent_problems
 
 if TYPE_CHECKING:
     from skillassay.run.engine import RunRequest
 
-_NAME = re.compile(AGENT_NAME_PATTERN)
 MAX_NAME = 40
 
 
@@ -60,29 +60,6 @@ def parse_agent_flags(values: list[str]) -> list[AgentConfig]:
     names = unique_names([slug(model or executor) for executor, model in parsed])
     return [AgentConfig(name=name, executor=executor, model=model)
             for name, (executor, model) in zip(names, parsed, strict=True)]
-
-
-def agent_problems(agents: list[AgentConfig] | None, path: Path | str) -> list[Problem]:
-    """What the config's `agents` list holds that `run` would refuse: a name used twice (two
-    agents in one folder), an executor that is not installed."""
-    from skillassay.executors import executor_names, unknown_executor
-
-    problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    known = executor_names()
-    for i, agent in enumerate(agents or []):
-        if not _NAME.match(agent.name):  # the model checks it too; a path is never built from it unchecked
-            problems.append(Problem(str(path), f"$.agents[{i}].name", f"{agent.name!r} is not a valid agent name"))
-        elif agent.name in seen:
-            problems.append(Problem(str(path), f"$.agents[{i}].name",
-                                    f"{agent.name!r} is already the name of $.agents[{seen[agent.name]}]: "
-                                    "each agent needs its own name (it is its folder)"))
-        else:
-            seen[agent.name] = i
-        if agent.executor not in known:
-            problems.append(Problem(str(path), f"$.agents[{i}].executor",
-                                    f"{agent.executor!r}: {unknown_executor(agent.executor)}"))
-    return problems
 
 
 def agents_for(flags: list[str], config_agents: list[AgentConfig] | None, config_path: Path | None

@@ -261,6 +261,7 @@ def run_matrix_locked(req: RunRequest, prepared: list[tuple[AgentConfig, Prepare
         p.executor.close()
     ran: dict[str, list[TrialRecord]] = {str(plan.dir): [] for plan in plans}
     for rec in executed:
+        assert rec.run_dir is not None  # a record of a trial that ran names its folder
         ran[str(Path(rec.run_dir).parent.parent.parent)].append(rec)
     if stop.received is not None or stop_requested():
         kept = 0
