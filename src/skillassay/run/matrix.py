@@ -242,7 +242,8 @@ def run_matrix_locked(req: RunRequest, prepared: list[tuple[AgentConfig, Prepare
     streak = SameErrorStreak(req.stop_after_same_errors)
     for plan in plans:
         plan.runner.streak = streak
-    progress.node_of = p0.backend.node_of
+    by_dir = {str(plan.dir): plan.agent.name for plan in plans}
+    progress.node_of = lambda run_dir: by_dir.get(str(Path(run_dir).parent.parent.parent)) if run_dir else None
     concurrency = req.concurrency or p0.config.concurrency or max(p.backend.default_concurrency() for _, p in prepared)
 
     def stop_all() -> None:
