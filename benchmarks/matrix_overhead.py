@@ -10,7 +10,9 @@ Each round runs the four commands (matrix and one agent, small and big) in alter
 per layout the per-trial overhead is the marginal cost (big - small) / (trials big - trials
 small), so start-up and the fixed per-iteration work (reports, charts) are not spread over the
 trials; the matrix's extra per trial is that difference, paired by round (median and range).
-The fixed extra (the small runs' difference) is printed too: it is per iteration, not per trial."""
+The fixed extra (the small runs' difference) is printed too: it is per iteration, not per trial.
+Both wall time and the process tree's CPU time (wait4) are given: on a shared machine the CPU
+figure is the one to read (the wall time moves with everyone else's load)."""
 
 from __future__ import annotations
 
@@ -99,20 +101,22 @@ def run(root: Path, trials: int, rounds: int) -> None:
     for (layout, size), series in sorted(samples.items()):
         secs = sorted(s.seconds for s in series)
         label = f"{'2 agents' if layout == 'two' else '1 agent '} {size:<5} ({n[(layout, size)]} trials)"
-        print(f"  {label:<32} median {statistics.median(secs):7.3f} s (min {secs[0]:.3f}, max {secs[-1]:.3f})")
-    per_trial = {layout: [(big.seconds - small.seconds) / (n[(layout, 'big')] - n[(layout, 'small')])
-                          for big, small in zip(samples[(layout, "big")], samples[(layout, "small")], strict=True)]
-                 for layout in ("one", "two")}
-    for layout in ("one", "two"):
-        print(f"per-trial overhead, {'2 agents' if layout == 'two' else '1 agent'}: "
-              f"median {statistics.median(per_trial[layout]) * 1000:.3f} ms")
-    extra = sorted((b - a) * 1000 for a, b in zip(per_trial["one"], per_trial["two"], strict=True))
-    print(f"matrix's extra per trial (paired by round): median {statistics.median(extra):+.3f} ms "
-          f"(range {extra[0]:+.3f}..{extra[-1]:+.3f})")
-    fixed = sorted(b.seconds - a.seconds for a, b in zip(samples[("one", "small")], samples[("two", "small")],
-                                                        strict=True))
-    print(f"matrix's fixed extra per iteration (small runs, paired): median {statistics.median(fixed):+.3f} s")
-
+        cpu = statistics.median(s.cpu_seconds for s in series)
+        print(f"  {label:<32} median {statistics.median(secs):7.3f} s (min {secs[0]:.3f}, max {secs[-1]:.3f}); "
+              f"CPU {cpu:.2f} s")
+    for measure, unit in (("cpu_seconds", "CPU"), ("seconds", "wall")):
+        per_trial = {layout: [(getattr(big, measure) - getattr(small, measure))
+                              / (n[(layout, "big")] - n[(layout, "small")])
+                              for big, small in zip(samples[(layout, "big")], samples[(layout, "small")], strict=True)]
+                     for layout in ("one", "two")}
+        extra = sorted((b - a) * 1000 for a, b in zip(per_trial["one"], per_trial["two"], strict=True))
+        print(f"{unit} per trial: 1 agent {statistics.median(per_trial['one']) * 1000:.3f} ms, 2 agents "
+              f"{statistics.median(per_trial['two']) * 1000:.3f} ms; the matrix's extra, paired by round: median "
+              f"{statistics.median(extra):+.3f} ms (range {extra[0]:+.3f}..{extra[-1]:+.3f})")
+        fixed = sorted(getattr(b, measure) - getattr(a, measure)
+                       for a, b in zip(samples[("one", "small")], samples[("two", "small")], strict=True))
+        print(f"{unit}, the matrix's fixed extra per iteration (small runs, paired): median "
+              f"{statistics.median(fixed):+.3f} s")
 
 if __name__ == "__main__":
     main()

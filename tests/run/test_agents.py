@@ -71,3 +71,22 @@ def test_run_refuses_an_unknown_agent_flag(tmp_path: Path) -> None:
     result = invoke("run", str(skill), "--workspace", str(tmp_path / "ws"), "--agent", "echo", "--agent", "nope:m")
     assert result.exit_code == 2 and "--agent" in result.flat and "nope" in result.flat, result.output
     assert not (tmp_path / "ws").exists()
+
+
+def test_an_agent_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    from skillassay.store.agents_layout import agent_dir
+
+    top = tmp_path / "iteration-1"
+    (top / "agents").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (top / "agents" / "a").symlink_to(outside)
+    with pytest.raises(InputError):
+        agent_dir(top, "a")
+    (top / "agents" / "a").unlink()
+    (top / "agents").rmdir()
+    (top / "agents").symlink_to(outside)
+    with pytest.raises(InputError):
+        agent_dir(top, "b")
+    with pytest.raises(InputError):
+        agent_dir(tmp_path, "../x")

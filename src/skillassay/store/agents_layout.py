@@ -11,7 +11,7 @@ from typing import Any
 from skillassay.errors import InputError
 from skillassay.models.agents import AGENT_NAME_PATTERN
 from skillassay.store.jsonio import load_json_lenient
-from skillassay.store.layout import checked_child
+from skillassay.store.layout import ensure_inside
 
 AGENTS_DIR = "agents"
 _NAME = re.compile(AGENT_NAME_PATTERN)
@@ -21,7 +21,12 @@ def agent_dir(top: Path, name: str) -> Path:
     """The agent's folder; a name outside the pattern is refused (exit 2), never joined."""
     if not _NAME.match(name):
         raise InputError.one(top / "iteration.json", "agents", f"{name!r} is not a valid agent name")
-    return checked_child(top / AGENTS_DIR, name)
+    folder = top / AGENTS_DIR / name
+    for link in (top / AGENTS_DIR, folder):  # a link would carry reads and writes out of the iteration
+        if link.is_symlink():
+            raise InputError.one(link, "", "is a symbolic link: an agent's folder must be a real folder inside "
+                                           f"{top}")
+    return ensure_inside(top, folder)
 
 
 def recorded_agents(top: Path) -> list[dict[str, Any]] | None:
