@@ -125,8 +125,9 @@ def run_matrix(req: RunRequest, agents: list[AgentConfig], progress: Progress | 
     try:
         for i, agent in enumerate(agents):  # the inputs' notes once, not once per agent
             prepared.append((agent, prepare(agent_request(req, agent), progress.notice if i == 0 else None)))
-        refuse_unsupported(req, prepared[0][1])
-        refuse_ray(prepared)
+            if i == 0:  # before a second agent connects anywhere
+                refuse_unsupported(req, prepared[0][1])
+                refuse_ray(prepared)
     except BaseException:
         close_all(prepared)
         raise
