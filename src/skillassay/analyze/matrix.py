@@ -6,6 +6,7 @@ MatrixSummary out; the caller reads and writes the files. Method notes: docs/mat
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from skillassay.models.matrix import (
     PooledEffect,
 )
 from skillassay.stats.heterogeneity import holm_adjust, interaction_test
+from skillassay.stats.sign_flip import MONTE_CARLO_RESAMPLES
 from skillassay.store.jsonio import parse_model
 from skillassay.wording import whole_percent
 
@@ -151,13 +153,12 @@ def _threshold_rows(part: AgentPart, gates: dict[str, Any]) -> list[AgentThresho
         value = _num(g.get("value"))
         if value is None and key != "min_improvement_ratio":
             decision = NOT_MEASURED  # this executor records no such figure: no trials would decide it
-        elif value is None and g.get("unbounded"):
-            decision = g.get("decision")
         elif decision not in ("PASS", "FAIL", "INCONCLUSIVE"):
             raise _bad(part, f"statistics.gates.{key}.decision", f"expected PASS, FAIL or INCONCLUSIVE, got {decision!r}")
         fail_p = _num(g.get("fail_p_value"))
         rows.append(AgentThreshold(
             key=key, threshold=_num(g.get("threshold")), value=value, interval=_iv(g.get("interval")),
+            unbounded=g.get("unbounded") is True,
             recorded_decision=g.get("decision") if isinstance(g.get("decision"), str) else None,
             decision=str(decision or "INCONCLUSIVE"),
             fail_p_value=(0.0 if fail_p is None else fail_p) if decision == "FAIL" else None))
@@ -170,7 +171,10 @@ def _spread_mean(cfg: dict[str, Any], key: str) -> float | None:
 
 def _agent(part: AgentPart) -> AgentSummary:
     st = _statistics(part)
-    bench = parse_model(dict(part.benchmark), Benchmark, _file(part))
+    data = dict(part.benchmark)
+    if isinstance(data.get("runs"), list):  # validity asks only whether runs exist: 20,000 need no validating
+        data["runs"] = data["runs"][:1]
+    bench = parse_model(data, Benchmark, _file(part))
     skill = str(st.get("skill_configuration") or "with_skill")
     base = str(st.get("baseline_configuration") or "without_skill")
     cfgs = _dict(st.get("configurations"))
@@ -204,8 +208,9 @@ def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment |
     gate applies over one agent's thresholds (gate.holm_fail_levels): with 3 agents gated on 2
     thresholds each, six checks at their own 2.5% would FAIL a skill that meets every threshold
     far more often than 5%. A FAIL Holm does not confirm becomes INCONCLUSIVE."""
+    # As the gate: a threshold with no figure (a ratio over no baseline) is no member; an unbounded ratio is.
     members = {f"{a.name}/{t.key}": t for a in agents if a.required for t in a.thresholds
-               if t.decision != NOT_MEASURED}
+               if t.decision != NOT_MEASURED and (t.value is not None or t.unbounded)}
     if not members:
         return None
     ps = {k: (t.fail_p_value if t.decision == "FAIL" and t.fail_p_value is not None else 1.0)
@@ -227,7 +232,7 @@ def _hold_family(agents: list[AgentSummary], alpha: float) -> FamilyAdjustment |
 
 def _label(t: AgentThreshold) -> str:
     iv = "" if not t.interval else f", 95% CI {t.interval[0]:.3g}..{'unbounded' if t.interval[1] is None else f'{t.interval[1]:.3g}'}"
-    value = "n/a" if t.value is None else f"{t.value:.3g}"
+    value = "unbounded" if t.unbounded else "n/a" if t.value is None else f"{t.value:.3g}"
     return f"{t.key} {value}{iv} vs {t.threshold:g}" if t.threshold is not None else t.key
 
 
@@ -317,6 +322,14 @@ def _heterogeneity(parts: Sequence[AgentPart], alpha: float) -> tuple[Heterogene
         return Heterogeneity(**base, called=False, reason=why, explanation=why,
                              pairs=_pairs(names, d, False, alpha)), d, used
     test = interaction_test(d, alpha=alpha)
+    if len(names) == 2:
+        # Two agents: the test is the sign-flip test of their difference, so the one pair's p is
+        # used for both, never two Monte-Carlo draws of one p that could disagree (beyond 15 evals).
+        p_pair, method = sign_flip_p_value(d[:, 0] - d[:, 1])
+        exact = method.startswith("exact")
+        base["method"] = f"{HETEROGENEITY_METHOD}; with two agents, the {method} test of their difference"
+        test = dataclasses.replace(test, p_value=1.0 if p_pair is None else p_pair, exact=exact,
+                                   permutations=2**test.n_informative if exact else MONTE_CARLO_RESAMPLES)
     called = test.p_value <= alpha
     pairs = _pairs(names, d, called, alpha)
     differing = [f"{p.agents[0]} vs {p.agents[1]}" for p in pairs if p.differs]
@@ -413,8 +426,8 @@ def summarize_matrix(parts: Sequence[AgentPart], *, alpha: float = GATE_FAIL_ALP
         raise InputError([Problem("matrix", "agents", f"agent names repeat: {', '.join(names)}")])
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    het, _, used = _heterogeneity(parts, alpha)  # first: it checks each per_eval, naming the field
     agents = [_agent(p) for p in parts]
-    het, _, used = _heterogeneity(parts, alpha)
     family = _hold_family(agents, alpha)
     for a in agents:
         _decide_agent(a, family.checks if family else 0)

@@ -27,6 +27,8 @@ class AgentThreshold(Section):
     """The agent's estimate of the figure (null: this agent's executor does not report it)."""
     interval: Interval | None = Field(None, max_length=2)
     """The 95% interval the decision is made on, from the agent's benchmark.json."""
+    unbounded: bool = False
+    """True for an improvement ratio over a baseline that passed nothing (value null: no finite ratio)."""
     recorded_decision: str | None = None
     """The decision benchmark.json records for this threshold alone (each check at its own one-sided 2.5%)."""
     decision: str

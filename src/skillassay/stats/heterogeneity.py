@@ -69,15 +69,18 @@ def interaction_test(d: np.ndarray | Sequence[Sequence[float]], alpha: float = 0
     if not np.isfinite(x).all():
         raise ValueError("interaction_test needs finite values")
     n_blocks, groups = x.shape
+    reported = float(_statistic(x.mean(axis=0))) if n_blocks else 0.0
     x = x[np.ptp(x, axis=1) > 0] if n_blocks else x
     m = x.shape[0]
-    observed = float(_statistic(x.mean(axis=0))) if n_blocks else 0.0
+    if m == 0:
+        return InteractionTest(reported, 1.0, True, 1, n_blocks, 0, False)
+    # Over the informative blocks only: the dropped ones add the same to every group's sum, so
+    # the statistic over all blocks is this one times (m / n_blocks)**2, the same ordering.
+    observed = float(_statistic(x.mean(axis=0)))
     fact = math.factorial(groups)
     # Relabelling every block the same way permutes the group means and keeps the statistic, so
     # at least fact of the fact**m permutations reach the observed value: p >= fact**(1 - m).
-    reachable = m >= 1 and (m - 1) * math.log(fact) >= math.log(1 / alpha)
-    if m == 0:
-        return InteractionTest(observed, 1.0, True, 1, n_blocks, 0, False)
+    reachable = (m - 1) * math.log(fact) >= math.log(1 / alpha)
     tol = 1e-9 * max(1.0, abs(observed))
     perms = np.array(list(itertools.permutations(range(groups))))  # fact x groups
     total = fact**m if m * math.log(fact) <= math.log(exact_max) else None
@@ -87,13 +90,13 @@ def interaction_test(d: np.ndarray | Sequence[Sequence[float]], alpha: float = 0
             rows = np.arange(start, min(total, start + _BATCH))
             digits = (rows[:, None] // fact ** np.arange(m)[None, :]) % fact  # mixed radix: one perm per block
             hits += _count(x, perms[digits], observed - tol)
-        return InteractionTest(observed, min(1.0, hits / total), True, total, n_blocks, m, reachable)
+        return InteractionTest(reported, min(1.0, hits / total), True, total, n_blocks, m, reachable)
     rng = np.random.default_rng(seed)
     for start in range(0, n_resamples, _BATCH):
         size = min(_BATCH, n_resamples - start)
         hits += _count(x, perms[rng.integers(0, fact, size=(size, m))], observed - tol)
     p = (1 + hits) / (1 + n_resamples)
-    return InteractionTest(observed, min(1.0, p), False, n_resamples, n_blocks, m, reachable)
+    return InteractionTest(reported, min(1.0, p), False, n_resamples, n_blocks, m, reachable)
 
 
 def _count(x: np.ndarray, order: np.ndarray, floor: float) -> int:

@@ -31,6 +31,7 @@ from skillassay.store.bounded import LIST_CAP, list_files
 from skillassay.store.discover import EVAL_DIR, discover
 from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
+from skillassay.viewer.agents import AGENTS_DIR, agent_names
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
@@ -52,11 +53,12 @@ class RunRef:
     eval_name: str = ""
     passed: int | None = None
     total: int | None = None
+    agent: str | None = None  # a matrix iteration's agent (run_id then starts agents/<name>/)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.run_id, "eval_id": self.eval_id, "eval_name": self.eval_name,
                 "configuration": self.configuration, "run_number": self.run_number,
-                "passed": self.passed, "total": self.total}
+                "passed": self.passed, "total": self.total, **({"agent": self.agent} if self.agent else {})}
 
 
 @dataclass
@@ -64,6 +66,7 @@ class Index:
     iteration_dir: Path
     runs: list[RunRef] = field(default_factory=list)
     by_id: dict[str, RunRef] = field(default_factory=dict)
+    agents: list[str] = field(default_factory=list)  # a matrix iteration's agents, in order; [] otherwise
 
 
 def _subdirs(path: Path) -> list[os.DirEntry[str]]:
@@ -110,6 +113,8 @@ def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Ind
     """Runs ordered by eval id, configuration, run number. Every layout `aggregate` reads is
     listed (documented run-K, legacy runs/, flat configuration folders), through the same
     discovery; a run folder that resolves outside the iteration (a symlink out) is not."""
+    if agents := agent_names(iteration_dir):
+        return _matrix_index(iteration_dir, agents)
     bench = load_benchmark(iteration_dir) if bench is None else bench
     results = _bench_results(bench)
     index = Index(iteration_dir.resolve())
@@ -139,6 +144,19 @@ def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Ind
     return index
 
 
+def _matrix_index(iteration_dir: Path, agents: list[str]) -> Index:
+    """Every agent's runs, each agent's folder indexed as the iteration it is, its ids prefixed
+    with agents/<name>/ so one feedback.json and one page cover the matrix."""
+    index = Index(iteration_dir.resolve(), agents=agents)
+    for name in agents:
+        for ref in build_index(iteration_dir / AGENTS_DIR / name).runs:
+            ref.run_id, ref.eval_dir = f"{AGENTS_DIR}/{name}/{ref.run_id}", f"{AGENTS_DIR}/{name}/{ref.eval_dir}"
+            ref.agent = name
+            index.runs.append(ref)
+    index.by_id = {r.run_id: r for r in index.runs}
+    return index
+
+
 def read_feedback(iteration_dir: Path) -> dict[str, Any]:
     """feedback.json as {"reviews": {run_id: text}, "status": ...}; unreadable means empty."""
     data = as_dict(load_json_lenient(iteration_dir / "feedback.json"))
@@ -148,9 +166,11 @@ def read_feedback(iteration_dir: Path) -> dict[str, Any]:
 
 def index_payload(index: Index, bench: dict[str, Any], mode: str) -> dict[str, Any]:
     fb = read_feedback(index.iteration_dir)
+    if index.agents and not bench:  # a matrix iteration: its skill and number are in every agent's file
+        bench = load_benchmark(index.iteration_dir / AGENTS_DIR / index.agents[0])
     return {"mode": mode, "skill_name": bench.get("skill_name") or as_dict(bench.get("metadata")).get("skill_name") or "",
             "iteration": bench.get("iteration"), "runs": [r.summary() for r in index.runs],
-            "feedback": fb["reviews"], "status": fb["status"]}
+            "feedback": fb["reviews"], "status": fb["status"], **({"agents": index.agents} if index.agents else {})}
 
 
 # --- one run ------------------------------------------------------------------------------

@@ -317,6 +317,30 @@
     else if (e.key === "ArrowLeft") { e.preventDefault(); show(state.pos - 1); }
   }
 
+  function fillRunSelect() {
+    const frag = document.createDocumentFragment();
+    for (const r of state.runs) {
+      const who = r.agent ? `${r.agent} · ` : "";
+      frag.append(el("option", { value: r.id, text: `${who}eval ${r.eval_id} ${r.eval_name} · ${r.configuration} · run ${r.run_number}` }));
+    }
+    $("run-select").replaceChildren(frag);
+  }
+
+  // A matrix iteration (issue 37): show one agent's runs, or all of them.
+  function agentFilter(allRuns, agents) {
+    const pick = el("select", { id: "agent-select", "aria-label": "Show the runs of one agent" },
+      el("option", { value: "", text: `all ${agents.length} agents` }),
+      ...agents.map((a) => el("option", { value: a, text: a })));
+    pick.addEventListener("change", () => {
+      const current = state.runs[state.pos];
+      state.runs = pick.value ? allRuns.filter((r) => r.agent === pick.value) : allRuns;
+      fillRunSelect();
+      const at = current ? state.runs.findIndex((r) => r.id === current.id) : -1;
+      show(at >= 0 ? at : 0);
+    });
+    return pick;
+  }
+
   async function start() {
     let index;
     try { index = served ? await getJSON("api/index") : boot.index; }
@@ -328,9 +352,9 @@
     if (index.budget_note) $("outputs-panel").prepend(el("div", { cls: "note budget-note", id: "budget-note", text: index.budget_note }));
     $("title").textContent = `${index.skill_name || "skill"} · iteration ${index.iteration ?? "?"} · ${index.runs.length} runs`;
     const select = $("run-select");
-    const frag = document.createDocumentFragment();
-    for (const r of state.runs) frag.append(el("option", { value: r.id, text: `eval ${r.eval_id} ${r.eval_name} · ${r.configuration} · run ${r.run_number}` }));
-    select.append(frag);
+    fillRunSelect();
+    const agents = Array.isArray(index.agents) ? index.agents : [];
+    if (agents.length > 1) select.before(agentFilter(index.runs, agents));
     $("prev").addEventListener("click", () => show(state.pos - 1));
     $("next").addEventListener("click", () => show(state.pos + 1));
     select.addEventListener("change", () => show(state.runs.findIndex((r) => r.id === select.value)));
