@@ -80,3 +80,30 @@ def test_a_killed_matrix_run_resumes_without_running_finished_trials(tmp_path: P
     assert len(rerun) == 2 * TRIALS_PER_AGENT - 4
     assert not {str(p.parent) for p in finished} & {str(Path(w).parent) for w in rerun}
     assert (ws / "iteration-1" / "matrix.json").is_file()
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_and_aggregates_every_agents_finished_trials(tmp_path: Path) -> None:
+    (tmp_path / "slow").touch()
+    skill = make_skill(tmp_path / "skills", tmp_path)
+    ws = tmp_path / "ws"
+    args = ["run", str(skill), "--workspace", str(ws), "--config", str(tmp_path / "config.json"), "--fail-fast", "0"]
+    env = {**os.environ, "PYTHONPATH": str(repo_paths.REPO / "src"), "CI": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "skillassay", *args], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: len(graded(ws)) >= 4 and len(recorded_pids(tmp_path)) >= 6, 120, proc)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole group
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        for pid in [proc.pid, *recorded_pids(tmp_path)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    flat = " ".join(stderr.split())
+    assert "interrupted" in flat and "each agent's benchmark.json" in flat and "Run the same command again" in flat
+    for name in ("a", "b"):
+        bench = json.loads((ws / "iteration-1" / "agents" / name / "benchmark.json").read_text())
+        assert any("interrupted" in note for note in bench["notes"]), bench["notes"]
+        assert len(bench["runs"]) == 2  # its two quick trials, nothing of the stopped ones
+    assert not (ws / "iteration-1" / "matrix.json").exists()  # no verdict from a part
