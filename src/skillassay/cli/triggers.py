@@ -107,7 +107,7 @@ def triggers(
                          model=model, temperature=temperature, timeout_seconds=timeout,
                          options=parse_options(option or []), min_recall=min_trigger_recall,
                          max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast,
-                         sandbox=_sandbox(sandbox, sandbox_image, executor))
+                         sandbox=_sandbox(sandbox, sandbox_image, agents[0].executor if agents else executor))
     total = len(load_queries(queries or default_queries_path(skill_dir))) * runs
     if agents:
         from skillassay.cli.trigger_agents import print_agent_triggers
