@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from skillassay.analyze.arms import Arms
@@ -20,6 +20,7 @@ from skillassay.models import Benchmark
 from skillassay.models.agents import AgentConfig
 from skillassay.report.benchmark_md import render_benchmark_md
 from skillassay.report.report_charts import ChartDrawer
+from skillassay.run.backends import Backend
 from skillassay.run.engine import (
     Prepared,
     Progress,
@@ -124,10 +125,12 @@ def run_matrix(req: RunRequest, agents: list[AgentConfig], progress: Progress | 
     prepared: list[tuple[AgentConfig, Prepared]] = []
     try:
         for i, agent in enumerate(agents):  # the inputs' notes once, not once per agent
-            prepared.append((agent, prepare(agent_request(req, agent), progress.notice if i == 0 else None)))
-            if i == 0:  # before a second agent connects anywhere
+            # each agent checked here; on Ray, one backend for all of them is opened below
+            local = replace(agent_request(req, agent), backend="local", ray_address=None)
+            prepared.append((agent, prepare(local, progress.notice if i == 0 else None)))
+            if i == 0:
                 refuse_unsupported(req, prepared[0][1])
-                refuse_ray(prepared)
+        open_shared_backend(req, prepared)
     except BaseException:
         close_all(prepared)
         raise
@@ -147,16 +150,35 @@ def run_matrix(req: RunRequest, agents: list[AgentConfig], progress: Progress | 
         close_all(prepared)
 
 
-def refuse_ray(prepared: list[tuple[AgentConfig, Prepared]]) -> None:
-    if any(p.backend.name != "local" for _, p in prepared):
-        raise InputError.one("--backend", prepared[0][1].backend.name,
-                             "several agents run on the local pool only yet: run each agent on its own on Ray")
+def open_shared_backend(req: RunRequest, prepared: list[tuple[AgentConfig, Prepared]]) -> None:
+    """The run's backend, one for all agents: the local pool, or one Ray pool whose node actors
+    run every agent's trials (run/ray_matrix.py), checked on every node for every agent."""
+    config = prepared[0][1].config
+    name = req.backend or config.backend or "local"
+    if req.ray_address and name != "ray":
+        raise InputError.one("--ray-address", req.ray_address,
+                             "is only used with --backend ray (or `backend: ray` in the config)")
+    if name == "local":
+        return
+    if name != "ray":
+        raise InputError.one("--backend", name, "several agents run on the local pool or on Ray only")
+    from skillassay.run.ray_matrix import open_matrix_ray
+
+    shared = open_matrix_ray(req.ray_address or config.ray_address, [p.executor for _, p in prepared])
+    for _, p in prepared:
+        p.backend = shared
+
+
+def backends_of(prepared: list[tuple[AgentConfig, Prepared]]) -> list[Backend]:
+    """Each backend once (on Ray the agents share one)."""
+    return list({id(p.backend): p.backend for _, p in prepared}.values())
 
 
 def close_all(prepared: list[tuple[AgentConfig, Prepared]]) -> None:
     for _, p in prepared:
         p.executor.close()
-        p.backend.close()
+    for backend in backends_of(prepared):
+        backend.close()
 
 
 def agent_request(req: RunRequest, agent: AgentConfig) -> RunRequest:
@@ -244,12 +266,21 @@ def run_matrix_locked(req: RunRequest, prepared: list[tuple[AgentConfig, Prepare
     for plan in plans:
         plan.runner.streak = streak
     by_dir = {str(plan.dir): plan.agent.name for plan in plans}
-    progress.node_of = lambda run_dir: by_dir.get(str(Path(run_dir).parent.parent.parent)) if run_dir else None
+    node_of = p0.backend.node_of
+
+    def agent_of(run_dir: Path | None) -> str | None:  # the progress line's "on ...": the agent (and node)
+        if run_dir is None:
+            return None
+        node = node_of(run_dir)
+        name = by_dir.get(str(Path(run_dir).parent.parent.parent))
+        return f"{name} ({node})" if node else name
+
+    progress.node_of = agent_of
     concurrency = req.concurrency or p0.config.concurrency or max(p.backend.default_concurrency() for _, p in prepared)
 
     def stop_all() -> None:
-        for _, p in prepared:
-            p.backend.stop()
+        for backend in backends_of(prepared):
+            backend.stop()
 
     dispatch = Dispatch(plans)
     with StopSignals(stop_all) as stop, trial_file_sink(len(todo), enabled=p0.backend.uses_sink) as sink:
