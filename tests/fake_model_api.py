@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -171,8 +172,13 @@ def _function_call_item(call: ToolCall) -> dict[str, Any]:
 class FakeModelAPI:
     """Serve `script` in order to whichever CLI asks; use as a context manager."""
 
-    def __init__(self, script: list[ScriptItem], model: str = "fake-model", api_key: str | None = None) -> None:
+    def __init__(self, script: list[ScriptItem], model: str = "fake-model", api_key: str | None = None,
+                 answer: Callable[[dict[str, Any]], ScriptItem] | None = None) -> None:
         self.script = list(script)
+        # Set: every model request is answered by answer(request body) instead of the script, so
+        # replies can depend on the model asked and on what the request holds (a matrix run's
+        # agents and arms, in whatever order a queue sends them).
+        self.answer = answer
         self.api_key = api_key  # set: any request with another key gets 401, as the hosted API answers
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -211,7 +217,9 @@ class FakeModelAPI:
     def model_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["kind"] in ("anthropic", "responses")]
 
-    def next_item(self, path: str) -> ScriptItem | None:
+    def next_item(self, path: str, body: dict[str, Any] | None = None) -> ScriptItem | None:
+        if self.answer is not None:
+            return self.answer(body or {})
         with self._lock:
             if not self.script:
                 self.failures.append(f"script exhausted: unexpected extra request to {path}")
@@ -287,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "other":
             self._send_json(404, {"error": {"type": "not_found", "message": "fake: no route"}})
             return
-        item = self.fake.next_item(self.path)
+        item = self.fake.next_item(self.path, body)
         if item is None:
             self._send_json(400, {"type": "error", "error": {
                 "type": "invalid_request_error", "message": "fake model script exhausted"}})

@@ -32,6 +32,7 @@ EXAMPLES = {
     "description_history.json": "description_history",
     "comparison_previous.json": "comparison_previous",
     "iteration.json": "iteration",
+    "matrix.json": "matrix",
 }
 
 

@@ -60,7 +60,7 @@ def test_kind_from_file_name(name: str, kind: str | None) -> None:
 
 def test_every_spec_fixture_validates_by_its_name() -> None:
     paths = sorted(SPEC.glob("*.json"))
-    assert len(paths) == 16
+    assert len(paths) == 17
     assert validate_paths(paths, None, "local") == []  # plain expectations: with a judge, as run takes them
 
 
@@ -189,6 +189,7 @@ MALFORMED = [
     # the tool's own files (issue 34: validate refused comparison_previous.json)
     ("comparison_previous.json", "comparison_previous.json", _del(("per_eval",)), "$.per_eval", "required"),
     ("iteration.json", "iteration.json", _set(("trials_per_eval",), "three"), "$.trials_per_eval", "integer"),
+    ("matrix.json", "matrix.json", _set(("agents", 0, "required"), "yes"), "$.agents[0].required", "boolean"),
     # benchmark config
     ("config.json", "benchmark_config.json", _set(("trials_per_eval",), "3x"),
      "$.trials_per_eval", "integer"),

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # annotations only: the gate pulls numpy, the models pydantic
 # spelled out because building every pydantic model would triple `skillassay --help`'s time.
 SCHEMA_KINDS = ("evals", "eval_metadata", "grading", "metrics", "timing", "history", "benchmark", "comparison",
                 "analysis", "feedback", "config", "triggers", "description_history", "comparison_previous",
-                "iteration")
+                "iteration", "matrix")
 
 app = typer.Typer(
     name="skillassay",
@@ -130,6 +130,7 @@ def run(
     max_cost: Annotated[float | None, typer.Option(min=0.0, metavar="USD", help="A budget the iteration never passes: a trial starts only if the spend so far plus the worst case of the trials in flight stays within it. Reached: what finished is graded, the gate is INCONCLUSIVE (exit 3) naming what would finish the plan; run again with a higher budget to resume. Default: the config's max_cost_usd.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the plan (trials per eval and arm, how many are reused) and a cost range; run and write nothing.")] = False,
     shard: Annotated[str | None, typer.Option(metavar="I/N", help="Run only share I of N of the planned trials (deterministic, balanced across evals and arms), e.g. for N parallel CI jobs, each with its own --workspace; no verdict from a share: `skillassay merge` the N workspaces.")] = None,
+    agent: Annotated[list[str] | None, typer.Option("--agent", metavar="EXECUTOR[:MODEL]", help="Measure this agent too (repeatable): two or more make a matrix run, every agent with and without the skill in one iteration (agents/<name>/ each, matrix.json, one verdict per agent and one for the matrix). Replaces the config's `agents`; its name comes from the model (or executor).")] = None,
 ) -> None:
     """Run every eval N times with the skill and N times without, grade, aggregate, gate.
 
@@ -151,9 +152,17 @@ def run(
                      judge_model=judge_model, allow_weak_judge=allow_weak_judge, baseline_from=baseline_from,
                      stop_after_same_errors=fail_fast, adaptive=adaptive, backend=backend,
                      ray_address=ray_address, sandbox=sandbox, sandbox_image=sandbox_image, max_cost=max_cost,
-                     shard=parse_shard(shard))
+                     shard=parse_shard(shard), agents=agent or [])
     if max_cost is not None and max_cost <= 0:  # before anything is read or written
         raise InputError.one("--max-cost", str(max_cost), "must be more than 0 USD")
+    from skillassay.run.agents import run_agents
+
+    req, agents = run_agents(req)  # one agent: the run it always was
+    if agents:
+        from skillassay.cli.matrix_output import refuse_with_agents, run_matrix_command
+
+        refuse_with_agents(dry_run=dry_run, junit=junit)
+        raise typer.Exit(run_matrix_command(req, agents, as_json))
     if dry_run:
         from skillassay.cli.dry_run import print_dry_run
 
@@ -262,6 +271,10 @@ def aggregate(
     every run it could not read. Exit 2 when nothing in the folder can be aggregated; exit 3
     when the figures are no measurement (an arm with no completed trial, ungraded expectations)."""
     from skillassay.cli.console import count_bar
+    from skillassay.cli.matrix_output import aggregate_matrix_command, is_matrix
+
+    if is_matrix(iteration_dir):  # a matrix iteration (issue 37): each agent's folder, then the matrix
+        raise typer.Exit(aggregate_matrix_command(iteration_dir, config, skill_name, skill_path, output))
     from skillassay.workflows.aggregate import aggregate_iteration
 
     with count_bar(err, "evals read") as on_eval:
@@ -344,6 +357,10 @@ def report(
     if iteration_dir.is_dir():
         iteration_dir = latest_if_workspace(iteration_dir, "reporting on")
     remember_iterations(iteration_dir, base)
+    from skillassay.cli.matrix_output import is_matrix, report_matrix_command
+
+    if is_matrix(iteration_dir):
+        raise typer.Exit(report_matrix_command(iteration_dir, config, strict, point_estimate, format))
     if format == "pr-comment":
         from skillassay.cli.ci import write_pr_comment
 
@@ -374,6 +391,10 @@ def gate(
     from skillassay.workflows.gate_iteration import check_iteration
 
     iteration_dir = latest_if_workspace(iteration_dir, "gating")
+    from skillassay.cli.matrix_output import gate_matrix_command, is_matrix
+
+    if is_matrix(iteration_dir):
+        raise typer.Exit(gate_matrix_command(iteration_dir, config, as_json, junit))
     check = check_iteration(iteration_dir, config, strict=strict, point_estimate=point_estimate)
     _write_ci_outputs(check.benchmark, check.result, junit, check.comparison)
     if as_json:

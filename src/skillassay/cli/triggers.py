@@ -83,6 +83,7 @@ def triggers(
     fail_fast: Annotated[int, typer.Option(min=0, help="Stop (exit 2) when the first N failures all have the same error before any run succeeds: a dead provider or a broken setup (as for `run`). 0: never stop.")] = 5,
     sandbox: SandboxOpt = None,
     sandbox_image: SandboxImageOpt = None,
+    agent: Annotated[list[str] | None, typer.Option("--agent", metavar="EXECUTOR[:MODEL]", help="Measure this agent too (repeatable): two or more give each agent's recall and false-trigger rate in one triggers.json (agents/<name>/ each; the gate FAILs if any agent fails). One: as --executor/--model.")] = None,
 ) -> None:
     """Does the description make the agent load the skill? Trigger rates, recall, false triggers.
 
@@ -94,13 +95,28 @@ def triggers(
     from skillassay.triggers.queries import default_queries_path, load_queries
     from skillassay.triggers.report_md import fmt_rate
 
+    agents = []
+    if agent:
+        from skillassay.run.agents import parse_agent_flags
+
+        agents = parse_agent_flags(agent)
+        if len(agents) == 1:  # one agent: the trigger eval it always was
+            executor, model, agents = agents[0].executor, agents[0].model or model, []
     req = TriggerRequest(skill_dir=skill_dir, queries_path=queries, executor=executor, runs=runs,
                          with_skills=list(with_skills or []), workspace=workspace, seed=seed, concurrency=concurrency,
                          model=model, temperature=temperature, timeout_seconds=timeout,
                          options=parse_options(option or []), min_recall=min_trigger_recall,
                          max_false_rate=max_false_trigger_rate, strict=strict, fail_fast=fail_fast,
-                         sandbox=_sandbox(sandbox, sandbox_image, executor))
+                         sandbox=_sandbox(sandbox, sandbox_image, agents[0].executor if agents else executor))
     total = len(load_queries(queries or default_queries_path(skill_dir))) * runs
+    if agents:
+        from skillassay.cli.trigger_agents import print_agent_triggers
+        from skillassay.triggers.agents import measure_agent_triggers
+
+        with _interruptible():
+            top, folder, code = measure_agent_triggers(req, agents, on_done=_progress(total * len(agents)))
+        print_agent_triggers(top, folder, as_json)
+        raise typer.Exit(code)
     with _interruptible():
         report, folder, gate = measure_triggers(req, on_done=_progress(total))
     if as_json:

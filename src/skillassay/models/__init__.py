@@ -18,6 +18,7 @@ _WHERE = {
     **dict.fromkeys(("Feedback", "Review"), "feedback"),
     **dict.fromkeys(("ComparedEval", "IterationComparison"), "comparison"),
     "IterationRecord": "iteration",
+    "MatrixSummary": "matrix",
     **dict.fromkeys(("Analysis", "Comparison", "History", "HistoryEntry"), "improve"),
     **dict.fromkeys(("ExecutionMetrics", "ExpectationResult", "Grading", "GradingSummary", "Metrics", "Timing"),
                     "runfiles"),
@@ -42,6 +43,7 @@ _KINDS = {
     # the tool's own files beside those (issue 34: `validate` refused comparison_previous.json)
     "comparison_previous": "IterationComparison",
     "iteration": "IterationRecord",
+    "matrix": "MatrixSummary",  # issue 37: the statistics across the agents of one iteration
 }
 
 # The kinds, without building a model (`validate`'s file-name rules, error messages).
@@ -59,7 +61,7 @@ __all__ = [
     "Comparison", "Eval", "EvalMetadata", "EvalSet", "ExecutionMetrics", "Expectation",
     "DescriptionHistory", "ExpectationResult", "Feedback", "Grading", "GradingSummary", "History", "HistoryEntry",
     "Metrics", "Review", "RunResult", "Thresholds", "Timing", "TriggerReport",
-    "ComparedEval", "IterationComparison", "IterationRecord",
+    "ComparedEval", "IterationComparison", "IterationRecord", "MatrixSummary",
 ]
 
 
@@ -85,6 +87,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from skillassay.models.evals import Assertion, Eval, EvalMetadata, EvalSet, Expectation
     from skillassay.models.feedback import Feedback, Review
     from skillassay.models.improve import Analysis, Comparison, History, HistoryEntry
+    from skillassay.models.matrix import MatrixSummary
     from skillassay.models.runfiles import (
         ExecutionMetrics,
         ExpectationResult,

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from skillassay.models.agents import AgentConfig
 from skillassay.models.base import ClosedSpecModel, schema_ref
 
 
@@ -116,3 +117,7 @@ class BenchmarkConfig(ClosedSpecModel):
         MAX_SKILL_FILE_BYTES, ge=1, strict=True,
         description="The largest file a skill folder may hold, in bytes (default 100 MiB): the folder is hashed "
                     "and copied into every iteration's snapshot, so a bigger file is refused (exit 2, naming it).")
+    agents: list[AgentConfig] | None = Field(
+        None, description="A matrix run: every agent (executor, model, options, short name) runs every eval with "
+                          "and without the skill; one iteration, a verdict per agent and one for the matrix. "
+                          "`run --agent` replaces it. One agent: a run as with executor and model.")

@@ -109,6 +109,27 @@ class TriggerReport(SpecModel):
     shadowed_by: dict[str, int] = Field(default_factory=dict,
                                         description="On should-trigger runs where this skill did not load: which other skill did, and how often.")
     gate: TriggerGate | None = None
+    agents: list[AgentTriggers] | None = Field(
+        None, description="`triggers --agent` with two or more agents: each agent's figures and gate (its own "
+                          "triggers.json under agents/<name>/). The figures above are then pooled over the agents "
+                          "(each query's runs on every agent), and `gate` is the agents' gates together.")
+
+
+class AgentTriggers(SpecModel):
+    """One agent's trigger figures in a triggers.json over several agents."""
+
+    name: str
+    executor: dict = Field(description="The agent's executor identity (name, model, options).")
+    recall: Rate
+    false_trigger_rate: Rate
+    precision: Rate
+    accuracy: Rate
+    runs_completed: int
+    runs_failed: int
+    misses: list[int] = Field(default_factory=list)
+    false_triggers: list[int] = Field(default_factory=list)
+    gate: TriggerGate | None = None
+    report: str = Field(description="Its own triggers.json, relative to this file.")
 
 
 class SplitScore(SpecModel):
@@ -143,3 +164,6 @@ class DescriptionHistory(SpecModel):
     best_description: str
     changed: bool
     applied: bool = False
+
+
+TriggerReport.model_rebuild()

@@ -48,17 +48,15 @@ from skillassay.run.plan import (
     Trial,
     check_same_design,
     choose_iteration,
-    existing_run_folders,
     hash_file,
     hash_tree,
     hash_value,
     plan_trials,
 )
 from skillassay.run.preflight import check_inputs, find_config
+from skillassay.run.resume import split_finished
 from skillassay.run.reuse import (
-    RUN_AGAIN,
     SKILL_PROVENANCE,
-    archive_failed_attempt,
     reuse_baseline,
     reuse_hint,
     reuse_unchanged_skill_runs,
@@ -131,6 +129,7 @@ class RunRequest:
     allow_weak_judge: bool = False  # grade with a judge below judge_check.FLOOR (the report says so)
     max_cost: float | None = None  # USD the iteration never passes (run/budget.py); over the config's max_cost_usd
     shard: Shard | None = None  # run only this share of the planned trials (run/shard.py); `merge` gives the verdict
+    agents: list[str] = field(default_factory=list)  # --agent EXECUTOR[:MODEL]: a matrix run (run/matrix.py)
 
 
 @dataclass
@@ -476,23 +475,7 @@ def run_locked(req: RunRequest, p: Prepared, progress: Progress,
     planned = shard_share(plan_trials(p.evals.evals, configurations, trials, it_dir, seed), configurations, trials,
                           req.shard)
     names = {ev.id: eval_name(ev) for ev in p.evals.evals}
-    present = existing_run_folders(it_dir, slugs, configurations)
-    done: list[TrialRecord] = []
-    todo: list[Trial] = []
-    again = 0
-    for t in planned:
-        folders = present.get((t.eval_slug, t.configuration))
-        if folders is not None and f"run-{t.run_number}" not in folders:
-            todo.append(replace(t, fresh=True))  # never started: nothing to read back, archive or tidy
-            continue
-        rec, _ = read_trial(str(t.run_dir), t.eval.id, names[t.eval.id], t.configuration, t.run_number)
-        if rec is not None and rec.status in RUN_AGAIN:  # failed before: runs again, the attempt kept
-            archive_failed_attempt(t.run_dir)
-            rec, again = None, again + 1
-        # None: not graded yet (or its grading.json is unusable), so it runs again
-        if rec is None:
-            remove_stale_temps(t.run_dir)  # a killed attempt's half-written grading.json, say
-        (done.append(rec) if rec else todo.append(t))
+    done, todo, again = split_finished(planned, it_dir, slugs, configurations, names, read_trial)
     del planned  # memory stays flat on big suites: each Trial is dropped once it has run
 
     runner = TrialRunner(p, {"with_skill": p.skill, base_config: base_skill}, compiled, req.retry,

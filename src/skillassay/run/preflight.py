@@ -98,7 +98,10 @@ def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
     """What the config names that `run` would refuse later, said against the config's file and
     key (not as a flag the user never passed): an executor that is not installed."""
     from skillassay.executors import executor_names, load_executor_class, unknown_executor
+    from skillassay.run.agent_checks import agent_problems
 
+    if problems := agent_problems(config.agents, path):
+        return problems
     if config.executor is not None and config.executor not in executor_names():
         return [Problem(str(path), "$.executor", f"{config.executor!r}: {unknown_executor(config.executor)}")]
     if config.executor is not None and config.model is not None:  # else --executor may choose another

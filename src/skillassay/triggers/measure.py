@@ -53,6 +53,7 @@ class TriggerRequest:
     strict: bool = False
     fail_fast: int = DEFAULT_LIMIT  # the stop rule's limit (run/stop.py); 0: never stop
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # resolved by the caller (auto: on first use)
+    agents: list[str] = field(default_factory=list)  # --agent EXECUTOR[:MODEL]: two or more, triggers/agents.py
 
 
 def load_others(paths: Sequence[Path], skill: Skill) -> tuple[Skill, ...]:

@@ -31,6 +31,7 @@ from skillassay.store.bounded import LIST_CAP, list_files
 from skillassay.store.discover import EVAL_DIR, discover
 from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
+from skillassay.viewer.agents import AGENTS_DIR, agent_names, matrix_view
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
 from skillassay.viewer.turns import conversation, turn_rows
 
@@ -53,11 +54,12 @@ class RunRef:
     eval_name: str = ""
     passed: int | None = None
     total: int | None = None
+    agent: str | None = None  # a matrix iteration's agent (run_id then starts agents/<name>/)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.run_id, "eval_id": self.eval_id, "eval_name": self.eval_name,
                 "configuration": self.configuration, "run_number": self.run_number,
-                "passed": self.passed, "total": self.total}
+                "passed": self.passed, "total": self.total, **({"agent": self.agent} if self.agent else {})}
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Index:
     iteration_dir: Path
     runs: list[RunRef] = field(default_factory=list)
     by_id: dict[str, RunRef] = field(default_factory=dict)
+    agents: list[str] = field(default_factory=list)  # a matrix iteration's agents, in order; [] otherwise
 
 
 def _subdirs(path: Path) -> list[os.DirEntry[str]]:
@@ -111,6 +114,8 @@ def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Ind
     """Runs ordered by eval id, configuration, run number. Every layout `aggregate` reads is
     listed (documented run-K, legacy runs/, flat configuration folders), through the same
     discovery; a run folder that resolves outside the iteration (a symlink out) is not."""
+    if agents := agent_names(iteration_dir):
+        return _matrix_index(iteration_dir, agents)
     bench = load_benchmark(iteration_dir) if bench is None else bench
     results = _bench_results(bench)
     index = Index(iteration_dir.resolve())
@@ -140,6 +145,19 @@ def build_index(iteration_dir: Path, bench: dict[str, Any] | None = None) -> Ind
     return index
 
 
+def _matrix_index(iteration_dir: Path, agents: list[str]) -> Index:
+    """Every agent's runs, each agent's folder indexed as the iteration it is, its ids prefixed
+    with agents/<name>/ so one feedback.json and one page cover the matrix."""
+    index = Index(iteration_dir.resolve(), agents=agents)
+    for name in agents:
+        for ref in build_index(iteration_dir / AGENTS_DIR / name).runs:
+            ref.run_id, ref.eval_dir = f"{AGENTS_DIR}/{name}/{ref.run_id}", f"{AGENTS_DIR}/{name}/{ref.eval_dir}"
+            ref.agent = name
+            index.runs.append(ref)
+    index.by_id = {r.run_id: r for r in index.runs}
+    return index
+
+
 def read_feedback(iteration_dir: Path) -> dict[str, Any]:
     """feedback.json as {"reviews": {run_id: text}, "status": ...}; unreadable means empty."""
     data = as_dict(load_json_lenient(iteration_dir / "feedback.json"))
@@ -149,9 +167,11 @@ def read_feedback(iteration_dir: Path) -> dict[str, Any]:
 
 def index_payload(index: Index, bench: dict[str, Any], mode: str) -> dict[str, Any]:
     fb = read_feedback(index.iteration_dir)
+    if index.agents and not bench:  # a matrix iteration: its skill and number are in every agent's file
+        bench = load_benchmark(index.iteration_dir / AGENTS_DIR / index.agents[0])
     return {"mode": mode, "skill_name": bench.get("skill_name") or as_dict(bench.get("metadata")).get("skill_name") or "",
             "iteration": bench.get("iteration"), "runs": [r.summary() for r in index.runs],
-            "feedback": fb["reviews"], "status": fb["status"]}
+            "feedback": fb["reviews"], "status": fb["status"], **({"agents": index.agents} if index.agents else {})}
 
 
 # --- one run ------------------------------------------------------------------------------
@@ -480,4 +500,4 @@ def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, A
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
             "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir), "turns": turn_rows(bench),
-            "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}
+            "trend": trend, "trend_chart": _svg_uri(trend_chart(trend)), "matrix": matrix_view(iteration_dir)}

@@ -233,8 +233,32 @@
   const trialsText = (t) => (!t || t.rate === null || t.rate === undefined ? "n/a" : `${pct(t.rate)} (${t.passed}/${t.graded})`);
   const spread = (s, kind) => (s.mean === null ? "n/a" : `${fmt(kind, s.mean)} ± ${s.sd === null ? "n/a" : fmt(kind, s.sd)} (${fmt(kind, s.min)}–${fmt(kind, s.max)})`);
 
+  // A matrix iteration (issue 37): the skill on each agent, from matrix.json.
+  const pts = (x) => (x === null || x === undefined ? "n/a" : `${x >= 0 ? "+" : ""}${Number((x * 100).toFixed(0))} pts`);
+  function renderMatrix(m) {
+    if (m.note) return section("Matrix", el("p", { cls: "note", text: m.note }));
+    const rows = m.agents.map((a) => [`${a.name}: ${a.executor}${a.model ? ` (${a.model})` : ""}${a.required ? "" : " (not required)"}`,
+      pct(a.with_skill), pct(a.baseline), pts(a.effect) + (a.interval && a.interval[0] !== null && a.interval[1] !== null ? ` [${pts(a.interval[0])}, ${pts(a.interval[1])}]` : ""),
+      usd(a.cost), num(a.tokens, 0), secs(a.seconds), a.verdict]);
+    const pooled = m.pooled.effect === null || m.pooled.effect === undefined ? `No pooled effect: ${m.pooled.reason}` :
+      `Pooled effect: ${pts(m.pooled.effect)}${m.pooled.interval ? ` [${pts(m.pooled.interval[0])}, ${pts(m.pooled.interval[1])}]` : ""} (${m.pooled.reason})`;
+    const reasons = m.agents.flatMap((a) => (a.verdict === "PASS" ? [] : a.reasons.map((r) => `${a.name}: ${r}`)));
+    return section("Matrix: the skill on each agent",
+      el("div", { id: "matrix-verdict" }, el("span", { cls: `badge ${m.verdict}`, text: m.verdict }), " ", el("span", { text: m.message })),
+      table(["agent", "with skill", "without", "effect [95% CI]", "cost/trial", "tokens/trial", "seconds/trial", "verdict"], rows),
+      ...(reasons.length ? [el("ul", {}, ...reasons.map((r) => el("li", { text: r })))] : []),
+      el("p", { text: `Does the effect differ between agents? ${m.heterogeneity}` }),
+      ...(m.pairs.length ? [el("div", { text: `pairs that differ: ${m.pairs.join("; ")}` })] : []),
+      el("p", { text: pooled }),
+      el("p", { cls: "muted", text: "Each agent's own figures: its benchmark.md and report.md under agents/<name>/; its runs: the Outputs tab's agent filter." }));
+  }
+
   function renderBenchmark(b) {
     const out = [];
+    if (b.matrix) {
+      out.push(renderMatrix(b.matrix));
+      if (!b.summary.length) return out;  // a matrix iteration has no benchmark.json of its own
+    }
     if (b.gate) {
       out.push(section("Gate", el("div", {}, "status ", el("span", { cls: `badge ${b.gate.status}`, text: b.gate.status })),
         ...(b.gate.headline && b.gate.headline !== b.gate.status ? [el("div", { text: b.gate.headline })] : []),
@@ -347,6 +371,30 @@
     else if (e.key === "ArrowLeft") { e.preventDefault(); show(state.pos - 1); }
   }
 
+  function fillRunSelect() {
+    const frag = document.createDocumentFragment();
+    for (const r of state.runs) {
+      const who = r.agent ? `${r.agent} · ` : "";
+      frag.append(el("option", { value: r.id, text: `${who}eval ${r.eval_id} ${r.eval_name} · ${r.configuration} · run ${r.run_number}` }));
+    }
+    $("run-select").replaceChildren(frag);
+  }
+
+  // A matrix iteration (issue 37): show one agent's runs, or all of them.
+  function agentFilter(allRuns, agents) {
+    const pick = el("select", { id: "agent-select", "aria-label": "Show the runs of one agent" },
+      el("option", { value: "", text: `all ${agents.length} agents` }),
+      ...agents.map((a) => el("option", { value: a, text: a })));
+    pick.addEventListener("change", () => {
+      const current = state.runs[state.pos];
+      state.runs = pick.value ? allRuns.filter((r) => r.agent === pick.value) : allRuns;
+      fillRunSelect();
+      const at = current ? state.runs.findIndex((r) => r.id === current.id) : -1;
+      show(at >= 0 ? at : 0);
+    });
+    return pick;
+  }
+
   async function start() {
     let index;
     try { index = served ? await getJSON("api/index") : boot.index; }
@@ -358,9 +406,9 @@
     if (index.budget_note) $("outputs-panel").prepend(el("div", { cls: "note budget-note", id: "budget-note", text: index.budget_note }));
     $("title").textContent = `${index.skill_name || "skill"} · iteration ${index.iteration ?? "?"} · ${index.runs.length} runs`;
     const select = $("run-select");
-    const frag = document.createDocumentFragment();
-    for (const r of state.runs) frag.append(el("option", { value: r.id, text: `eval ${r.eval_id} ${r.eval_name} · ${r.configuration} · run ${r.run_number}` }));
-    select.append(frag);
+    fillRunSelect();
+    const agents = Array.isArray(index.agents) ? index.agents : [];
+    if (agents.length > 1) select.before(agentFilter(index.runs, agents));
     $("prev").addEventListener("click", () => show(state.pos - 1));
     $("next").addEventListener("click", () => show(state.pos + 1));
     select.addEventListener("change", () => show(state.runs.findIndex((r) => r.id === select.value)));
