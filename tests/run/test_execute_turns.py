@@ -1,8 +1,8 @@
 """A multi-turn eval through the whole `run` on the echo executor (it answers each turn with
 what that turn showed it: the skill, when given, and the turn's message): per-turn transcript,
 turns.json, per-turn figures in metrics.json and timing.json, grading that names each turn, an
-and an executor that cannot carry a conversation refused before any trial runs. (An errored turn
-and a kill between turns: test_command_turns.py, tests/run/test_interrupt_turns.py.)"""
+(An executor that cannot carry a conversation: test_turns.py; an errored turn and a kill between
+turns: tests/executors/test_command_turns.py, test_interrupt_turns.py.)"""
 
 from __future__ import annotations
 
@@ -93,12 +93,3 @@ def test_a_single_prompt_eval_set_gets_no_turn_fields(tmp_path: Path) -> None:
     assert "turns" not in json.loads((run / "timing.json").read_text())
     assert "turns" not in json.loads((ws / "iteration-1/benchmark.json").read_text())
     assert "Per turn" not in (ws / "iteration-1/benchmark.md").read_text()
-
-
-def test_an_executor_without_turns_is_refused_before_any_trial(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    result = invoke("run", str(make_skill(tmp_path / "returns")), "--executor", "claude-code", "--workspace",
-                    str(ws), "--trials", "1", "--sandbox", "none")
-    assert result.exit_code == 2, result.output
-    assert "claude-code" in result.output and "eval 1 (talk-1)" in result.output, result.output
-    assert not list(ws.glob("iteration-*/eval-*/*/run-*")), "no trial may have run"
