@@ -71,6 +71,9 @@ class HttpError:
     status: int = 529
     error_type: str = "overloaded_error"
     message: str = "Overloaded"
+    # Answer every request from here on with this error, not only the next: a CLI may resend a
+    # refused request in several variants (Claude Code does on a 400) before it gives up.
+    sticky: bool = False
 
 
 ScriptItem = Reply | Stall | Disconnect | HttpError
@@ -166,6 +169,29 @@ def _function_call_item(call: ToolCall) -> dict[str, Any]:
             "name": call.name, "arguments": json.dumps(call.arguments), "status": "completed"}
 
 
+# ---------------------------------------------------------------- what a request carried
+
+def conversation(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of every message a recorded model request sent, in order, whichever API it
+    spoke: Anthropic `messages` (string or text blocks) or Responses `input` items (message
+    items' input_text/output_text parts). Tool calls and results are left out: this is what
+    the user and the assistant said, so a test can check that a later turn's request carries
+    the earlier turns."""
+    body = request.get("body") or {}
+    items = body.get("messages") if request.get("kind") == "anthropic" else body.get("input")
+    out: list[tuple[str, str]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or item.get("type", "message") != "message":
+            continue
+        content = item.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts = [str(p.get("text")) for p in parts if isinstance(p, dict)
+                 and p.get("type") in ("text", "input_text", "output_text") and p.get("text")]
+        if texts:
+            out.append((str(item.get("role")), "\n".join(texts)))
+    return out
+
+
 # ---------------------------------------------------------------- server
 
 class FakeModelAPI:
@@ -216,7 +242,8 @@ class FakeModelAPI:
             if not self.script:
                 self.failures.append(f"script exhausted: unexpected extra request to {path}")
                 return None
-            return self.script.pop(0)
+            item = self.script[0]
+            return item if isinstance(item, HttpError) and item.sticky else self.script.pop(0)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -354,4 +381,4 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 __all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
-           "anthropic_message", "responses_events"]
+           "anthropic_message", "conversation", "responses_events"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
+from skillassay.executors.agent_turns import conversation_result
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
 from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
@@ -36,8 +38,8 @@ from skillassay.executors.subprocess_util import (
     run_process_group,
     tail,
 )
-from skillassay.sandbox import MeteringProxy, confined, resolved
-from skillassay.sandbox.proxy import Allowance
+from skillassay.sandbox import confined, resolved
+from skillassay.sandbox.proxy import Allowance, usage_totals
 
 
 class AgentCliExecutor(Executor):
@@ -58,9 +60,11 @@ class AgentCliExecutor(Executor):
     # ------------------------------------------------------------------- CLI-specific hooks
 
     @abstractmethod
-    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None, *,
+                     conversation: bool = False) -> list[str]:
         """The argv of one headless run (identical for both arms); `base_url`: the metering
-        proxy's, for a CLI that takes its endpoint on the command line."""
+        proxy's, for a CLI that takes its endpoint on the command line; `conversation`: later
+        turns will resume this run's session (so it must be kept)."""
 
     def allowance(self, request: TrialRequest) -> Allowance | None:
         """The run's budget at the proxy: this trial's share (request.max_cost_usd) in USD of the
@@ -77,8 +81,10 @@ class AgentCliExecutor(Executor):
         """The CLI's environment, with `home` as its private HOME."""
 
     @abstractmethod
-    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
-        """The CLI's JSON events as a TrialResult (pure)."""
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None,
+                     earlier: list[dict[str, Any]] | None = None) -> TrialResult:
+        """The CLI's JSON events of one run as a TrialResult (pure); `earlier`: the events of
+        the turns before it in the same session, whose session-long counters it subtracts."""
 
     @abstractmethod
     def transient_failure(self, result: TrialResult) -> bool:
@@ -155,10 +161,20 @@ class AgentCliExecutor(Executor):
         return self._run(request, None)
 
     def _run(self, request: TrialRequest, stop_when: Callable[[str], bool] | None) -> TrialResult:
+        """One trial: the CLI run once per user message (request.prompt, then request.turns),
+        every run after the first resuming the session the first started. All turns share the
+        trial's private HOME and work dir (where the CLI keeps the session), the installed
+        skills, the sandbox and the metering proxy, and one deadline: settings.timeout_seconds
+        covers the whole conversation, each turn getting what the turns before it left."""
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
         spec = resolved(self.settings.sandbox)
+        prompts = (request.prompt, *request.turns)
+        timeout = request.settings.timeout_seconds
+        deadline = time.monotonic() + timeout
+        results: list[TrialResult] = []
+        transient: TransientError | None = None
         with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
@@ -173,20 +189,58 @@ class AgentCliExecutor(Executor):
             def stop(line: str) -> bool:
                 return watch.line(line) or (stop_when is not None and stop_when(line))
 
+            under_test = request.skill.name if request.skill else request.settings.skill_under_test
             with agent_env(spec, host_env, self.api_route(host_env), self.allowance(request)) as (env, proxy):
-                argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
                 private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
                                          if host_env.get(v) and Path(host_env[v]).is_dir())]
-                with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
-                              readonly=[s for s in skills if s is not None], env=env) as wrapped:
-                    outcome = run_process_group(
-                        wrapped, cwd=cwd, env=env, timeout_seconds=request.settings.timeout_seconds,
-                        stop_when=stop, stop_poll=watch.overdue if request.give_up is not None else None)
-        events = events_from_lines(outcome.stdout_lines, host_env)
-        under_test = request.skill.name if request.skill else request.settings.skill_under_test
-        result = self.parse_events(events, under_test)
-        _add_metering(result, proxy, price_for(result.model or self.settings.model, self.settings.prices or {}))
-        return self._finish(result, outcome, host_env, request.settings.timeout_seconds, watch)
+                earlier: list[dict[str, Any]] = []  # every event of the turns before this one
+                session: str | None = None
+                for prompt in prompts:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        results.append(TrialResult(status="timeout", error=f"timed out after {timeout:g}s, "
+                                                   "before this turn began"))
+                        break
+                    if results and session is None:
+                        results.append(TrialResult(status="error", error=f"{self.binary} named no session in the "
+                                                   "turn before, so the conversation cannot go on"))
+                        break
+                    url = proxy.url if proxy else None
+                    argv = (self.command_line(binary, prompt, cwd, url, conversation=bool(request.turns))
+                            if session is None else self.resume_line(binary, prompt, cwd, session, url))
+                    metered = len(proxy.records) if proxy else 0
+                    with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
+                                  readonly=[s for s in skills if s is not None], env=env) as wrapped:
+                        outcome = run_process_group(
+                            wrapped, cwd=cwd, env=env, timeout_seconds=left, stop_when=stop,
+                            stop_poll=watch.overdue if request.give_up is not None else None)
+                    events = events_from_lines(outcome.stdout_lines, host_env)
+                    result = self.parse_events(events, under_test, earlier)
+                    if proxy is not None:
+                        _add_metering(result, proxy.records[metered:],
+                                      price_for(result.model or self.settings.model, self.settings.prices or {}))
+                    try:
+                        result = self._finish(result, outcome, host_env, timeout, watch)
+                    except TransientError as exc:  # retried as a whole trial, after the work dir is mirrored back
+                        transient, result = exc, exc.result or result
+                    results.append(result)
+                    if transient is not None or result.status != "ok" or outcome.stopped_early:
+                        break
+                    session, earlier = self.session_of(events), earlier + events
+        out = conversation_result(prompts, results) if request.turns else results[0]
+        if transient is not None:
+            raise TransientError(out.error or str(transient), result=out, retry_after=transient.retry_after)
+        return out
+
+    def resume_line(self, binary: str, prompt: str, cwd: Path, session: str, base_url: str | None = None
+                    ) -> list[str]:
+        """The argv of a later turn: `prompt` sent in the session `session` (session_of the
+        first turn), otherwise as command_line. Only a CLI with supports_turns has one."""
+        raise NotImplementedError(f"{self.name} cannot resume a session")
+
+    def session_of(self, events: list[dict[str, Any]]) -> str | None:
+        """The id of the session a turn's events belong to, for the next turn to resume."""
+        return None
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
                 timeout_seconds: float, watch: ProviderWatch) -> TrialResult:
@@ -234,15 +288,14 @@ def trial_allowance(cap: float, price: ModelPrice) -> Allowance:
     return check
 
 
-def _add_metering(result: TrialResult, proxy: MeteringProxy | None, price: ModelPrice | None = None) -> None:
-    """The proxy's record of every model request, in the transcript and beside the CLI's own
-    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved.
-    With a price for the model the proxy's account is the trial's cost too (the CLI's own
-    figure kept beside it, raw.reported_cost_usd): the provider's usage is the source of truth."""
-    if proxy is None:
-        return
-    result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
-    totals = proxy.totals()
+def _add_metering(result: TrialResult, records: list[dict[str, Any]], price: ModelPrice | None = None) -> None:
+    """The proxy's record of every model request of one run (`records`), in the transcript and
+    beside the CLI's own usage (raw.proxy), so a disagreement between the two can be seen, never
+    silently resolved. With a price for the model the proxy's account is the run's cost too (the
+    CLI's own figure kept beside it, raw.reported_cost_usd): the provider's usage is the source
+    of truth."""
+    result.transcript.append({"type": "_skillassay_proxy", "requests": list(records)})
+    totals = usage_totals(records)
     result.usage.raw["proxy"] = totals
     if price is not None and totals:
         result.usage.raw["reported_cost_usd"] = result.usage.cost_usd
