@@ -1,0 +1,62 @@
+"""A conversation resumed inside the bubblewrap sandbox (issue 39): the REAL `claude` and `codex`
+CLIs, confined, against the loopback fake of their API. Turn 1 starts the session inside bwrap;
+turn 2, a new confined run, finds it in the trial's private home and carries turn 1 in its
+request. Every turn goes through the same metering proxy (each turn's requests recorded apart),
+and the shell command the agent runs in turn 2 sees the same private home and no key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from agent_cli_support import ANSWERS, TURNS, history, make_skill, run_conversation, said_in_order
+from fake_model_api import FakeModelAPI, Reply, ToolCall
+from sandbox_support import KEY, KEY_VAR, needs_bwrap
+
+from skillassay.executors.base import ExecutorSettings
+from skillassay.executors.claude_code import ClaudeCodeExecutor
+from skillassay.executors.codex import CodexExecutor
+from skillassay.sandbox import SandboxSpec
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.agent_cli, needs_bwrap]
+
+PROBE = 'printf %s "${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${CODEX_API_KEY:-}" > key.txt; ls -A "$HOME" > home.txt'
+CASES = {
+    "claude": (ClaudeCodeExecutor, ToolCall("Bash", {"command": PROBE, "description": "probe"}), ".claude",
+               lambda url: {"base_url": url}),
+    "codex": (CodexExecutor, ToolCall("exec_command", {"cmd": PROBE}), ".codex",
+              lambda url: {"base_url": url + "/v1", "max_retries": 0}),
+}
+
+
+@pytest.mark.parametrize("cli", sorted(CASES))
+def test_a_session_resumes_inside_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: str) -> None:
+    executor, probe, config_dir, options = CASES[cli]
+    if shutil.which(executor.binary) is None:
+        pytest.skip(f"{executor.binary} not on PATH")
+    for var in (KEY_VAR, "OPENAI_API_KEY"):
+        monkeypatch.setenv(var, KEY)
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    for var in ("CODEX_API_KEY", "CLAUDECODE", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [Reply(text=ANSWERS[0], input_tokens=111, output_tokens=11),
+              Reply(tool_calls=[probe], input_tokens=222, output_tokens=22),
+              Reply(text=ANSWERS[1], input_tokens=333, output_tokens=33)]
+    with FakeModelAPI(script) as api:
+        settings = ExecutorSettings(model="claude-sonnet-4-5" if cli == "claude" else "gpt-5", timeout_seconds=90,
+                                    sandbox=SandboxSpec(kind="bwrap"), options=options(api.base_url))
+        r = run_conversation(executor, settings, work, make_skill(tmp_path / "skills"), TURNS[:2])
+    assert r.status == "ok", r.error
+    assert [t.final_text for t in r.turns] == list(ANSWERS[:2])
+    assert said_in_order(api.model_requests()[1], history(TURNS[:2], ANSWERS[:1])) == history(TURNS[:2], ANSWERS[:1])
+    metered = [(e["turn"], [(q["usage"]["input_tokens"], q["usage"]["output_tokens"]) for q in e["requests"]
+                            if q.get("usage")])
+               for e in r.transcript if e.get("type") == "_skillassay_proxy"]
+    assert metered == [(1, [(111, 11)]), (2, [(222, 22), (333, 33)])]  # the one proxy, turn by turn
+    assert [(t.usage.input_tokens, t.usage.output_tokens) for t in r.turns] == [(111, 11), (555, 55)]
+    assert KEY not in (work / "key.txt").read_text() and KEY not in json.dumps(r.transcript)
+    assert config_dir in (work / "home.txt").read_text().split()  # turn 2 ran in the private home of turn 1
