@@ -97,10 +97,11 @@ def test_three_turns_continue_one_session(tmp_path: Path, claude_env: None, with
     assert (r.usage.input_tokens, r.usage.output_tokens) == (600, 60)
     assert r.usage.cost_usd == pytest.approx(sum(t.usage.cost_usd or 0 for t in r.turns))
     assert r.final_text == ANSWERS[-1] and r.agent_duration_ms == sum(t.agent_duration_ms or 0 for t in r.turns)
-    # the transcript: every event tagged with its turn, each turn starting where its record says
+    # the transcript: each turn's events where its record says they start, each run's own
     starts = [t.transcript_start for t in r.turns]
-    assert [e["turn"] for e in r.transcript] == [k for k, (a, b) in enumerate(
-        zip(starts, [*starts[1:], len(r.transcript)], strict=True), 1) for _ in range(a, b)]
+    spans = [r.transcript[a:b] for a, b in zip(starts, [*starts[1:], len(r.transcript)], strict=True)]
+    assert [[e.get("result") for e in span if e.get("type") == "result"] for span in spans] == [[a] for a in ANSWERS]
+    assert all(span[0].get("subtype") == "init" for span in spans)
     sessions = {e["session_id"] for e in r.transcript if e.get("type") in ("system", "result") and "session_id" in e}
     assert len(sessions) == 1  # one session, resumed
     assert not list(Path.home().glob(f".claude/projects/*/{sessions.pop()}.jsonl"))  # kept in the trial's home
@@ -118,7 +119,7 @@ def test_a_failing_turn_ends_the_trial_with_the_turns_before_it(tmp_path: Path, 
     with FakeModelAPI(script) as api:
         r = run_conversation(ClaudeCodeExecutor, _settings(api), work, None)
     assert r.status == "error" and r.error is not None
-    assert r.error.startswith("turn 2 of 3: ") and "turn two refused" in r.error
+    assert r.error.startswith("turn 2: ") and "turn two refused" in r.error
     assert [(t.index, t.status) for t in r.turns] == [(1, "ok"), (2, "error")]
     assert r.turns[0].final_text == ANSWERS[0] and r.turns[0].usage.input_tokens == 100
     assert not any(TURNS[2] in json.dumps(q["body"]) for q in api.model_requests())

@@ -95,7 +95,9 @@ def test_three_turns_continue_one_thread(tmp_path: Path, codex_env: None, with_s
     assert (r.usage.input_tokens, r.usage.output_tokens) == (750, 75)
     assert r.skill_triggered is (True if with_skill else None)
     assert r.tool_calls == {"command_execution": 1}
-    assert {e["turn"] for e in r.transcript[r.turns[1].transcript_start:r.turns[2].transcript_start]} == {2}
+    turn_two = r.transcript[r.turns[1].transcript_start:r.turns[2].transcript_start]
+    assert [e["type"] for e in turn_two if e["type"] in ("thread.started", "turn.completed")] == [
+        "thread.started", "turn.completed"]
     threads = {e["thread_id"] for e in r.transcript if e.get("type") == "thread.started"}
     assert len(threads) == 1  # one thread, resumed
     assert not list(Path.home().glob(f".codex/sessions/**/*{threads.pop()}.jsonl"))  # kept in the trial's home
@@ -109,7 +111,7 @@ def test_a_refused_turn_ends_the_trial_with_the_turns_before_it(tmp_path: Path, 
               HttpError(400, "invalid_request_error", "turn two refused", sticky=True)]
     with FakeModelAPI(script) as api:
         r = run_conversation(CodexExecutor, _settings(api), tmp_path, None)
-    assert r.status == "error" and (r.error or "").startswith("turn 2 of 3: ") and "turn two refused" in (r.error or "")
+    assert r.status == "error" and (r.error or "").startswith("turn 2: ") and "turn two refused" in (r.error or "")
     assert [(t.index, t.status) for t in r.turns] == [(1, "ok"), (2, "error")]
     assert r.turns[0].final_text == ANSWERS[0] and r.turns[0].usage.input_tokens == 100
     assert not any(TURNS[2] in json.dumps(q["body"]) for q in api.model_requests())
@@ -134,7 +136,7 @@ def test_the_timeout_covers_the_whole_conversation(tmp_path: Path, codex_env: No
     """Turn 2's model goes silent: the trial ends at its one deadline, turn 1 kept."""
     start = time.monotonic()
     with FakeModelAPI([Reply(text=ANSWERS[0]), Stall()]) as api:
-        r = run_conversation(CodexExecutor, _settings(api, timeout=8), tmp_path, None)
-    assert time.monotonic() - start < 20
-    assert r.status == "timeout" and "timed out after 8s" in (r.error or "")
+        r = run_conversation(CodexExecutor, _settings(api, timeout=6), tmp_path, None)
+    assert time.monotonic() - start < 15
+    assert r.status == "timeout" and "timed out after 6s" in (r.error or "")
     assert [(t.index, t.status) for t in r.turns] == [(1, "ok"), (2, "timeout")]

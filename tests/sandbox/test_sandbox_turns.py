@@ -53,10 +53,10 @@ def test_a_session_resumes_inside_bwrap(tmp_path: Path, monkeypatch: pytest.Monk
     assert r.status == "ok", r.error
     assert [t.final_text for t in r.turns] == list(ANSWERS[:2])
     assert said_in_order(api.model_requests()[1], history(TURNS[:2], ANSWERS[:1])) == history(TURNS[:2], ANSWERS[:1])
-    metered = [(e["turn"], [(q["usage"]["input_tokens"], q["usage"]["output_tokens"]) for q in e["requests"]
-                            if q.get("usage")])
+    metered = [[(q["usage"]["input_tokens"], q["usage"]["output_tokens"]) for q in e["requests"] if q.get("usage")]
                for e in r.transcript if e.get("type") == "_skillassay_proxy"]
-    assert metered == [(1, [(111, 11)]), (2, [(222, 22), (333, 33)])]  # the one proxy, turn by turn
+    assert metered == [[(111, 11)], [(222, 22), (333, 33)]]  # the one proxy, turn by turn
+    assert r.transcript[r.turns[1].transcript_start - 1]["type"] == "_skillassay_proxy"  # turn 1's, at its end
     assert [(t.usage.input_tokens, t.usage.output_tokens) for t in r.turns] == [(111, 11), (555, 55)]
     assert KEY not in (work / "key.txt").read_text() and KEY not in json.dumps(r.transcript)
     assert config_dir in (work / "home.txt").read_text().split()  # turn 2 ran in the private home of turn 1

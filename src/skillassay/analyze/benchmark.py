@@ -20,6 +20,7 @@ from skillassay.analyze.notes import cell_notes, config_values
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
 from skillassay.analyze.statistics import build_statistics
 from skillassay.analyze.triggered import trigger_split
+from skillassay.analyze.turns import turn_statistics
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
 from skillassay.store.benchmark_file import RUN_INDENT, write_run_texts
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
@@ -106,6 +107,8 @@ def build_benchmark(records: list[TrialRecord], *, skill_name: str, skill_path: 
                       trials_requested=trials_requested, thresholds=thresholds, arms=arms,
                       executor_model=executor_model, notes=notes, seed=seed,
                       min_detectable_effect=min_detectable_effect, interval_reading=interval_reading)
+    if (turns := turn_statistics(records, arms.skill, arms.baseline, seed, interval_reading)) is not None:
+        bench.turns = turns  # set (and so written) only for a multi-turn eval set
     bench._write_runs = lambda fh: write_run_texts(fh, ((run_json(r),) for r in records))
     return bench
 

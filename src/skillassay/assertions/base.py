@@ -33,6 +33,9 @@ class RunView:
     # The files in outputs/ (relative) when the caller has just listed them (the trial loop:
     # tidy_outputs), so grading need not look on disk again; None: look.
     listed_outputs: frozenset[str] | None = None
+    # A multi-turn trial's (prompt, answer) for each turn, in order (empty: a single turn). An
+    # expectation of turn k is checked on a view whose final_text is turn k's answer.
+    turn_answers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

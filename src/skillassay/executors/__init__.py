@@ -13,6 +13,7 @@ from skillassay.executors.base import (
     TransientError,
     TrialRequest,
     TrialResult,
+    TurnRecord,
     Usage,
 )
 from skillassay.extras import missing_extra, needs_extra
@@ -74,6 +75,6 @@ def unmeasured_notice(executor_name: str, keys: list[str]) -> str:
             "token counts): shown as NOT MEASURED and left out of the verdict")
 
 
-__all__ = ["Executor", "ExecutorSettings", "TransientError", "TrialRequest", "TrialResult", "Usage",
+__all__ = ["Executor", "ExecutorSettings", "TransientError", "TrialRequest", "TrialResult", "TurnRecord", "Usage",
            "check_executor", "executor_names", "load_executor_class", "required_extra", "unmeasurable_thresholds",
            "unmeasured_notice"]

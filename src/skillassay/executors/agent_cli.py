@@ -19,13 +19,14 @@ import shutil
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
-from skillassay.executors.agent_turns import conversation_result
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.conversation import request_prompts, run_turns
 from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.pricing import ModelPrice, metered_usd, price_for
@@ -38,7 +39,7 @@ from skillassay.executors.subprocess_util import (
     run_process_group,
     tail,
 )
-from skillassay.sandbox import confined, resolved
+from skillassay.sandbox import MeteringProxy, SandboxSpec, confined, resolved
 from skillassay.sandbox.proxy import Allowance, usage_totals
 
 
@@ -170,11 +171,7 @@ class AgentCliExecutor(Executor):
         if binary is None:
             raise RuntimeError(self._not_found())
         spec = resolved(self.settings.sandbox)
-        prompts = (request.prompt, *request.turns)
-        timeout = request.settings.timeout_seconds
-        deadline = time.monotonic() + timeout
-        results: list[TrialResult] = []
-        transient: TransientError | None = None
+        deadline = time.monotonic() + request.settings.timeout_seconds
         with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
@@ -189,48 +186,53 @@ class AgentCliExecutor(Executor):
             def stop(line: str) -> bool:
                 return watch.line(line) or (stop_when is not None and stop_when(line))
 
-            under_test = request.skill.name if request.skill else request.settings.skill_under_test
             with agent_env(spec, host_env, self.api_route(host_env), self.allowance(request)) as (env, proxy):
                 private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
                                          if host_env.get(v) and Path(host_env[v]).is_dir())]
-                earlier: list[dict[str, Any]] = []  # every event of the turns before this one
-                session: str | None = None
-                for prompt in prompts:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        results.append(TrialResult(status="timeout", error=f"timed out after {timeout:g}s, "
-                                                   "before this turn began"))
-                        break
-                    if results and session is None:
-                        results.append(TrialResult(status="error", error=f"{self.binary} named no session in the "
-                                                   "turn before, so the conversation cannot go on"))
-                        break
-                    url = proxy.url if proxy else None
-                    argv = (self.command_line(binary, prompt, cwd, url, conversation=bool(request.turns))
-                            if session is None else self.resume_line(binary, prompt, cwd, session, url))
-                    metered = len(proxy.records) if proxy else 0
-                    with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
-                                  readonly=[s for s in skills if s is not None], env=env) as wrapped:
-                        outcome = run_process_group(
-                            wrapped, cwd=cwd, env=env, timeout_seconds=left, stop_when=stop,
-                            stop_poll=watch.overdue if request.give_up is not None else None)
-                    events = events_from_lines(outcome.stdout_lines, host_env)
-                    result = self.parse_events(events, under_test, earlier)
-                    if proxy is not None:
-                        _add_metering(result, proxy.records[metered:],
-                                      price_for(result.model or self.settings.model, self.settings.prices or {}))
-                    try:
-                        result = self._finish(result, outcome, host_env, timeout, watch)
-                    except TransientError as exc:  # retried as a whole trial, after the work dir is mirrored back
-                        transient, result = exc, exc.result or result
-                    results.append(result)
-                    if transient is not None or result.status != "ok" or outcome.stopped_early:
-                        break
-                    session, earlier = self.session_of(events), earlier + events
-        out = conversation_result(prompts, results) if request.turns else results[0]
-        if transient is not None:
-            raise TransientError(out.error or str(transient), result=out, retry_after=transient.retry_after)
+                trial = _Trial(request, binary, spec, cwd, env, host_env, proxy, deadline, watch, stop,
+                               writable=[cwd, *dict.fromkeys(private)], readonly=[s for s in skills if s is not None])
+                out = (run_turns(request_prompts(request), lambda k, prompt: self._turn(trial, k, prompt))
+                       if request.turns else self._turn(trial, 1, request.prompt))
+        if trial.transient is not None:  # the whole trial is retried; what it did so far goes with it
+            raise TransientError(out.error or str(trial.transient), result=out,
+                                 retry_after=trial.transient.retry_after)
         return out
+
+    def _turn(self, trial: _Trial, index: int, prompt: str) -> TrialResult:
+        """One run of the CLI in the trial: turn 1 starts the session, a later turn resumes it."""
+        timeout = trial.request.settings.timeout_seconds
+        left = trial.deadline - time.monotonic()
+        if left <= 0:
+            return TrialResult(status="timeout", error=f"timed out after {timeout:g}s, before this turn")
+        if index > 1 and trial.session is None:
+            return TrialResult(status="error", error=f"{self.binary} named no session in the turn before, "
+                               "so the conversation cannot go on")
+        proxy = trial.proxy
+        url = proxy.url if proxy else None
+        argv = (self.command_line(trial.binary, prompt, trial.cwd, url, conversation=bool(trial.request.turns))
+                if index == 1 else self.resume_line(trial.binary, prompt, trial.cwd, str(trial.session), url))
+        metered = len(proxy.records) if proxy else 0
+        with confined(trial.spec, argv, cwd=trial.cwd, writable=trial.writable, readonly=trial.readonly,
+                      env=trial.env) as wrapped:
+            outcome = run_process_group(
+                wrapped, cwd=trial.cwd, env=trial.env, timeout_seconds=left, stop_when=trial.stop,
+                stop_poll=trial.watch.overdue if trial.request.give_up is not None else None)
+        events = events_from_lines(outcome.stdout_lines, trial.host_env)
+        request = trial.request
+        under_test = request.skill.name if request.skill else request.settings.skill_under_test
+        result = self.parse_events(events, under_test, trial.earlier)
+        if proxy is not None:
+            _add_metering(result, proxy.records[metered:],
+                          price_for(result.model or self.settings.model, self.settings.prices or {}))
+        try:
+            result = self._finish(result, outcome, trial.host_env, timeout, trial.watch)
+        except TransientError as exc:  # raised by _run, once the work dir is mirrored back
+            trial.transient, result = exc, exc.result or result
+            result.status = "error"
+        if index == 1:
+            trial.session = self.session_of(events)
+        trial.earlier = trial.earlier + events
+        return result
 
     def resume_line(self, binary: str, prompt: str, cwd: Path, session: str, base_url: str | None = None
                     ) -> list[str]:
@@ -272,6 +274,29 @@ class AgentCliExecutor(Executor):
             result.error = (f"{self.binary} exited with code {outcome.returncode} {why}: "
                             f"{redact(tail(outcome.stderr), env)}")
         return result
+
+
+@dataclass
+class _Trial:
+    """What every turn of one trial shares: the same process setting (work dir, private HOME,
+    sandbox, environment, metering proxy, provider watch), the one deadline, and what the turns
+    so far left for the next: the session to resume and their events."""
+
+    request: TrialRequest
+    binary: str
+    spec: SandboxSpec
+    cwd: Path
+    env: dict[str, str]
+    host_env: dict[str, str]
+    proxy: MeteringProxy | None
+    deadline: float
+    watch: ProviderWatch
+    stop: Callable[[str], bool]
+    writable: list[Path] = field(default_factory=list)
+    readonly: list[Path] = field(default_factory=list)
+    session: str | None = None
+    earlier: list[dict[str, Any]] = field(default_factory=list)
+    transient: TransientError | None = None
 
 
 def trial_allowance(cap: float, price: ModelPrice) -> Allowance:

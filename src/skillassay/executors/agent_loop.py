@@ -31,6 +31,7 @@ from tenacity import (
 
 from skillassay.errors import InputError
 from skillassay.executors import process_group
+from skillassay.executors.agent_turns import converse
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.executors.group_run import run_in_group
 from skillassay.executors.probe import PROBE_TIMEOUT_SECONDS, probe_endpoint  # noqa: F401 - re-exported
@@ -91,6 +92,8 @@ class ModelTurn:
 class Conversation(Protocol):
     """The provider-specific half of the loop: owns the message history in wire format."""
 
+    transcript: list[dict[str, Any]]  # where its retry markers go
+
     def complete(self, timeout: float) -> ModelTurn:
         """Send the history, append the model's reply to it, return the reply."""
         ...
@@ -98,6 +101,9 @@ class Conversation(Protocol):
     def add_tool_results(self, results: list[tuple[ToolCall, str, bool]]) -> None:
         """Append (call, output, is_error) results so the next `complete` sees them."""
         ...
+
+    def add_user_message(self, text: str) -> None:
+        """Append the user's next message of a multi-turn eval to the history."""
 
 
 def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -555,6 +561,7 @@ class AgentLoopExecutor(Executor):
     SDK client, set by the subclass's __init__) and a `Conversation` from `conversation()`."""
 
     handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
+    supports_turns: ClassVar[bool] = True
     default_key_env: ClassVar[str]  # where the API key is read unless options.api_key_env says
     client: Any
 
@@ -581,6 +588,8 @@ class AgentLoopExecutor(Executor):
     def run(self, request: TrialRequest) -> TrialResult:
         toolbox, system, transcript = trial_setup(request)
         conversation = self.conversation(request, system, toolbox.specs, transcript)
+        if request.turns:  # one history carries every turn (agent_turns.py)
+            return converse(conversation, request, transcript, lambda r, t: run_loop(conversation, toolbox, r, t))
         return run_loop(conversation, toolbox, request, transcript)
 
     def skills_loaded(self, result: TrialResult, names: Sequence[str]) -> list[str] | None:

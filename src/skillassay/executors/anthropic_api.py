@@ -101,6 +101,9 @@ class AnthropicConversation:
             raw=response.model_dump(mode="json", exclude_none=True),
         )
 
+    def add_user_message(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
     def add_tool_results(self, results: list[tuple[ToolCall, str, bool]]) -> None:
         """All results of one assistant turn go back in a single user message, as required."""
         self.messages.append({"role": "user", "content": [

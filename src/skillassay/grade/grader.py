@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from skillassay.assertions import AssertionConfigError, AssertionPlugin, RunView
 from skillassay.assertions.code import CheckError
 from skillassay.assertions.paths import UsesEvalDir
 from skillassay.errors import InputError, Problem
+from skillassay.grade.turns import by_turn, name_turns, read_turn_answers, view_for
 from skillassay.models import (
     Assertion,
     Eval,
@@ -52,6 +53,10 @@ class CompiledExpectation:
     negate: bool = False
     # The expectation as written in the eval set (JSON), part of the judge cache key.
     source: Any = None
+    # A multi-turn eval's: the turn (1-based) whose answer it is graded on, None for the whole
+    # conversation. `in_conversation` False: a single-prompt eval's (grading.json names no turn).
+    turn: int | None = None
+    in_conversation: bool = False
 
 
 def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectation]:
@@ -60,9 +65,12 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
     here, so a missing file is reported now too."""
     compiled, problems = [], []
     eval_dir = Path(source).resolve().parent
+    turns, paths = ev.expectation_turns(), ev.expectation_paths()
     for i, exp in enumerate(ev.all_expectations()):
+        turn = turns[i] if turns else None
         if isinstance(exp, str):
-            compiled.append(CompiledExpectation(exp, None, source=exp))
+            compiled.append(CompiledExpectation(exp, None, source=turn_source(exp, turn), turn=turn,
+                                                in_conversation=bool(turns)))
             continue
         try:
             plugin = assertions.build(exp)
@@ -70,15 +78,22 @@ def compile_expectations(ev: Eval, source: Path | str) -> list[CompiledExpectati
                 plugin.bind_eval_dir(eval_dir)
         except AssertionConfigError as exc:
             # JSONPath filter syntax: `[id=1]` would also be eaten as markup by rich in the CLI.
-            where = f"$.evals[?(@.id=={ev.id})].expectations[{i}]"
+            where = f"$.evals[?(@.id=={ev.id})].{paths[i]}"
             message = str(exc) if f"'{exp.type}'" in str(exc) else f"'{exp.type}' assertion: {exc}"
             problems.append(Problem(str(source), where, f"eval {ev.id} ({ev.name or ev.slug}): {message}"))
             continue
         compiled.append(CompiledExpectation(assertion_text(exp, plugin), plugin, exp.negate,
-                                            source=exp.model_dump(mode="json")))
+                                            source=turn_source(exp.model_dump(mode="json"), turn), turn=turn,
+                                            in_conversation=bool(turns)))
     if problems:
         raise InputError(problems)
     return compiled
+
+
+def turn_source(source: Any, turn: int | None) -> Any:
+    """A turn's expectation keyed with its turn, so the judge cache never hands turn 2 the
+    verdict it gave the same words on turn 1's answer."""
+    return source if turn is None else {"turn": turn, "expectation": source}
 
 
 def deprecation_notes(evals: Iterable[Eval], compiled: Mapping[int, list[CompiledExpectation]],
@@ -87,9 +102,10 @@ def deprecation_notes(evals: Iterable[Eval], compiled: Mapping[int, list[Compile
     the file, the eval and the assertion: `validate` and `run` print them as warnings."""
     notes = []
     for ev in evals:
+        paths = ev.expectation_paths()
         for i, exp in enumerate(compiled.get(ev.id, [])):
             for note in exp.plugin.deprecated if exp.plugin is not None else []:
-                notes.append(f"{source}: $.evals[?(@.id=={ev.id})].expectations[{i}]: eval {ev.id} "
+                notes.append(f"{source}: $.evals[?(@.id=={ev.id})].{paths[i]}: eval {ev.id} "
                              f"({ev.name or ev.slug}): {note}")
     return notes
 
@@ -115,7 +131,7 @@ def plain_expectation_problems(evals: Iterable[Eval], source: Path | str) -> lis
             texts = ", ".join(repr(t) for t in [ev.all_expectations()[i] for i in plain][:2])
             more = f" and {len(plain) - 2} more" if len(plain) > 2 else ""
             problems.append(Problem(
-                str(source), f"$.evals[?(@.id=={ev.id})].expectations[{plain[0]}]",
+                str(source), f"$.evals[?(@.id=={ev.id})].{ev.expectation_paths()[plain[0]]}",
                 f"eval {ev.id} ({ev.name or ev.slug}): {len(plain)} plain-language "
                 f"{'expectation needs' if len(plain) == 1 else 'expectations need'} a judge ({texts}{more}) and "
                 "none is chosen: run with --judge local (the embedded model), --judge openai or --judge "
@@ -182,16 +198,22 @@ def total_seconds(t: Timing, grader_seconds: float | None) -> float | None:
 
 def run_view(run_dir: Path, metrics: Metrics, timing: Timing, prompt: str = "",
              eval_dir: Path | None = None, final_text: str | None = None,
-             listed_outputs: Iterable[str] | None = None) -> RunView:
+             listed_outputs: Iterable[str] | None = None,
+             turn_answers: Sequence[tuple[str, str]] | None = None) -> RunView:
     """`final_text`: the answer as written to outputs/answer.md, when the caller has it;
-    `listed_outputs`: the files in outputs/ besides it, when the caller has just listed them."""
+    `listed_outputs`: the files in outputs/ besides it, when the caller has just listed them;
+    `turn_answers`: a multi-turn trial's (prompt, answer) per turn, read from turns.json when
+    not given."""
     if final_text is None:
         answer = run_dir / "outputs" / ANSWER_FILE
         final_text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else ""
     text = final_text
+    if turn_answers is None:
+        turn_answers = read_turn_answers(run_dir)
     return RunView(final_text=text, outputs_dir=run_dir / "outputs", metrics=metrics, timing=timing,
                    run_dir=run_dir, prompt=prompt, eval_dir=eval_dir,
-                   listed_outputs=None if listed_outputs is None else frozenset(listed_outputs))
+                   listed_outputs=None if listed_outputs is None else frozenset(listed_outputs),
+                   turn_answers=tuple(turn_answers))
 
 
 def parse_user_notes(text: str) -> UserNotesSummary:
@@ -265,16 +287,23 @@ class Grader:
         """Grade one finished run; the grader's times go into `timing` when the caller will
         write timing.json itself (the engine: one write per trial), else into the file."""
         start, t0 = now_iso(), time.perf_counter()
-        results: list[ExpectationResult | None] = [None if e.plugin is None else check(e, view) for e in compiled]
+        views = [view_for(e, view) for e in compiled] if view.turn_answers else [view] * len(compiled)
+        results: list[ExpectationResult | None] = [None if e.plugin is None else check(e, v)
+                                                   for e, v in zip(compiled, views, strict=True)]
         plain = [i for i, e in enumerate(compiled) if e.plugin is None]
         extras: dict[str, Any] = {}
         if plain and use_judge and self.judge is not None:
-            extras = self.judge_plain(compiled, plain, view, results)
+            for group in by_turn(compiled, plain):  # one judge call per answer judged
+                found = self.judge_plain(compiled, group, views[group[0]], results)
+                if compiled[group[0]].turn is None or not extras:  # the whole conversation's, if any
+                    extras = found or extras
         for i in plain:
             if results[i] is None:
-                results[i] = check(compiled[i], view)  # ungraded: no judge configured
+                results[i] = check(compiled[i], views[i])  # ungraded: no judge configured
         seconds = time.perf_counter() - t0
-        grading = grade(compiled, view, round(seconds, 6), [r for r in results if r is not None])
+        final = [r for r in results if r is not None]
+        name_turns(compiled, final)
+        grading = grade(compiled, view, round(seconds, 6), final)
         grading.claims = extras.get("claims") or []
         grading.user_notes_summary = extras.get("user_notes_summary") or self.notes_of(view)
         if extras.get("eval_feedback") is not None:

@@ -17,6 +17,7 @@ from skillassay.models.checked import CheckedAs
 from skillassay.models.cost import Cost
 from skillassay.models.runfiles import ExpectationResult
 from skillassay.models.statistics import Statistics
+from skillassay.models.turns import TurnsSection
 
 
 class BenchmarkMetadata(SpecModel):
@@ -216,6 +217,9 @@ class Benchmark(SpecModel):
     adaptive: Annotated[dict[str, Any], CheckedAs(AdaptiveDesign, "adaptive")] | None = Field(None, description=(
         "An adaptive run's design (ours, optional): the sequential method and its parameters, the trial "
         "limits, and per eval the trials used and why it stopped (schema_version inside)."))
+    turns: TurnsSection | None = Field(None, description=(
+        "A multi-turn eval set's pass rate per turn (ours, optional; analyze/turns.py): per turn the with-skill and "
+        "baseline rate of that turn's expectations with intervals and their paired difference."))
     # Set by aggregation instead of `runs`: writes the per-run entries when the file is written
     # (aggregate.write_benchmark), from records or from where they were spooled, so 200,000
     # runs never exist as models or one giant string at once.

@@ -68,6 +68,20 @@ class Grading(SpecModel):
     eval_feedback: EvalFeedback | None = None
 
 
+class TurnFigures(SpecModel):
+    """One turn of a multi-turn trial in metrics.json / timing.json (issue 39): what that turn
+    alone cost. The file's own figures stay the whole trial's totals."""
+
+    turn: int = Field(ge=1)
+    status: str | None = None
+    error: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = Field(None, ge=0)
+
+
 class Metrics(SpecModel):
     """metrics.json. Our additions (skill_triggered, usage, error) sit beside the spec's fields."""
 
@@ -84,6 +98,7 @@ class Metrics(SpecModel):
     skill_triggered: bool | None = Field(None, description="Whether the agent loaded the skill (None: unknown).")
     error: str | None = Field(None, description="Why the trial failed, when it did.")
     status: str | None = Field(None, description="ok, error or timeout.")
+    turns: list[TurnFigures] | None = Field(None, description="A multi-turn trial's figures per turn run.")
 
 
 # Durations past ~31 years are no trial's: a damaged timing.json (5e268 s overflowed the
@@ -101,3 +116,4 @@ class Timing(SpecModel):
     grader_start: str | None = None
     grader_end: str | None = None
     grader_duration_seconds: float | None = Field(None, le=MAX_SECONDS)
+    turns: list[TurnFigures] | None = Field(None, description="A multi-turn trial's tokens and duration per turn.")

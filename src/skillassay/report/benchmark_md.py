@@ -32,6 +32,20 @@ def cost_ratio(x: float | None, unit: str) -> str:
     return f"{x:.2f}x ({change}% {'more' if x > 1 else 'less'} {unit} with the skill)"
 
 
+def ci(iv: list[float] | None) -> str:
+    """A rate's interval as whole percentages after its estimate; nothing when there is none."""
+    return "" if not iv else f" [{pct(iv[0])}, {pct(iv[1])}]"
+
+
+def pts(x: float | None) -> str:
+    """A difference of rates in percentage points, signed."""
+    return "n/a" if x is None else f"{x * 100:+.0f} pts"
+
+
+def pts_ci(iv: list[float] | None) -> str:
+    return "" if not iv else f" [{iv[0] * 100:+.0f}, {iv[1] * 100:+.0f}]"
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("skillassay", "templates"),
@@ -39,7 +53,8 @@ def environment() -> jinja2.Environment:
                              autoescape=False,  # markdown, not HTML
                              bytecode_cache=template_bytecode_cache())
     env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio, improvement=improvement_text,
-                       usd=usd, usd_ci=usd_interval, cost_effect=extra_success_text)
+                       usd=usd, usd_ci=usd_interval, cost_effect=extra_success_text,
+                       ci=ci, pts=pts, pts_ci=pts_ci)
     return env
 
 

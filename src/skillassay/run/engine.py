@@ -42,6 +42,7 @@ from skillassay.report.report_charts import ChartDrawer
 from skillassay.run.backends import Backend, open_backend
 from skillassay.run.budget import budget_gate, budget_stop, open_budget
 from skillassay.run.execute import RetryPolicy, token_note
+from skillassay.run.execute_turns import answers_of
 from skillassay.run.interrupt import RunInterrupted, StopSignals, stop_requested
 from skillassay.run.plan import (
     IterationChoice,
@@ -66,6 +67,7 @@ from skillassay.run.reuse import (
 from skillassay.run.schedule import execute_all
 from skillassay.run.shard import Shard, refuse_adaptive, shard_record, shard_share, write_shard_record
 from skillassay.run.stop import DEFAULT_LIMIT, SameErrorStreak, stopped_early
+from skillassay.run.turns import refuse_single_turn_executor
 from skillassay.sandbox import Resolved, resolve, sandbox_spec
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.store.benchmark_file import write_benchmark
@@ -197,6 +199,7 @@ def prepare(req: RunRequest, notice: Callable[[str], None] | None = None) -> Pre
     name = req.executor or config.executor or "local"
     register_env_option(req.executor_options)  # `-o env=...`: masked in every file from now on
     executor_class = load_executor_class(name)  # loaded once: run_sandbox asks it for its program
+    refuse_single_turn_executor(executor_class, name, evals, evals_path)
     resolved = run_sandbox(req, config, executor_class, inputs.config_path)
     settings = ExecutorSettings(
         sandbox=resolved.spec, skill_under_test=skill.name,
@@ -356,10 +359,12 @@ def write_eval_metadata(it_dir: Path, evals: list[Eval], input_files: dict[int, 
     input files changed from the same eval (analyze/compare.eval_content)."""
     for ev in evals:
         path = it_dir / ev.slug / "eval_metadata.json"
-        extra = {} if input_files is None else {
+        extra: dict[str, Any] = {} if input_files is None else {
             "files": list(ev.files),
             "files_sha256": {rel: (file_hashes or {}).get(f) or hash_file(f)
                              for rel, f in zip(ev.files, input_files.get(ev.id, []), strict=False)}}
+        if ev.turns:  # the conversation, beside its first message as `prompt`
+            extra["turns"] = ev.turns
         meta = EvalMetadata(eval_id=ev.id, eval_name=eval_name(ev), prompt=ev.prompt,
                             expectations=ev.all_expectations(), **extra)
         write_json(path, meta)
@@ -405,7 +410,7 @@ class TrialRunner:
             self.sink.sync()
             pending.files = []
         view = run_view(trial.run_dir, metrics, timing, trial.eval.prompt, self.eval_dir,
-                        final_text=result.final_text,
+                        final_text=result.final_text, turn_answers=answers_of(result),
                         # a capped listing cannot say a file is absent: grading looks on disk then
                         listed_outputs=metrics.files_created if metrics.files_created_total is None else None)
         grading = grade_or_fail(self.compiled[trial.eval.id], view, metrics.status or "ok", result.error,

@@ -20,7 +20,17 @@ from skillassay.executors import Executor, TransientError, TrialRequest, TrialRe
 from skillassay.executors.give_up import GiveUp
 from skillassay.executors.pricing import trial_cost
 from skillassay.executors.process_group import stop_requested
+from skillassay.grade.turns import TURNS_FILE
 from skillassay.models import Metrics, Timing
+from skillassay.run.execute_turns import (
+    check_turns,
+    redact_turns,
+    tag_transcript,
+    timing_turns,
+    turn_figures,
+    turns_file_text,
+    turns_markdown,
+)
 from skillassay.run.plan import Trial
 from skillassay.spec.skill import Skill
 from skillassay.store.bounded import capped
@@ -248,12 +258,19 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         shutil.copy2(src, outputs / src.name)
     before = snapshot(outputs) if input_files else {}
 
+    prompts = trial.eval.turn_prompts
     request = TrialRequest(prompt=trial.eval.prompt, workdir=outputs, skill=skill, seed=trial.seed,
-                           settings=executor.settings, give_up=policy.give_up, max_cost_usd=trial.max_cost_usd)
+                           settings=executor.settings, give_up=policy.give_up, max_cost_usd=trial.max_cost_usd,
+                           turns=tuple(prompts[1:]))
     start_iso, t0 = now_iso(), time.perf_counter()
     result, attempts = call_with_retries(executor, request, policy)
     wall = time.perf_counter() - t0
     end_iso = now_iso()
+    conversation = len(prompts) > 1
+    if conversation:
+        result = check_turns(result, prompts)
+        redact_turns(result, redactor)
+        result.transcript = tag_transcript(result)
 
     created = tidy_outputs(outputs, before) if workdir_used else {}
     answer = redactor(result.final_text)
@@ -262,11 +279,15 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     # In place, not atomically: grading.json, written last, commits the trial (write_before_marker).
     transcript_lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in result.transcript)
     transcript_lines = redactor(transcript_lines)
+    markdown = (turns_markdown(result.transcript, result.turns, _pretty) if conversation
+                else transcript_markdown(result.transcript))
     files: list[FileEntry] = [
         (f"{out_s}/{ANSWER_FILE}", answer.encode("utf-8"), False),
         (f"{run_s}/transcript.jsonl", transcript_lines.encode("utf-8"), False),
-        (f"{run_s}/transcript.md", redactor(transcript_markdown(result.transcript)).encode("utf-8"), False),
+        (f"{run_s}/transcript.md", redactor(markdown).encode("utf-8"), False),
     ]
+    if conversation:  # each turn's answer, which grading reads (grade/turns.py)
+        files.append((f"{run_s}/{TURNS_FILE}", redactor(turns_file_text(result)).encode("utf-8"), False))
 
     # The sizes the walk already read: a second stat of 200,000 files cost seconds.
     output_chars = len(answer) + sum(size for size, _ in created.values())
@@ -296,6 +317,10 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
     )
     if listed.omitted:  # set (and so written) only when the list is capped
         metrics.files_created_total = listed.total
+    figures = (turn_figures(result, executor.name, result.model or executor.settings.model, executor.settings.prices)
+               if conversation else None)
+    if figures is not None:  # set (and so written) only for a conversation
+        metrics.turns = figures
     timing = Timing(
         total_tokens=usage.total_tokens,
         duration_ms=result.agent_duration_ms if result.agent_duration_ms is not None else int(wall * 1000),
@@ -304,6 +329,8 @@ def execute_trial(trial: Trial, executor: Executor, skill: Skill | None, input_f
         executor_end=end_iso,
         executor_duration_seconds=round(wall, 6),
     )
+    if figures is not None:
+        timing.turns = timing_turns(figures)
     files.append(json_entry(f"{out_s}/metrics.json", metrics, redactor))
     if write_timing:  # the engine writes it once, after grading adds the grader's times
         files.append(json_entry(f"{run_s}/timing.json", timing, redactor))

@@ -179,7 +179,8 @@ def write_provenance(target: Path, source: Path, configuration: str, copied: lis
 
 ATTEMPTS_DIR = "attempts"
 RUN_AGAIN = frozenset({"error", "timeout"})  # a trial that never measured anything
-_ATTEMPT_FILES = ("grading.json", "timing.json", "transcript.jsonl", "transcript.md", "outputs/metrics.json")
+_ATTEMPT_FILES = ("grading.json", "timing.json", "transcript.jsonl", "transcript.md", "outputs/metrics.json",
+                  "turns.json")  # a conversation's turns (run/execute_turns.py)
 
 
 def archive_failed_attempt(run_dir: Path) -> Path:

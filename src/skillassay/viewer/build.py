@@ -32,6 +32,7 @@ from skillassay.store.discover import EVAL_DIR, discover
 from skillassay.store.jsonio import load_json_lenient
 from skillassay.store.layout import inside
 from skillassay.viewer.render import TEXT_CAP, data_uri, markdown_html, render_file
+from skillassay.viewer.turns import conversation, turn_rows
 
 FIRST_FILES = ("answer.md",)  # the final answer leads; the rest follow by name
 RENDER_CAP = 100  # files of one run rendered; the next ones are named (LIST_CAP), the rest counted
@@ -225,7 +226,9 @@ def _transcript_html(run_dir: Path) -> str:
 def _grading(run_dir: Path) -> dict[str, Any]:
     g = _read_json(run_dir / "grading.json")
     exps = [{"text": str(as_dict(e).get("text", "")), "passed": as_dict(e).get("passed"),
-             "evidence": str(as_dict(e).get("evidence", ""))} for e in as_list(g.get("expectations"))]
+             "evidence": str(as_dict(e).get("evidence", "")),
+             **({"turn": as_dict(e).get("turn")} if "turn" in as_dict(e) else {})}  # a conversation's
+            for e in as_list(g.get("expectations"))]
     return {"expectations": exps, "summary": as_dict(g.get("summary"))}
 
 
@@ -272,7 +275,7 @@ def run_payload(index: Index, run_id: str, previous: Path | None, served: bool,
     return {**ref.summary(), **_prompt(index.iteration_dir, ref), "metrics": _metrics(run_dir),
             "files": render_outputs(run_dir, index.iteration_dir, ref.run_id, served, deadline),
             "grading": _grading(run_dir), "transcript_html": _transcript_html(run_dir),
-            "previous": _previous(previous, ref)}
+            "turns": conversation(run_dir), "previous": _previous(previous, ref)}
 
 
 # --- benchmark tab ---------------------------------------------------------------------------
@@ -476,5 +479,5 @@ def benchmark_payload(iteration_dir: Path, bench: dict[str, Any]) -> dict[str, A
             "headline": headline(bench), "gate": gate_view(iteration_dir, bench),
             "per_eval": rows, "per_eval_chart": _svg_uri(per_eval_chart(rows)), "variance": variance_rows(bench),
             "comparison": comparison_view(iteration_dir, bench), "notes": [str(n) for n in as_list(bench.get("notes"))],
-            "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir),
+            "ungraded": ungraded_view(bench), "triggers": triggers_view(iteration_dir), "turns": turn_rows(bench),
             "trend": trend, "trend_chart": _svg_uri(trend_chart(trend))}

@@ -101,6 +101,7 @@ def build_context(iteration_dir: Path, config: Path | None = None, *, strict: bo
         "warnings": [*(f for f in validity if not f.startswith("measurement invalid")), *judge_warnings(iteration_dir)],
         "summary": summary_rows(bench, st, comparison, gate, thresholds.model_dump()),
         "cost": bench.cost,
+        "turns": bench.turns,  # a multi-turn eval set's per-turn table (None: one prompt each)
         "reading": reading_phrase(st.get("interval_reading")),
         "certainty": certainty_notes(bench, st, gate, comparison),
         "regressions": change_rows(comparison, worse=True, called_only=True),

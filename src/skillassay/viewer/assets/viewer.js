@@ -64,18 +64,38 @@
     return box;
   }
 
+  function gradeLine(e) {
+    const mark = e.passed === true ? "pass" : e.passed === false ? "fail" : "unknown";
+    const label = e.passed === true ? "PASS" : e.passed === false ? "FAIL" : "UNGRADED";
+    return el("div", { cls: "expectation" }, el("span", { cls: `badge ${mark}`, text: label }), " ",
+      el("span", { cls: "expectation-text", text: e.text }), el("div", { cls: "evidence", text: e.evidence }));
+  }
+
+  // A multi-turn trial: each turn's message and answer with that turn's grades, then the grades
+  // on the whole conversation (turn null). Every string goes in as text.
+  function renderConversation(turns, g) {
+    const box = el("section", { cls: "block conversation" }, el("h3", { text: `Conversation (${turns.length} turns)` }));
+    const exps = (g || {}).expectations || [];
+    for (const t of turns) {
+      const turn = el("div", { cls: "turn", "data-turn": String(t.turn) }, el("h4", { text: `Turn ${t.turn}${t.status && t.status !== "ok" ? ` (${t.status})` : ""}` }),
+        el("div", { cls: "muted", text: "user" }), el("pre", { cls: "plain turn-prompt", text: t.prompt }),
+        el("div", { cls: "muted", text: "agent" }), el("pre", { cls: "plain turn-answer", text: t.answer }));
+      if (t.error) turn.append(el("div", { cls: "note", text: `error: ${t.error}` }));
+      for (const e of exps.filter((x) => x.turn === t.turn)) turn.append(gradeLine(e));
+      box.append(turn);
+    }
+    const whole = exps.filter((x) => x.turn === null);
+    if (whole.length) box.append(el("h4", { text: "Whole conversation" }), ...whole.map(gradeLine));
+    return box;
+  }
+
   function renderGrades(g) {
     const box = el("section", { cls: "block grades" }, el("h3", { text: "Grades" }));
     const s = g.summary || {};
     const ungraded = (g.expectations || []).filter((e) => e.passed !== true && e.passed !== false).length;
     if (s.total !== undefined) box.append(el("div", { cls: "muted", text: `${s.passed} of ${s.total} expectations passed` + (ungraded ? `, ${ungraded} ungraded` : "") }));
     if (ungraded) box.append(el("div", { cls: "note ungraded", text: "Ungraded trial: an expectation has no verdict, so this run is in no pass rate (it is not a failure)." }));
-    for (const e of g.expectations || []) {
-      const mark = e.passed === true ? "pass" : e.passed === false ? "fail" : "unknown";
-      const label = e.passed === true ? "PASS" : e.passed === false ? "FAIL" : "UNGRADED";
-      box.append(el("div", { cls: "expectation" }, el("span", { cls: `badge ${mark}`, text: label }), " ",
-        el("span", { cls: "expectation-text", text: e.text }), el("div", { cls: "evidence", text: e.evidence })));
-    }
+    for (const e of g.expectations || []) box.append(gradeLine(e));
     return box;
   }
 
@@ -102,6 +122,7 @@
     const prompt = el("section", { cls: "block prompt" }, el("h3", { text: "Prompt" }), el("pre", { cls: "plain", text: d.prompt }));
     if (d.expected_output) prompt.append(el("h3", { text: "Expected" }), el("pre", { cls: "plain", text: d.expected_output }));
     frag.append(prompt, renderGrades(d.grading));
+    if (d.turns && d.turns.length) frag.append(renderConversation(d.turns, d.grading));
     const files = el("section", { cls: "block outputs" }, el("h3", { text: `Output files (${d.files.length})` }));
     for (const f of d.files) files.append(renderFile(f));
     frag.append(files);
@@ -231,6 +252,15 @@
     out.push(section("Per eval: with skill vs baseline", chart(b.per_eval_chart, "pass rate per eval with error bars"),
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
         [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));
+    if (b.turns && b.turns.length) {
+      const pts = (x) => (x === null || x === undefined ? "n/a" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(0)} pts`);
+      const arm = (a) => `${pct(a.rate)} (${a.passes}/${a.trials})${ival("pass_rate", a.interval)}`;
+      out.push(section("Per turn: where in the conversation the skill helps",
+        el("p", { cls: "muted", text: "A trial passes turn k when every expectation of turn k passes on that turn's answer." }),
+        table(["turn", "evals", "with skill", "baseline", "difference", "p"], b.turns.map((t) =>
+          [String(t.turn), String(t.n_evals), arm(t.with_skill), arm(t.baseline),
+            pts(t.difference) + (t.difference_interval ? ` [${pts(t.difference_interval[0])}, ${pts(t.difference_interval[1])}]` : ""), num(t.p_value, 3)]))));
+    }
     out.push(section("Variance across runs", el("p", { cls: "muted", text: "Pass rate: the share of trials in which every expectation passed (as everywhere in this viewer). Expectation pass rate: the share of a trial's expectations that passed, averaged over its runs (skill-creator's run_summary pass_rate)." }),
       table(["eval", "configuration", "runs", "pass rate (trials passed)", "expectation pass rate mean ± sd (min–max)", "tokens", "seconds"],
         b.variance.map((r) => [`${r.eval_id} ${r.eval_name}`, r.configuration, r.runs, trialsText(r.trials), spread(r.pass, "pass_rate"), spread(r.tokens, "avg_tokens"), spread(r.seconds, "s")]))));
