@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -77,6 +78,10 @@ class HttpError:
 
 
 ScriptItem = Reply | Stall | Disconnect | HttpError
+# A reply decided when the request comes: given the recorded request (kind, path, body), it
+# returns the item to serve (what the model says may depend on what it was sent: the arm's skill,
+# the turn of a conversation). It may block, to hold a CLI mid-conversation.
+Scripted = ScriptItem | Callable[[dict[str, Any]], ScriptItem]
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -197,7 +202,7 @@ def conversation(request: dict[str, Any]) -> list[tuple[str, str]]:
 class FakeModelAPI:
     """Serve `script` in order to whichever CLI asks; use as a context manager."""
 
-    def __init__(self, script: list[ScriptItem], model: str = "fake-model", api_key: str | None = None) -> None:
+    def __init__(self, script: Sequence[Scripted], model: str = "fake-model", api_key: str | None = None) -> None:
         self.script = list(script)
         self.api_key = api_key  # set: any request with another key gets 401, as the hosted API answers
         self.model = model
@@ -237,7 +242,7 @@ class FakeModelAPI:
     def model_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["kind"] in ("anthropic", "responses")]
 
-    def next_item(self, path: str) -> ScriptItem | None:
+    def next_item(self, path: str) -> Scripted | None:
         with self._lock:
             if not self.script:
                 self.failures.append(f"script exhausted: unexpected extra request to {path}")
@@ -304,8 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_json()
         kind = self._kind()
         headers = {k: v for k, v in self.headers.items() if not _is_credential_header(k)}
-        self.fake.requests.append({"method": "POST", "path": self.path, "kind": kind,
-                                   "headers": headers, "body": body})
+        record = {"method": "POST", "path": self.path, "kind": kind, "headers": headers, "body": body}
+        self.fake.requests.append(record)
         if self._key_refused():
             return
         if kind == "count_tokens":
@@ -320,6 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "invalid_request_error", "message": "fake model script exhausted"}})
             return
         model = body.get("model") or self.fake.model
+        if callable(item):
+            item = item(record)
         if isinstance(item, Stall):
             self._stall(kind, model)
             return
@@ -380,5 +387,5 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.closing.wait(timeout=120)
 
 
-__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
-           "anthropic_message", "conversation", "responses_events"]
+__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "ScriptItem", "Scripted", "Stall", "ToolCall",
+           "anthropic_events", "anthropic_message", "conversation", "responses_events"]
