@@ -1,7 +1,7 @@
-"""A conversation resumed inside the bubblewrap sandbox (issue 39): the REAL `claude` and `codex`
-CLIs, confined, against the loopback fake of their API. Turn 1 starts the session inside bwrap;
-turn 2, a new confined run, finds it in the trial's private home and carries turn 1 in its
-request. Every turn goes through the same metering proxy (each turn's requests recorded apart),
+"""A conversation resumed inside the sandbox (issue 39): the REAL `claude` and `codex` CLIs under
+bubblewrap, and `claude` in docker, against the loopback fake of their API. Turn 1 starts the
+session confined; turn 2, a new confined run (a new container), finds it in the trial's private
+home and carries turn 1 in its request. Every turn goes through the same metering proxy (each turn's requests recorded apart),
 and the shell command the agent runs in turn 2 sees the same private home and no key."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from agent_cli_support import ANSWERS, TURNS, history, make_skill, run_conversation, said_in_order
+from docker_support import IMAGE, MOUNTS, docker_env  # noqa: F401 - the session fixture
 from fake_model_api import FakeModelAPI, Reply, ToolCall
 from sandbox_support import KEY, KEY_VAR, needs_bwrap
 
@@ -20,7 +21,7 @@ from skillassay.executors.claude_code import ClaudeCodeExecutor
 from skillassay.executors.codex import CodexExecutor
 from skillassay.sandbox import SandboxSpec
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.agent_cli, needs_bwrap]
+pytestmark = [pytest.mark.sandbox, pytest.mark.agent_cli]
 
 PROBE = 'printf %s "${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${CODEX_API_KEY:-}" > key.txt; ls -A "$HOME" > home.txt'
 CASES = {
@@ -31,8 +32,22 @@ CASES = {
 }
 
 
+@needs_bwrap
 @pytest.mark.parametrize("cli", sorted(CASES))
 def test_a_session_resumes_inside_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: str) -> None:
+    converse_confined(tmp_path, monkeypatch, cli, SandboxSpec(kind="bwrap"))
+
+
+def test_a_claude_session_resumes_in_a_new_container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     docker_env: dict[str, str]) -> None:  # noqa: F811
+    """One container per turn: turn 2's finds the session in the HOME mounted at the same path."""
+    if "DOCKER_HOST" in docker_env:
+        monkeypatch.setenv("DOCKER_HOST", docker_env["DOCKER_HOST"])
+    converse_confined(tmp_path, monkeypatch, "claude", SandboxSpec(kind="docker", image=IMAGE, mounts=MOUNTS))
+
+
+def converse_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: str, spec: SandboxSpec) -> None:
+    """Two turns of `cli` under `spec`; turn 2 runs a shell command that reports its key and HOME."""
     executor, probe, config_dir, options = CASES[cli]
     if shutil.which(executor.binary) is None:
         pytest.skip(f"{executor.binary} not on PATH")
@@ -48,7 +63,7 @@ def test_a_session_resumes_inside_bwrap(tmp_path: Path, monkeypatch: pytest.Monk
               Reply(text=ANSWERS[1], input_tokens=333, output_tokens=33)]
     with FakeModelAPI(script) as api:
         settings = ExecutorSettings(model="claude-sonnet-4-5" if cli == "claude" else "gpt-5", timeout_seconds=90,
-                                    sandbox=SandboxSpec(kind="bwrap"), options=options(api.base_url))
+                                    sandbox=spec, options=options(api.base_url))
         r = run_conversation(executor, settings, work, make_skill(tmp_path / "skills"), TURNS[:2])
     assert r.status == "ok", r.error
     assert [t.final_text for t in r.turns] == list(ANSWERS[:2])
