@@ -221,9 +221,8 @@ class AgentCliExecutor(Executor):
         request = trial.request
         under_test = request.skill.name if request.skill else request.settings.skill_under_test
         result = self.parse_events(events, under_test, trial.earlier)
-        if proxy is not None:
-            _add_metering(result, proxy.records[metered:],
-                          price_for(result.model or self.settings.model, self.settings.prices or {}))
+        _add_metering(result, proxy, price_for(result.model or self.settings.model, self.settings.prices or {}),
+                      since=metered)
         try:
             result = self._finish(result, outcome, trial.host_env, timeout, trial.watch)
         except TransientError as exc:  # raised by _run, once the work dir is mirrored back
@@ -313,12 +312,17 @@ def trial_allowance(cap: float, price: ModelPrice) -> Allowance:
     return check
 
 
-def _add_metering(result: TrialResult, records: list[dict[str, Any]], price: ModelPrice | None = None) -> None:
-    """The proxy's record of every model request of one run (`records`), in the transcript and
+def _add_metering(result: TrialResult, proxy: MeteringProxy | None, price: ModelPrice | None = None,
+                  since: int = 0) -> None:
+    """The proxy's record of every model request of one run (its records from index `since`:
+    a conversation's turn is its own run, through the trial's one proxy), in the transcript and
     beside the CLI's own usage (raw.proxy), so a disagreement between the two can be seen, never
     silently resolved. With a price for the model the proxy's account is the run's cost too (the
     CLI's own figure kept beside it, raw.reported_cost_usd): the provider's usage is the source
     of truth."""
+    if proxy is None:
+        return
+    records = proxy.records[since:]
     result.transcript.append({"type": "_skillassay_proxy", "requests": list(records)})
     totals = usage_totals(records)
     result.usage.raw["proxy"] = totals
