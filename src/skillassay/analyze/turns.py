@@ -43,15 +43,28 @@ def count_turns(records: Iterable[TrialRecord]) -> dict[int, Counts]:
     """turn -> (eval, configuration) -> [passes, trials], over completed trials with a verdict."""
     out: dict[int, Counts] = {}
     for r in records:
-        if not r.completed:
-            continue
-        for k, verdict in turn_verdicts(r).items():
-            if verdict is None:
-                continue
-            cell = out.setdefault(k, {}).setdefault((r.eval_id, r.configuration), [0, 0])
-            cell[0] += int(verdict)
-            cell[1] += 1
+        add_record(out, r)
     return out
+
+
+def add_record(counts: dict[int, Counts], r: TrialRecord) -> None:
+    """One trial into the counts (aggregation reads trials one at a time, keeping none)."""
+    if not r.completed:
+        return
+    for k, verdict in turn_verdicts(r).items():
+        if verdict is None:
+            continue
+        cell = counts.setdefault(k, {}).setdefault((r.eval_id, r.configuration), [0, 0])
+        cell[0] += int(verdict)
+        cell[1] += 1
+
+
+def merge_counts(into: dict[int, Counts], other: dict[int, Counts]) -> None:
+    for k, cells in other.items():
+        for key, (passes, trials) in cells.items():
+            cell = into.setdefault(k, {}).setdefault(key, [0, 0])
+            cell[0] += passes
+            cell[1] += trials
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:
@@ -72,7 +85,12 @@ def turn_statistics(records: Sequence[TrialRecord], skill: str, baseline: str, s
     """benchmark.json's `turns` section, or None when no trial's grading names a turn (a
     single-prompt eval set). Each turn's figures are over the evals with a verdict on that
     turn in both arms, paired by eval."""
-    counts = count_turns(records)
+    return section_of(count_turns(records), skill, baseline, seed, reading, conf)
+
+
+def section_of(counts: dict[int, Counts], skill: str, baseline: str, seed: int = 0,
+               reading: Reading = DEFAULT_READING, conf: float = 0.95) -> TurnsSection | None:
+    """turn_statistics from counts already made."""
     if not counts:
         return None
     per_turn = []

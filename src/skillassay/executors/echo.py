@@ -24,18 +24,10 @@ class EchoExecutor(Executor):
     def run(self, request: TrialRequest) -> TrialResult:
         """Options: delay_seconds (sleep, to exercise concurrency, timeouts and kills; before
         each turn of a conversation), write_file (also write the answer to this file in the
-        work dir), fail_turn (a conversation's turn k ends in an error: the errored-turn path)."""
+        work dir). A conversation is answered turn by turn, each turn echoing its own message."""
         if not request.turns:
             return self.answer(request.prompt, request)
-        fail_turn = int(self.settings.options.get("fail_turn", 0))
-
-        def step(k: int, prompt: str) -> TrialResult:
-            if k == fail_turn:
-                return TrialResult(status="error", error=f"fail_turn={k}: this turn was told to fail",
-                                   transcript=[{"type": "echo", "seed": request.seed, "failed": True}])
-            return self.answer(prompt, request)
-
-        return run_turns(request_prompts(request), step)
+        return run_turns(request_prompts(request), lambda _k, prompt: self.answer(prompt, request))
 
     def answer(self, prompt: str, request: TrialRequest) -> TrialResult:
         """One turn: the skill context (when given) and this turn's message, echoed."""

@@ -22,6 +22,7 @@ from typing import Any
 from skillassay.analyze.arms import BASELINE_CONFIGS, SKILL_CONFIGS, Arms, pick_arms
 from skillassay.analyze.benchmark import summarize
 from skillassay.analyze.gate import evaluate, measurement_problems
+from skillassay.analyze.turns import section_of
 from skillassay.errors import InputError, Problem
 from skillassay.models import Benchmark, BenchmarkConfig
 from skillassay.report.benchmark_md import render_benchmark_md
@@ -213,6 +214,9 @@ def aggregate_locked(iteration_dir: Path, skill_name: str | None, skill_path: st
             notes=run_notes(read.skipped, read.warnings, read.configurations, arms),
             min_detectable_effect=(config or BenchmarkConfig()).min_detectable_effect,
             interval_reading=(config or BenchmarkConfig()).interval_reading)
+        if (turns := section_of(read.turns, arms.skill, arms.baseline,
+                                reading=(config or BenchmarkConfig()).interval_reading)) is not None:
+            bench.turns = turns  # a multi-turn eval set's per-turn figures, as `run` writes them
         bench._write_runs = lambda fh: write_spooled_runs(fh, read.spooled)
         write_benchmark(json_path, bench)
     bench._write_runs = partial(_spool_gone, json_path)

@@ -35,6 +35,8 @@ from typing import IO, TYPE_CHECKING
 from skillassay.analyze import numerics as stats
 from skillassay.analyze.benchmark import graded_run_json, run_json
 from skillassay.analyze.cells import Arm, EvalCell
+from skillassay.analyze.turns import Counts as TurnCounts
+from skillassay.analyze.turns import add_record, merge_counts
 from skillassay.store.benchmark_file import RUN_SEPARATOR, write_run_texts
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
@@ -75,6 +77,7 @@ class EvalRead:
     arms: dict[str, Arm] = field(default_factory=dict)  # configuration -> its trials' figures
     folders: dict[str, int] = field(default_factory=dict)  # configuration -> run folders, graded or not
     tally: ExpectationTally = field(default_factory=ExpectationTally)
+    turns: dict[int, TurnCounts] = field(default_factory=dict)  # a multi-turn eval's (analyze/turns.py)
     spooled: list[SpooledRuns] = field(default_factory=list)
     skipped: list[RunIssue] = field(default_factory=list)  # runs left out (no usable grading.json)
     warnings: list[str] = field(default_factory=list)  # runs kept, a side file was unusable
@@ -95,6 +98,7 @@ class IterationRead:
     trials_found: int  # the most run folders any eval / configuration has
     skipped: list[RunIssue]
     warnings: list[str]
+    turns: dict[int, TurnCounts] = field(default_factory=dict)  # per turn of multi-turn evals
 
     @property
     def runs_read(self) -> int:
@@ -166,6 +170,7 @@ def _read_config(out: EvalRead, config: str, group: Iterable[RunDir], parents: _
             arm.add(record)
             if record.completed:
                 tally_add(eval_id, config, run.run_number, record.expectations)
+                add_record(out.turns, record)  # a conversation's results name their turn: never a plain run
             entry = run_json(record)
         if sizes:
             write(SEPARATOR)
@@ -326,6 +331,7 @@ def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str]) -
     cells: dict[int | str, EvalCell] = {}
     first_run: dict[int | str, tuple] = {}  # eval id -> (configuration, run) of its first record
     tally = ExpectationTally()
+    turns: dict[int, TurnCounts] = {}
     trials: dict[tuple[int | str, str], int] = {}
     for i in order:
         r = reads[i]
@@ -343,12 +349,13 @@ def _combine(evals: list[EvalDir], reads: list[EvalRead], warnings: list[str]) -
             first_run[r.eval.eval_id] = min(firsts)
             cells[r.eval.eval_id].eval_name = r.eval.eval_name  # the name its first record carries
         tally.merge(r.tally)
+        merge_counts(turns, r.turns)
         for config, n in r.folders.items():
             trials[(r.eval.eval_id, config)] = trials.get((r.eval.eval_id, config), 0) + n
     graded = sorted({(record_order(s.eval_id, s.configuration, 0), s.configuration)
                      for r in reads for s in r.spooled})
     return IterationRead(
-        evals=evals, cells=list(cells.values()), tally=tally,
+        evals=evals, cells=list(cells.values()), tally=tally, turns=turns,
         spooled=[s for r in reads for s in r.spooled],
         configurations=list(dict.fromkeys(c for r in reads for c in r.folders)),
         graded_configurations=list(dict.fromkeys(config for _, config in graded)),
