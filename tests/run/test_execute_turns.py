@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 
 from cli_runner import invoke
+from plugin_support import on_path, write_distribution
 
+from skillassay import plugins
 from skillassay.models import Benchmark, Grading, Metrics, Timing
 
 SKILL_MD = ("---\nname: returns\ndescription: Acme returns facts. Use when asked about Acme returns.\n---\n"
@@ -95,10 +97,17 @@ def test_a_single_prompt_eval_set_gets_no_turn_fields(tmp_path: Path) -> None:
     assert "Per turn" not in (ws / "iteration-1/benchmark.md").read_text()
 
 
-def test_an_executor_without_turns_is_refused_before_any_trial(tmp_path: Path) -> None:
+def test_an_executor_without_turns_is_refused_before_any_trial(tmp_path: Path, monkeypatch) -> None:
+    """Every built-in executor carries a conversation, so a plugin's single-prompt one is refused."""
+    monkeypatch.delenv(plugins.ALLOW_ENV, raising=False)
+    write_distribution(tmp_path / "site", "acme-single", {"skillassay.executors": {"single": "acme_single:Single"}},
+                       {"acme_single.py": "from skillassay.executors.echo import EchoExecutor\n\n"
+                                          "class Single(EchoExecutor):\n    name = 'single'\n"
+                                          "    supports_turns = False\n"})
     ws = tmp_path / "ws"
-    result = invoke("run", str(make_skill(tmp_path / "returns")), "--executor", "claude-code", "--workspace",
-                    str(ws), "--trials", "1", "--sandbox", "none")
+    with on_path(tmp_path / "site"):
+        result = invoke("run", str(make_skill(tmp_path / "returns")), "--executor", "single", "--workspace",
+                        str(ws), "--trials", "1", "--sandbox", "none")
     assert result.exit_code == 2, result.output
-    assert "claude-code" in result.output and "eval 1 (talk-1)" in result.output, result.output
+    assert "'single'" in result.output and "eval 1 (talk-1)" in result.output, result.output
     assert not list(ws.glob("iteration-*/eval-*/*/run-*")), "no trial may have run"
