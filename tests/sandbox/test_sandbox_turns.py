@@ -16,9 +16,10 @@ from docker_support import IMAGE, MOUNTS, docker_env  # noqa: F401 - the session
 from fake_model_api import FakeModelAPI, Reply, ToolCall
 from sandbox_support import KEY, KEY_VAR, needs_bwrap
 
-from skillassay.executors.base import ExecutorSettings
+from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.claude_code import ClaudeCodeExecutor
 from skillassay.executors.codex import CodexExecutor
+from skillassay.executors.pricing import price_table
 from skillassay.sandbox import SandboxSpec
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.agent_cli]
@@ -75,3 +76,26 @@ def converse_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: str,
     assert [(t.usage.input_tokens, t.usage.output_tokens) for t in r.turns] == [(111, 11), (555, 55)]
     assert KEY not in (work / "key.txt").read_text() and KEY not in json.dumps(r.transcript)
     assert config_dir in (work / "home.txt").read_text().split()  # turn 2 ran in the private home of turn 1
+
+
+@needs_bwrap
+def test_the_budget_covers_the_whole_conversation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each turn costs $0.0045 at claude-sonnet-4-5's list prices and the trial may spend $0.008:
+    no turn alone reaches it, but the one proxy of the conversation refuses turn 3's request."""
+    if shutil.which("claude") is None:
+        pytest.skip("claude not on PATH")
+    monkeypatch.setenv(KEY_VAR, KEY)
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    monkeypatch.delenv("CLAUDECODE", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    script = [Reply(text=answer, input_tokens=1000, output_tokens=100) for answer in ANSWERS]
+    with FakeModelAPI(script) as api:
+        settings = ExecutorSettings(model="claude-sonnet-4-5", timeout_seconds=90, sandbox=SandboxSpec(kind="bwrap"),
+                                    options={"base_url": api.base_url}, prices=price_table(None))
+        r = ClaudeCodeExecutor(settings).run(TrialRequest(prompt=TURNS[0], turns=TURNS[1:], workdir=tmp_path,
+                                                          skill=None, seed=1, settings=settings, max_cost_usd=0.008))
+    assert len(api.model_requests()) == 2  # turn 3's never reached the provider
+    assert [t.status for t in r.turns] == ["ok", "ok", "error"] and r.status == "error"
+    assert [t.usage.cost_usd for t in r.turns[:2]] == [pytest.approx(0.0045)] * 2
+    assert r.usage.cost_usd == pytest.approx(0.009)
+    assert "budget" in (r.turns[2].error or ""), r.turns[2].error
