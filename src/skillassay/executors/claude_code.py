@@ -1,12 +1,13 @@
-"""The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run.
+"""The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run
+(a multi-turn eval: one run per user message, each after the first `--resume`-ing the session).
 
 The CLI runs in a private copy of the work dir (see `isolated_workdir`: Claude Code also loads
 skills from parent directories). The two arms differ only in whether the skill folder sits in
 `.claude/skills/<name>/` of that dir (where Claude Code discovers project skills); every flag
-is the same. Each run gets a fresh
+is the same. Each trial gets a fresh
 HOME and CLAUDE_CONFIG_DIR so the user's own skills, settings, CLAUDE.md and sessions cannot
-leak into either arm; credentials come only from the environment (ANTHROPIC_API_KEY,
-ANTHROPIC_BASE_URL)."""
+leak into either arm (a conversation's own session is kept there, between its turns);
+credentials come only from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""The `codex` executor: one trial = one `codex exec --json` run.
+"""The `codex` executor: one trial = one `codex exec --json` run (a multi-turn eval: one run per
+user message, each after the first `codex exec resume`-ing the thread).
 
 The CLI runs in a private copy of the work dir (see `isolated_workdir`). The two arms differ
 only in whether the skill folder sits in `.agents/skills/<name>/` of that dir (where Codex
 discovers repository skills). Each run gets a fresh CODEX_HOME and HOME, so the
 user's config, auth.json, `~/.agents/skills` and session history cannot leak into either
 arm; credentials come only from the environment. `--ephemeral` keeps Codex from persisting
-sessions; `--skip-git-repo-check` because trial work dirs are not repositories."""
+a single run's session (a conversation's is kept, in that private CODEX_HOME, for its later
+turns); `--skip-git-repo-check` because trial work dirs are not repositories."""
 
 from __future__ import annotations
 
