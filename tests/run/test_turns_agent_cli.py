@@ -1,7 +1,7 @@
-"""A 3-turn eval run end to end by `skillassay run --executor claude-code` (issue 39's "Done when"):
-the REAL `claude` CLI against the loopback fake of the Anthropic API, whose model answers each
-turn right only when the arm's skill is listed in what it was sent; grading.json grades each
-turn. Then a run stopped between turns (turn 1 answered, turn 2 in flight) and run again: that
+"""A 3-turn eval run end to end by `skillassay run --executor claude-code` and `--executor codex`
+(issue 39's "Done when"): the REAL CLIs against the loopback fake of their APIs, whose model
+answers each turn right only when the arm's skill is listed in what it was sent; grading.json
+grades each turn, benchmark.json, benchmark.md and report.md show the per-turn pass rates. Then a run stopped between turns (turn 1 answered, turn 2 in flight) and run again: that
 trial starts over from turn 1 and ends graded, with nothing of the stopped attempt in it."""
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from cli_runner import invoke
 from fake_model_api import FakeModelAPI, Reply, ScriptItem, Stall, conversation
 from process_support import wait_for
 
-pytestmark = [pytest.mark.agent_cli,
-              pytest.mark.skipif(shutil.which("claude") is None, reason="claude CLI not on PATH")]
+pytestmark = pytest.mark.agent_cli
 FAKE_KEY = "sk-ant-fake-test-key-0123456789"
 # (the user's message, the answer with the skill, the answer without, what turn k expects)
 TURNS = (("How many days do I have to return an Acme order?", "Within 21 days.", "Within 30 days.", "21"),
@@ -60,14 +59,23 @@ def answer(request: dict[str, Any]) -> Reply:
                  input_tokens=100, output_tokens=10)
 
 
-def run_args(skill: Path, ws: Path, base_url: str) -> list[str]:
-    return ["run", str(skill), "--workspace", str(ws), "--executor", "claude-code", "--model", "claude-sonnet-4-5",
-            "--trials", "1", "--concurrency", "1", "--no-adaptive", "--sandbox", "none", "-o", f"base_url={base_url}"]
+# executor -> (model, the options after base_url's value, the event that opens each of its runs)
+CLIS = {"claude-code": ("claude-sonnet-4-5", "", ("subtype", "init")),
+        "codex": ("gpt-5", "/v1", ("type", "thread.started"))}
+
+
+def run_args(skill: Path, ws: Path, base_url: str, executor: str = "claude-code") -> list[str]:
+    model, suffix, _ = CLIS[executor]
+    extra = ["-o", "max_retries=0"] if executor == "codex" else []
+    return ["run", str(skill), "--workspace", str(ws), "--executor", executor, "--model", model, "--trials", "1",
+            "--concurrency", "1", "--no-adaptive", "--sandbox", "none", "-o", f"base_url={base_url}{suffix}", *extra]
 
 
 @pytest.fixture
 def claude_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai-test-key-0123456789abcdef")
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     monkeypatch.delenv("CLAUDECODE", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
@@ -79,25 +87,38 @@ def trial_dir(ws: Path, arm: str) -> Path:
     return found[0]
 
 
-def test_a_three_turn_eval_is_graded_turn_by_turn_in_both_arms(tmp_path: Path, claude_env: None) -> None:
+@pytest.mark.parametrize("executor", sorted(CLIS))
+def test_a_three_turn_eval_is_graded_turn_by_turn_in_both_arms(tmp_path: Path, claude_env: None,
+                                                               executor: str) -> None:
+    if shutil.which("codex" if executor == "codex" else "claude") is None:
+        pytest.skip(f"{executor}'s CLI not on PATH")
     skill, ws = make_skill(tmp_path / "skills"), tmp_path / "ws"
     with FakeModelAPI([answer] * 6) as api:
-        result = invoke(*run_args(skill, ws, api.base_url))
+        result = invoke(*run_args(skill, ws, api.base_url, executor))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert len(api.model_requests()) == 6, result.output  # 3 turns x 2 arms, each turn its own request
+    key, value = CLIS[executor][2]
     for arm, passed in (("with_skill", True), ("without_skill", False)):
         run = trial_dir(ws, arm)
         grading = json.loads((run / "grading.json").read_text())
         by_turn = {e.get("turn"): e["passed"] for e in grading["expectations"]}
         assert by_turn == {1: passed, 2: passed, 3: passed, None: True}, grading["expectations"]
         events = [json.loads(line) for line in (run / "transcript.jsonl").read_text().splitlines()]
-        inits = [(e["turn"], e["session_id"]) for e in events if e.get("subtype") == "init"]
-        assert [k for k, _ in inits] == [1, 2, 3] and len({s for _, s in inits}) == 1  # one session, resumed
+        assert [e["turn"] for e in events if e.get(key) == value] == [1, 2, 3]  # a run per turn
+        assert len({e.get("session_id") or e.get("thread_id") for e in events if e.get(key) == value}) == 1
         metrics = json.loads((run / "outputs" / "metrics.json").read_text())
         assert [(t["turn"], t["total_tokens"]) for t in metrics["turns"]] == [(1, 110), (2, 110), (3, 110)]
-    assert "turns" in json.loads((ws / "iteration-1" / "benchmark.json").read_text())
+    iteration = ws / "iteration-1"
+    per_turn = json.loads((iteration / "benchmark.json").read_text())["turns"]["per_turn"]
+    assert [(t["turn"], t["with_skill"]["pass_rate"], t["baseline"]["pass_rate"]) for t in per_turn] == [
+        (1, 1.0, 0.0), (2, 1.0, 0.0), (3, 1.0, 0.0)]
+    assert "Per turn: where in the conversation the skill helps" in (iteration / "benchmark.md").read_text()
+    report = invoke("report", str(iteration))
+    assert report.exit_code == 0, report.output
+    assert "| 3 | 1 | 100%" in (iteration / "report.md").read_text()
 
 
+@pytest.mark.skipif(shutil.which("claude") is None, reason="claude CLI not on PATH")
 def test_a_run_stopped_between_turns_starts_the_trial_over(tmp_path: Path, claude_env: None) -> None:
     """SIGTERM (what a supervisor sends) while turn 2 of the second trial waits on the model: the
     run stops its agents and leaves that trial ungraded; the next run keeps the first trial and
