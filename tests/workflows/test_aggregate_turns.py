@@ -1,5 +1,6 @@
 """`skillassay aggregate` (workflows/aggregate.py, reading run folders one at a time) writes the
-same per-turn section as `run` for a multi-turn iteration."""
+same per-turn section as `run` for a multi-turn iteration, and `skillassay grade` re-grades each
+turn on its own answer (from turns.json) and keeps the conversation in eval_metadata.json."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ SKILL_MD = "---\nname: returns\ndescription: Acme returns. Use when asked.\n---\
 
 
 @pytest.mark.slow  # a whole run, then an aggregation
-def test_aggregate_writes_the_same_turns_section_as_run(tmp_path: Path) -> None:
+def test_aggregate_and_grade_keep_the_turns(tmp_path: Path) -> None:
     skill = tmp_path / "returns"
     (skill / "evals").mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL_MD)
@@ -31,3 +32,10 @@ def test_aggregate_writes_the_same_turns_section_as_run(tmp_path: Path) -> None:
     assert aggregated["turns"] == ran["turns"]
     assert [t["with_skill"]["passes"] for t in ran["turns"]["per_turn"]] == [4, 4]
     assert "Per turn" in out.with_suffix(".md").read_text()
+
+    regraded = invoke("grade", str(it))
+    assert regraded.exit_code in (0, 1, 3), regraded.output
+    assert json.loads((it / "benchmark.json").read_text())["turns"] == ran["turns"]
+    grading = json.loads((it / "eval-1/with_skill/run-1/grading.json").read_text())
+    assert [(e["turn"], e["passed"]) for e in grading["expectations"]] == [(1, True), (2, True)]
+    assert len(json.loads((it / "eval-1/eval_metadata.json").read_text())["turns"]) == 2

@@ -98,10 +98,14 @@ def eval_content(metadata: dict[str, Any]) -> dict[str, str]:
     recorded them, their sha256). Only the parts the file has: a skill-creator folder without
     `files` is not called changed for lacking them."""
     out: dict[str, str] = {}
-    if isinstance(metadata.get("prompt"), str):
+    turns = metadata.get("turns") if isinstance(metadata.get("turns"), list) else None
+    if turns:  # a conversation: every message counts, and which turn an expectation belongs to
+        out["prompt"] = _digest([t.get("prompt") if isinstance(t, dict) else t for t in turns])
+    elif isinstance(metadata.get("prompt"), str):
         out["prompt"] = _digest(metadata["prompt"])
     if metadata.get("expectations") is not None or metadata.get("assertions") is not None:
-        out["expectations"] = _digest([metadata.get("expectations") or [], metadata.get("assertions") or []])
+        own = [metadata.get("expectations") or [], metadata.get("assertions") or []]
+        out["expectations"] = _digest([*own, turns] if turns else own)
     if metadata.get("files") is not None or metadata.get("files_sha256") is not None:
         out["files"] = _digest([metadata.get("files") or [], metadata.get("files_sha256") or {}])
     return out

@@ -128,7 +128,7 @@ def update_metadata(it_dir: Path, ev: Eval, eval_dir: Path | None = None) -> Non
     """The viewer shows expectations from eval_metadata.json: keep it in step with the grading.
     Written in the eval's own folder (a skill-creator folder is not named like our slug)."""
     meta = EvalMetadata(eval_id=ev.id, eval_name=ev.name or ev.slug, prompt=ev.prompt,
-                        expectations=ev.all_expectations())
+                        expectations=ev.all_expectations(), **({"turns": ev.turns} if ev.turns else {}))
     write_json((eval_dir or it_dir / ev.slug) / METADATA, meta)
 
 
