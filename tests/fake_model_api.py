@@ -11,6 +11,11 @@ test can prove what the CLI sent (e.g. that the skill was listed only in the wit
 When the script runs out the server answers HTTP 400 (a non-retryable client error, so the
 CLI stops instead of retrying) and records the failure; `assert_clean()` turns it into a
 test failure. A `Stall` reply opens the stream and then sends nothing, to exercise timeouts.
+A script item may also be a function of the recorded request that returns the item to serve
+(an answer that depends on the arm's skill or the conversation's turn), and a `sticky`
+HttpError answers every request from there on. `conversation(request)` reads back what a
+request said (user and assistant messages), so a test can check a later turn carried the
+earlier ones.
 """
 
 from __future__ import annotations
