@@ -1,5 +1,6 @@
-"""What the agent-CLI executor tests (test_claude_code, test_codex) share: recorded runs, a demo
-skill, one trial of the real CLI against the fake model API, and the availability check against a stub binary."""
+"""What the agent-CLI executor tests (test_claude_code, test_codex, and their _turns) share: recorded
+runs, a demo skill, one trial of the real CLI against the fake model API (or a conversation of several
+turns), and the availability check against a stub binary."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_model_api import FakeModelAPI, ScriptItem, Stall
+from fake_model_api import FakeModelAPI, ScriptItem, Stall, conversation
 
 from skillassay.executors.agent_cli import AgentCliExecutor
 from skillassay.executors.base import ExecutorSettings, TrialRequest, TrialResult
@@ -41,6 +42,32 @@ def run_trial(executor_class: type[AgentCliExecutor], settings: ExecutorSettings
     executor = executor_class(settings)
     return executor.run(TrialRequest(prompt=PROMPT, workdir=work, skill=skill, seed=1,
                                      settings=settings))
+
+
+# A conversation of three user messages, and the answers the fake model gives them, in order.
+TURNS = ("First question: which port?", "Second question: which protocol?", "Third question: summarise.")
+ANSWERS = ("Port 4433.", "QUIC.", "QUIC on port 4433.")
+
+
+def run_conversation(executor_class: type[AgentCliExecutor], settings: ExecutorSettings, work: Path,
+                     skill: Skill | None, prompts: tuple[str, ...] = TURNS) -> TrialResult:
+    """One multi-turn trial of `prompts`, as the engine would run it."""
+    return executor_class(settings).run(TrialRequest(prompt=prompts[0], turns=prompts[1:], workdir=work,
+                                                     skill=skill, seed=1, settings=settings))
+
+
+def said_in_order(request: dict[str, Any], lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Which of `lines` ((role, text) pairs) a recorded model request carried, in the order the
+    request had them: equal to `lines` when the request held the whole conversation so far."""
+    return [(role, want) for role, text in conversation(request) for r, want in lines if role == r and want in text]
+
+
+def history(prompts: tuple[str, ...], answers: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The conversation a request for the last of `prompts` must carry: every earlier prompt and
+    its answer, then the last prompt."""
+    lines = [line for prompt, answer in zip(prompts, answers, strict=False)
+             for line in (("user", prompt), ("assistant", answer))]
+    return [*lines, ("user", prompts[len(answers)])]
 
 
 def run_scripted(script: list[ScriptItem], run: Callable[..., TrialResult], work: Path,

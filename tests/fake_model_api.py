@@ -11,6 +11,11 @@ test can prove what the CLI sent (e.g. that the skill was listed only in the wit
 When the script runs out the server answers HTTP 400 (a non-retryable client error, so the
 CLI stops instead of retrying) and records the failure; `assert_clean()` turns it into a
 test failure. A `Stall` reply opens the stream and then sends nothing, to exercise timeouts.
+A script item may also be a function of the recorded request that returns the item to serve
+(an answer that depends on the arm's skill or the conversation's turn), and a `sticky`
+HttpError answers every request from there on. `conversation(request)` reads back what a
+request said (user and assistant messages), so a test can check a later turn carried the
+earlier ones.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -72,9 +77,16 @@ class HttpError:
     status: int = 529
     error_type: str = "overloaded_error"
     message: str = "Overloaded"
+    # Answer every request from here on with this error, not only the next: a CLI may resend a
+    # refused request in several variants (Claude Code does on a 400) before it gives up.
+    sticky: bool = False
 
 
 ScriptItem = Reply | Stall | Disconnect | HttpError
+# A reply decided when the request comes: given the recorded request (kind, path, body), it
+# returns the item to serve (what the model says may depend on what it was sent: the arm's skill,
+# the turn of a conversation). It may block, to hold a CLI mid-conversation.
+Scripted = ScriptItem | Callable[[dict[str, Any]], ScriptItem]
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -167,12 +179,35 @@ def _function_call_item(call: ToolCall) -> dict[str, Any]:
             "name": call.name, "arguments": json.dumps(call.arguments), "status": "completed"}
 
 
+# ---------------------------------------------------------------- what a request carried
+
+def conversation(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of every message a recorded model request sent, in order, whichever API it
+    spoke: Anthropic `messages` (string or text blocks) or Responses `input` items (message
+    items' input_text/output_text parts). Tool calls and results are left out: this is what
+    the user and the assistant said, so a test can check that a later turn's request carries
+    the earlier turns."""
+    body = request.get("body") or {}
+    items = body.get("messages") if request.get("kind") == "anthropic" else body.get("input")
+    out: list[tuple[str, str]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or item.get("type", "message") != "message":
+            continue
+        content = item.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts = [str(p.get("text")) for p in parts if isinstance(p, dict)
+                 and p.get("type") in ("text", "input_text", "output_text") and p.get("text")]
+        if texts:
+            out.append((str(item.get("role")), "\n".join(texts)))
+    return out
+
+
 # ---------------------------------------------------------------- server
 
 class FakeModelAPI:
     """Serve `script` in order to whichever CLI asks; use as a context manager."""
 
-    def __init__(self, script: list[ScriptItem], model: str = "fake-model", api_key: str | None = None,
+    def __init__(self, script: Sequence[Scripted], model: str = "fake-model", api_key: str | None = None,
                  answer: Callable[[dict[str, Any]], ScriptItem] | None = None) -> None:
         self.script = list(script)
         # Set: every model request is answered by answer(request body) instead of the script, so
@@ -217,14 +252,15 @@ class FakeModelAPI:
     def model_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["kind"] in ("anthropic", "responses")]
 
-    def next_item(self, path: str, body: dict[str, Any] | None = None) -> ScriptItem | None:
+    def next_item(self, path: str, body: dict[str, Any] | None = None) -> Scripted | None:
         if self.answer is not None:
             return self.answer(body or {})
         with self._lock:
             if not self.script:
                 self.failures.append(f"script exhausted: unexpected extra request to {path}")
                 return None
-            return self.script.pop(0)
+            item = self.script[0]
+            return item if isinstance(item, HttpError) and item.sticky else self.script.pop(0)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -285,8 +321,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_json()
         kind = self._kind()
         headers = {k: v for k, v in self.headers.items() if not _is_credential_header(k)}
-        self.fake.requests.append({"method": "POST", "path": self.path, "kind": kind,
-                                   "headers": headers, "body": body})
+        record = {"method": "POST", "path": self.path, "kind": kind, "headers": headers, "body": body}
+        self.fake.requests.append(record)
         if self._key_refused():
             return
         if kind == "count_tokens":
@@ -301,6 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "invalid_request_error", "message": "fake model script exhausted"}})
             return
         model = body.get("model") or self.fake.model
+        if callable(item):
+            item = item(record)
         if isinstance(item, Stall):
             self._stall(kind, model)
             return
@@ -361,5 +399,5 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.closing.wait(timeout=120)
 
 
-__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "Stall", "ToolCall", "anthropic_events",
-           "anthropic_message", "responses_events"]
+__all__ = ["Disconnect", "FakeModelAPI", "HttpError", "Reply", "ScriptItem", "Scripted", "Stall", "ToolCall",
+           "anthropic_events", "anthropic_message", "conversation", "responses_events"]

@@ -16,14 +16,17 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
 from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.conversation import request_prompts, run_turns
 from skillassay.executors.give_up import ProviderWatch
 from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.pricing import ModelPrice, metered_usd, price_for
@@ -36,8 +39,8 @@ from skillassay.executors.subprocess_util import (
     run_process_group,
     tail,
 )
-from skillassay.sandbox import MeteringProxy, confined, resolved
-from skillassay.sandbox.proxy import Allowance
+from skillassay.sandbox import MeteringProxy, SandboxSpec, confined, resolved
+from skillassay.sandbox.proxy import Allowance, usage_totals
 
 
 class AgentCliExecutor(Executor):
@@ -58,9 +61,11 @@ class AgentCliExecutor(Executor):
     # ------------------------------------------------------------------- CLI-specific hooks
 
     @abstractmethod
-    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None, *,
+                     conversation: bool = False) -> list[str]:
         """The argv of one headless run (identical for both arms); `base_url`: the metering
-        proxy's, for a CLI that takes its endpoint on the command line."""
+        proxy's, for a CLI that takes its endpoint on the command line; `conversation`: later
+        turns will resume this run's session (so it must be kept)."""
 
     def allowance(self, request: TrialRequest) -> Allowance | None:
         """The run's budget at the proxy: this trial's share (request.max_cost_usd) in USD of the
@@ -77,8 +82,10 @@ class AgentCliExecutor(Executor):
         """The CLI's environment, with `home` as its private HOME."""
 
     @abstractmethod
-    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
-        """The CLI's JSON events as a TrialResult (pure)."""
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None,
+                     earlier: list[dict[str, Any]] | None = None) -> TrialResult:
+        """The CLI's JSON events of one run as a TrialResult (pure); `earlier`: the events of
+        the turns before it in the same session, whose session-long counters it subtracts."""
 
     @abstractmethod
     def transient_failure(self, result: TrialResult) -> bool:
@@ -155,10 +162,16 @@ class AgentCliExecutor(Executor):
         return self._run(request, None)
 
     def _run(self, request: TrialRequest, stop_when: Callable[[str], bool] | None) -> TrialResult:
+        """One trial: the CLI run once per user message (request.prompt, then request.turns),
+        every run after the first resuming the session the first started. All turns share the
+        trial's private HOME and work dir (where the CLI keeps the session), the installed
+        skills, the sandbox and the metering proxy, and one deadline: settings.timeout_seconds
+        covers the whole conversation, each turn getting what the turns before it left."""
         binary = shutil.which(self.binary)
         if binary is None:
             raise RuntimeError(self._not_found())
         spec = resolved(self.settings.sandbox)
+        deadline = time.monotonic() + request.settings.timeout_seconds
         with private_home(f"{self.temp_prefix}home-") as home, \
                 isolated_workdir(request.workdir, self.temp_prefix) as cwd, \
                 contextlib.ExitStack() as installed:
@@ -174,19 +187,61 @@ class AgentCliExecutor(Executor):
                 return watch.line(line) or (stop_when is not None and stop_when(line))
 
             with agent_env(spec, host_env, self.api_route(host_env), self.allowance(request)) as (env, proxy):
-                argv = self.command_line(binary, request.prompt, cwd, proxy.url if proxy else None)
                 private = [Path(home), *(Path(host_env[v]) for v in self.home_env_vars
                                          if host_env.get(v) and Path(host_env[v]).is_dir())]
-                with confined(spec, argv, cwd=cwd, writable=[cwd, *dict.fromkeys(private)],
-                              readonly=[s for s in skills if s is not None], env=env) as wrapped:
-                    outcome = run_process_group(
-                        wrapped, cwd=cwd, env=env, timeout_seconds=request.settings.timeout_seconds,
-                        stop_when=stop, stop_poll=watch.overdue if request.give_up is not None else None)
-        events = events_from_lines(outcome.stdout_lines, host_env)
+                trial = _Trial(request, binary, spec, cwd, env, host_env, proxy, deadline, watch, stop,
+                               writable=[cwd, *dict.fromkeys(private)], readonly=[s for s in skills if s is not None])
+                out = (run_turns(request_prompts(request), lambda k, prompt: self._turn(trial, k, prompt))
+                       if request.turns else self._turn(trial, 1, request.prompt))
+        if trial.transient is not None:  # the whole trial is retried; what it did so far goes with it
+            raise TransientError(out.error or str(trial.transient), result=out,
+                                 retry_after=trial.transient.retry_after)
+        return out
+
+    def _turn(self, trial: _Trial, index: int, prompt: str) -> TrialResult:
+        """One run of the CLI in the trial: turn 1 starts the session, a later turn resumes it."""
+        timeout = trial.request.settings.timeout_seconds
+        left = trial.deadline - time.monotonic()
+        if left <= 0:
+            return TrialResult(status="timeout", error=f"timed out after {timeout:g}s, before this turn")
+        if index > 1 and trial.session is None:
+            return TrialResult(status="error", error=f"{self.binary} named no session in the turn before, "
+                               "so the conversation cannot go on")
+        proxy = trial.proxy
+        url = proxy.url if proxy else None
+        argv = (self.command_line(trial.binary, prompt, trial.cwd, url, conversation=bool(trial.request.turns))
+                if index == 1 else self.resume_line(trial.binary, prompt, trial.cwd, str(trial.session), url))
+        metered = len(proxy.records) if proxy else 0
+        with confined(trial.spec, argv, cwd=trial.cwd, writable=trial.writable, readonly=trial.readonly,
+                      env=trial.env) as wrapped:
+            outcome = run_process_group(
+                wrapped, cwd=trial.cwd, env=trial.env, timeout_seconds=left, stop_when=trial.stop,
+                stop_poll=trial.watch.overdue if trial.request.give_up is not None else None)
+        events = events_from_lines(outcome.stdout_lines, trial.host_env)
+        request = trial.request
         under_test = request.skill.name if request.skill else request.settings.skill_under_test
-        result = self.parse_events(events, under_test)
-        _add_metering(result, proxy, price_for(result.model or self.settings.model, self.settings.prices or {}))
-        return self._finish(result, outcome, host_env, request.settings.timeout_seconds, watch)
+        result = self.parse_events(events, under_test, trial.earlier)
+        _add_metering(result, proxy, price_for(result.model or self.settings.model, self.settings.prices or {}),
+                      since=metered)
+        try:
+            result = self._finish(result, outcome, trial.host_env, timeout, trial.watch)
+        except TransientError as exc:  # raised by _run, once the work dir is mirrored back
+            trial.transient, result = exc, exc.result or result
+            result.status = "error"
+        if index == 1:
+            trial.session = self.session_of(events)
+        trial.earlier = trial.earlier + events
+        return result
+
+    def resume_line(self, binary: str, prompt: str, cwd: Path, session: str, base_url: str | None = None
+                    ) -> list[str]:
+        """The argv of a later turn: `prompt` sent in the session `session` (session_of the
+        first turn), otherwise as command_line. Only a CLI with supports_turns has one."""
+        raise NotImplementedError(f"{self.name} cannot resume a session")
+
+    def session_of(self, events: list[dict[str, Any]]) -> str | None:
+        """The id of the session a turn's events belong to, for the next turn to resume."""
+        return None
 
     def _finish(self, result: TrialResult, outcome: ProcessOutcome, env: Mapping[str, str],
                 timeout_seconds: float, watch: ProviderWatch) -> TrialResult:
@@ -220,6 +275,29 @@ class AgentCliExecutor(Executor):
         return result
 
 
+@dataclass
+class _Trial:
+    """What every turn of one trial shares: the same process setting (work dir, private HOME,
+    sandbox, environment, metering proxy, provider watch), the one deadline, and what the turns
+    so far left for the next: the session to resume and their events."""
+
+    request: TrialRequest
+    binary: str
+    spec: SandboxSpec
+    cwd: Path
+    env: dict[str, str]
+    host_env: dict[str, str]
+    proxy: MeteringProxy | None
+    deadline: float
+    watch: ProviderWatch
+    stop: Callable[[str], bool]
+    writable: list[Path] = field(default_factory=list)
+    readonly: list[Path] = field(default_factory=list)
+    session: str | None = None
+    earlier: list[dict[str, Any]] = field(default_factory=list)
+    transient: TransientError | None = None
+
+
 def trial_allowance(cap: float, price: ModelPrice) -> Allowance:
     """What the proxy asks before each request: refused once the trial's metered spend has
     reached `cap`, the share of the run's budget this trial was started with."""
@@ -234,15 +312,19 @@ def trial_allowance(cap: float, price: ModelPrice) -> Allowance:
     return check
 
 
-def _add_metering(result: TrialResult, proxy: MeteringProxy | None, price: ModelPrice | None = None) -> None:
-    """The proxy's record of every model request, in the transcript and beside the CLI's own
-    usage (raw.proxy), so a disagreement between the two can be seen, never silently resolved.
-    With a price for the model the proxy's account is the trial's cost too (the CLI's own
-    figure kept beside it, raw.reported_cost_usd): the provider's usage is the source of truth."""
+def _add_metering(result: TrialResult, proxy: MeteringProxy | None, price: ModelPrice | None = None,
+                  since: int = 0) -> None:
+    """The proxy's record of every model request of one run (its records from index `since`:
+    a conversation's turn is its own run, through the trial's one proxy), in the transcript and
+    beside the CLI's own usage (raw.proxy), so a disagreement between the two can be seen, never
+    silently resolved. With a price for the model the proxy's account is the run's cost too (the
+    CLI's own figure kept beside it, raw.reported_cost_usd): the provider's usage is the source
+    of truth."""
     if proxy is None:
         return
-    result.transcript.append({"type": "_skillassay_proxy", "requests": list(proxy.records)})
-    totals = proxy.totals()
+    records = proxy.records[since:]
+    result.transcript.append({"type": "_skillassay_proxy", "requests": list(records)})
+    totals = usage_totals(records)
     result.usage.raw["proxy"] = totals
     if price is not None and totals:
         result.usage.raw["reported_cost_usd"] = result.usage.cost_usd

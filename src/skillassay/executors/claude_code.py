@@ -1,12 +1,13 @@
-"""The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run.
+"""The `claude-code` executor: one trial = one `claude -p ... --output-format stream-json` run
+(a multi-turn eval: one run per user message, each after the first `--resume`-ing the session).
 
 The CLI runs in a private copy of the work dir (see `isolated_workdir`: Claude Code also loads
 skills from parent directories). The two arms differ only in whether the skill folder sits in
 `.claude/skills/<name>/` of that dir (where Claude Code discovers project skills); every flag
-is the same. Each run gets a fresh
+is the same. Each trial gets a fresh
 HOME and CLAUDE_CONFIG_DIR so the user's own skills, settings, CLAUDE.md and sessions cannot
-leak into either arm; credentials come only from the environment (ANTHROPIC_API_KEY,
-ANTHROPIC_BASE_URL)."""
+leak into either arm (a conversation's own session is kept there, between its turns);
+credentials come only from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from skillassay.executors.agent_sandbox import ApiRoute
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 from skillassay.executors.harness_faults import all_commands_broken
 from skillassay.executors.probe import probe_anthropic
+from skillassay.executors.session_counts import counts_since
 from skillassay.sandbox import PLACEHOLDER_KEY
 
 BINARY = "claude"
@@ -30,19 +32,28 @@ _PARENT_SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE
 # A benchmark must not change under its own feet: no self-update mid-run, no telemetry calls.
 _QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
               "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+# The per-model counters of a result event's modelUsage, which grow over a resumed session.
+_SESSION_COUNTS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
+                   "cacheCreationEphemeral5mInputTokens", "cacheCreationEphemeral1hInputTokens", "thinkingTokens",
+                   "webSearchRequests", "costUSD")
 # HTTP statuses worth retrying the whole trial for (Claude Code already retried internally).
 _TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
 # ------------------------------------------------------------------------------- parsing
 
-def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) -> TrialResult:
+def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None,
+                 earlier: list[dict[str, Any]] | None = None) -> TrialResult:
     """Turn stream-json events into a TrialResult; pure, so it is tested on recorded runs.
 
     Tokens, cost, turns and duration come from the final `result` event only: the per-message
     usage in `assistant` events is a streaming snapshot (output_tokens is 1 there), so summing
-    it would be wrong. No `result` event (killed run) means usage unknown, not zero."""
+    it would be wrong. No `result` event (killed run) means usage unknown, not zero. `earlier`:
+    the events of the session's turns before this run (`--resume`), whose figures the result
+    event's session-long ones include (see this_turn)."""
     result_event = _last_result(events)
+    if result_event is not None and earlier:
+        result_event = this_turn(result_event, _last_result(earlier))
     tool_uses = _tool_uses(events)
     out = TrialResult(transcript=list(events), model=_model(events))
     for use in tool_uses:
@@ -56,6 +67,28 @@ def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) ->
         out.final_text = _last_assistant_text(events)
         return out
     _apply_result(out, result_event)
+    return out
+
+
+def this_turn(event: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """A resumed run's `result` event with its session-long figures made the run's own.
+
+    Measured on Claude Code 2.1.332 against the loopback fake: after `--resume`, `usage`,
+    `duration_ms` and `num_turns` are the run's, but `modelUsage` and `total_cost_usd` carry
+    the whole session (turn 2 of 100+200 input tokens reports usage 200, modelUsage 300). The
+    previous turn's result event (`before`) is subtracted from those two; their session values
+    stay beside them as session_modelUsage / session_cost_usd."""
+    if before is None:
+        return event
+    out = dict(event)
+    out["total_cost_usd"] = counts_since(event, before, ("total_cost_usd",)).get("total_cost_usd")
+    now, then = event.get("modelUsage"), before.get("modelUsage")
+    if isinstance(now, dict):
+        prior = then if isinstance(then, dict) else {}
+        out["modelUsage"] = {name: counts_since(m, prior.get(name) if isinstance(prior.get(name), dict) else None,
+                                                _SESSION_COUNTS) if isinstance(m, dict) else m
+                             for name, m in now.items()}
+    out["session_modelUsage"], out["session_cost_usd"] = now, event.get("total_cost_usd")
     return out
 
 
@@ -90,6 +123,9 @@ def _usage(event: dict[str, Any]) -> Usage:
     per_model = event.get("modelUsage")
     if per_model is not None:
         raw["modelUsage"] = per_model
+    for key in ("session_modelUsage", "session_cost_usd"):
+        if event.get(key) is not None:
+            raw[key] = event[key]
     usage = _usage_block(raw, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
                          "output_tokens")
     usage = usage if usage is not None and (usage.input_tokens or usage.output_tokens) else None
@@ -262,6 +298,15 @@ def _model(events: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def session_id(events: list[dict[str, Any]]) -> str | None:
+    """The session a run belongs to, from its `system`/`init` event (or its `result`)."""
+    for event in events:
+        if event.get("type") in ("system", "result") and isinstance(event.get("session_id"), str) \
+                and (event.get("type") == "result" or event.get("subtype") == "init"):
+            return str(event["session_id"])
+    return None
+
+
 def is_transient(event: dict[str, Any] | None) -> bool:
     status = event.get("api_error_status") if event else None
     return isinstance(status, int) and status in _TRANSIENT_STATUSES
@@ -269,8 +314,9 @@ def is_transient(event: dict[str, Any] | None) -> bool:
 
 # ------------------------------------------------------------------------------- process
 
-def build_argv(binary: str, prompt: str, settings: ExecutorSettings) -> list[str]:
-    """Identical for both arms: the skill is only ever a folder on disk."""
+def build_argv(binary: str, prompt: str, settings: ExecutorSettings, resume: str | None = None) -> list[str]:
+    """Identical for both arms: the skill is only ever a folder on disk. `resume`: the session
+    a later turn of a conversation continues (`--resume <session id>`), with the same flags."""
     opts = settings.options
     tools = opts.get("allowed_tools", DEFAULT_ALLOWED_TOOLS)
     tools = tools.split(",") if isinstance(tools, str) else list(tools)
@@ -282,6 +328,8 @@ def build_argv(binary: str, prompt: str, settings: ExecutorSettings) -> list[str
     if settings.model:
         argv += ["--model", settings.model]
     argv += [str(a) for a in opts.get("extra_args", [])]
+    if resume is not None:
+        argv += ["--resume", resume]
     # `--` so a prompt starting with "-" is never read as a flag.
     return [*argv, "--", prompt]
 
@@ -306,8 +354,20 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     skills_dir: ClassVar[tuple[str, ...]] = (".claude", "skills")
     temp_prefix: ClassVar[str] = "skillassay-claude-"
 
-    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+    # A conversation's later turns `--resume` the first turn's session, which Claude Code keeps
+    # under CLAUDE_CONFIG_DIR/projects/<cwd>/: the trial's private home, same cwd every turn.
+    supports_turns: ClassVar[bool] = True
+
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None, *,
+                     conversation: bool = False) -> list[str]:
         return build_argv(binary, prompt, self.settings)
+
+    def resume_line(self, binary: str, prompt: str, cwd: Path, session: str, base_url: str | None = None
+                    ) -> list[str]:
+        return build_argv(binary, prompt, self.settings, resume=session)
+
+    def session_of(self, events: list[dict[str, Any]]) -> str | None:
+        return session_id(events)
 
     def probe(self) -> str | None:
         base_url = self.settings.options.get("base_url")
@@ -327,8 +387,9 @@ class ClaudeCodeExecutor(AgentCliExecutor):
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home, self.settings)
 
-    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
-        return parse_stream(events, skill_name)
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None,
+                     earlier: list[dict[str, Any]] | None = None) -> TrialResult:
+        return parse_stream(events, skill_name, earlier)
 
     def transient_failure(self, result: TrialResult) -> bool:
         return is_transient(_last_result(result.transcript))
@@ -363,4 +424,4 @@ class ClaudeCodeExecutor(AgentCliExecutor):
         return isinstance(event, dict) and any(_uses_skill(u, skill_name) for u in _tool_uses([event]))
 
 
-__all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream", "skills_loaded"]
+__all__ = ["ClaudeCodeExecutor", "build_argv", "build_env", "parse_stream", "session_id", "skills_loaded", "this_turn"]

@@ -1,11 +1,13 @@
-"""The `codex` executor: one trial = one `codex exec --json` run.
+"""The `codex` executor: one trial = one `codex exec --json` run (a multi-turn eval: one run per
+user message, each after the first `codex exec resume`-ing the thread).
 
 The CLI runs in a private copy of the work dir (see `isolated_workdir`). The two arms differ
 only in whether the skill folder sits in `.agents/skills/<name>/` of that dir (where Codex
 discovers repository skills). Each run gets a fresh CODEX_HOME and HOME, so the
 user's config, auth.json, `~/.agents/skills` and session history cannot leak into either
 arm; credentials come only from the environment. `--ephemeral` keeps Codex from persisting
-sessions; `--skip-git-repo-check` because trial work dirs are not repositories."""
+a single run's session (a conversation's is kept, in that private CODEX_HOME, for its later
+turns); `--skip-git-repo-check` because trial work dirs are not repositories."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from skillassay.executors.agent_sandbox import ApiRoute
 from skillassay.executors.base import ExecutorSettings, TrialResult, Usage
 from skillassay.executors.harness_faults import all_commands_broken, fault_line
 from skillassay.executors.probe import probe_openai
+from skillassay.executors.session_counts import counts_since
 from skillassay.sandbox import PLACEHOLDER_KEY
 
 BINARY = "codex"
@@ -49,12 +52,16 @@ def item_type(item: dict[str, Any]) -> str:
     return str(item.get("type") or item.get("item_type") or "")
 
 
-def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) -> TrialResult:
+def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None,
+                 earlier: list[dict[str, Any]] | None = None) -> TrialResult:
     """Turn `codex exec --json` events into a TrialResult; pure, tested on recorded runs.
 
     Tool calls are counted once per item id (items are announced by item.started and again
     by item.completed). Usage is taken from the last `turn.completed`: exec runs one turn, and
-    its usage already sums every model request of the turn."""
+    its usage already sums every model request of the turn. That usage is the thread's, not the
+    run's (measured on 0.171.0: `exec resume` after a turn of 100 input tokens reports 100 plus
+    its own), so for a resumed run the last usage of `earlier` (the thread's turns before it)
+    is subtracted; the thread's figure stays in raw as `thread_total`."""
     out = TrialResult(transcript=list(events))
     items = _items_by_id(events)
     for item in items.values():
@@ -64,6 +71,9 @@ def parse_stream(events: list[dict[str, Any]], skill_name: str | None = None) ->
     messages = [i for i in items.values() if item_type(i) == "agent_message"]
     out.final_text = str(messages[-1].get("text") or "") if messages else ""
     usage = _last_usage(events)
+    before = _last_usage(earlier or [])
+    if usage is not None and before is not None:
+        usage = _since(usage, before)
     if usage is not None:
         out.usage = usage
     _apply_errors(out, events)
@@ -222,6 +232,22 @@ def _last_usage(events: list[dict[str, Any]]) -> Usage | None:
     return None
 
 
+def _since(usage: Usage, before: Usage) -> Usage:
+    """A resumed run's usage: the thread's counters minus those of the turns before it."""
+    raw = counts_since(usage.raw, before.raw, [k for k, v in usage.raw.items() if isinstance(v, int)])
+    raw["thread_total"] = dict(usage.raw)
+    return Usage(input_tokens=_int(raw.get("input_tokens")), output_tokens=_int(raw.get("output_tokens")),
+                 cached_input_tokens=_int(raw.get("cached_input_tokens")), raw=raw)
+
+
+def thread_id(events: list[dict[str, Any]]) -> str | None:
+    """The thread a run belongs to, from its `thread.started` event."""
+    for event in events:
+        if event.get("type") == "thread.started" and isinstance(event.get("thread_id"), str):
+            return str(event["thread_id"])
+    return None
+
+
 def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) else None
 
@@ -276,17 +302,21 @@ def provider_overrides(options: Mapping[str, Any]) -> list[str]:
     return ["-c", f"model_providers.{PROVIDER_ID}={table}", "-c", f"model_provider={PROVIDER_ID}"]
 
 
-def build_argv(binary: str, prompt: str, workdir: Path, settings: ExecutorSettings) -> list[str]:
-    """Identical for both arms: the skill is only ever a folder on disk."""
+def build_argv(binary: str, prompt: str, workdir: Path, settings: ExecutorSettings, *,
+               keep_session: bool = False, resume: str | None = None) -> list[str]:
+    """Identical for both arms: the skill is only ever a folder on disk. A single run is
+    `--ephemeral` (nothing persisted); the first turn of a conversation keeps its session
+    (`keep_session`, in the trial's private CODEX_HOME) and each later one is
+    `codex exec [same options] resume -- <thread id> <prompt>` (`resume`)."""
     opts = settings.options
-    argv = [binary, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
+    argv = [binary, "exec", "--json", *([] if keep_session or resume else ["--ephemeral"]), "--skip-git-repo-check",
             "--sandbox", str(opts.get("sandbox", "workspace-write")), "-C", str(workdir)]
     if settings.model:
         argv += ["-m", settings.model]
     argv += provider_overrides(opts)
     argv += [str(a) for a in opts.get("extra_args", [])]
     # `--` so a prompt like "resume" or "-x" is never read as a subcommand or flag.
-    return [*argv, "--", prompt]
+    return [*argv, *(["resume", "--", resume] if resume else ["--"]), prompt]
 
 
 def build_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -311,16 +341,31 @@ class CodexExecutor(AgentCliExecutor):
     skills_dir: ClassVar[tuple[str, ...]] = SKILLS_DIR
     temp_prefix: ClassVar[str] = "skillassay-codex-"
 
-    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None) -> list[str]:
+    # A conversation's later turns `exec resume` the first turn's thread, which Codex keeps under
+    # CODEX_HOME/sessions/: the trial's private home, the same for every turn.
+    supports_turns: ClassVar[bool] = True
+
+    def command_line(self, binary: str, prompt: str, cwd: Path, base_url: str | None = None, *,
+                     conversation: bool = False) -> list[str]:
+        return build_argv(binary, prompt, cwd, self._settings_for(base_url), keep_session=conversation)
+
+    def resume_line(self, binary: str, prompt: str, cwd: Path, session: str, base_url: str | None = None
+                    ) -> list[str]:
+        return build_argv(binary, prompt, cwd, self._settings_for(base_url), resume=session)
+
+    def session_of(self, events: list[dict[str, Any]]) -> str | None:
+        return thread_id(events)
+
+    def _settings_for(self, base_url: str | None) -> ExecutorSettings:
         if base_url is None:
-            return build_argv(binary, prompt, cwd, self.settings)
+            return self.settings
         # Confined by skillassay (a proxy URL is given only then): Codex's own bubblewrap sandbox
         # would nest in ours and refuses to build its helper under the temp folder, failing every
         # command (issue 33); ours already confines the CLI and all it runs, so it is turned off
         # unless options.sandbox asks for it.
         options = {"sandbox": "danger-full-access", **self.settings.options, "base_url": base_url,
                    "api_key_env": "CODEX_API_KEY"}
-        return build_argv(binary, prompt, cwd, replace(self.settings, options=options))
+        return replace(self.settings, options=options)
 
     home_env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
@@ -348,8 +393,9 @@ class CodexExecutor(AgentCliExecutor):
     def child_env(self, base: Mapping[str, str], home: Path) -> dict[str, str]:
         return build_env(base, home)
 
-    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None) -> TrialResult:
-        return parse_stream(events, skill_name)
+    def parse_events(self, events: list[dict[str, Any]], skill_name: str | None,
+                     earlier: list[dict[str, Any]] | None = None) -> TrialResult:
+        return parse_stream(events, skill_name, earlier)
 
     def transient_failure(self, result: TrialResult) -> bool:
         return result.status == "error" and is_transient(result.error)
@@ -382,4 +428,5 @@ class CodexExecutor(AgentCliExecutor):
         return skills_loaded(result.transcript, names)
 
 
-__all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides", "skills_loaded"]
+__all__ = ["CodexExecutor", "build_argv", "build_env", "parse_stream", "provider_overrides", "skills_loaded",
+           "thread_id"]

@@ -54,6 +54,17 @@ def _usages(doc: Any) -> list[dict[str, Any]]:
     return found
 
 
+def usage_totals(records: list[dict[str, Any]]) -> dict[str, int]:
+    """The usage numbers of proxy records summed by field (input_tokens, output_tokens, ...):
+    of a whole trial, or of one turn's slice of it."""
+    out: dict[str, int] = {}
+    for entry in records:
+        for key, value in (entry.get("usage") or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[key] = out.get(key, 0) + value
+    return out
+
+
 class MeteringProxy:
     """Forwards every request to `upstream` (scheme://host[:port][/prefix]) with `credentials`
     as its headers; use as a context manager. `url` is what the agent gets as its base URL."""
@@ -94,12 +105,7 @@ class MeteringProxy:
 
     def totals(self) -> dict[str, int]:
         """Every request's usage numbers summed by field (input_tokens, output_tokens, ...)."""
-        out: dict[str, int] = {}
-        for entry in self.records:
-            for key, value in (entry.get("usage") or {}).items():
-                if isinstance(value, int) and not isinstance(value, bool):
-                    out[key] = out.get(key, 0) + value
-        return out
+        return usage_totals(self.records)
 
     def connect(self) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
