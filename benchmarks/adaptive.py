@@ -33,13 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import sequential as seq
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import evaluate
 from skillassay.models import Adaptive, Eval, Thresholds
 from skillassay.run.adaptive import questions_for, run_rounds
 from skillassay.run.plan import Trial
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import clustered_mean
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -127,7 +128,7 @@ class Rate:
     def text(self) -> str:
         if not self.n:
             return "n/a"
-        lo, hi = stats.wilson_interval(self.hits, self.n) or (math.nan, math.nan)
+        lo, hi = wilson_interval(self.hits, self.n) or (math.nan, math.nan)
         return f"{self.value * 100:5.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]"
 
 
@@ -150,7 +151,7 @@ class Tally:
         return self.calls.get((effect, gate, call), Rate())
 
     def trials_text(self) -> str:
-        est = stats.clustered_mean(self.trials)
+        est = clustered_mean(self.trials)
         lo, hi = est.interval or (est.mean, est.mean)
         return f"{est.mean * 100:5.1f}% [{lo * 100:.1f}, {hi * 100:.1f}] of the fixed design's trials"
 
@@ -179,7 +180,7 @@ def paired(tallies: dict[str, Tally], effect: str, gate: str, call: str) -> str:
              for (e, f), (_, a) in zip(tallies["fixed"].decisions, tallies["adaptive"].decisions, strict=True)
              if e == effect]
     lost, gained = sum(f and not a for f, a in pairs), sum(a and not f for f, a in pairs)
-    est = stats.clustered_mean([float(a) - float(f) for f, a in pairs])
+    est = clustered_mean([float(a) - float(f) for f, a in pairs])
     lo, hi = est.interval or (est.mean, est.mean)
     return f"paired: lost {lost}, gained {gained}, difference {est.mean * 100:+.1f} [{lo * 100:+.1f}, {hi * 100:+.1f}] points"
 

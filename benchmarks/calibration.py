@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import (
     REGRESSION_GATE_LEVEL,
@@ -49,6 +48,8 @@ from skillassay.analyze.gate import (
 )
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.analyze.statistics import build_statistics
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import clustered_mean
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -105,7 +106,7 @@ def statistics(records: list[TrialRecord], k: int, thresholds: Mapping[str, floa
 
 
 def wilson(hits: int, n: int) -> tuple[float, float]:
-    return stats.wilson_interval(hits, n) or (math.nan, math.nan)
+    return wilson_interval(hits, n) or (math.nan, math.nan)
 
 
 @dataclass
@@ -134,7 +135,7 @@ class Mean:
     def text(self) -> str:
         if not self.values:
             return "n/a"
-        est = stats.clustered_mean(self.values)
+        est = clustered_mean(self.values)
         lo, hi = est.interval or (est.mean, est.mean)
         return f"{est.mean * 100:.1f}% [{max(0.0, lo) * 100:.1f}, {min(1.0, hi) * 100:.1f}]"
 

@@ -47,7 +47,7 @@ def test_confidence_sequence_is_anytime_valid() -> None:
     their probability), while 'p < 0.05 at any look' with a fixed-n interval does not."""
     from itertools import product
 
-    from skillassay.analyze.numerics import wilson_interval
+    from skillassay.stats.binomial import wilson_interval
 
     wilson = {(c, n): wilson_interval(c, n) or (0.0, 1.0) for n in range(1, 11) for c in range(n + 1)}
     for p in (0.1, 0.3, 0.5, 0.8):

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import paired_intervals, rate_intervals
 from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned, ratio_decision
 from skillassay.analyze.cells import (
@@ -23,10 +22,12 @@ from skillassay.analyze.cells import (
     rates_of,
 )
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
+from skillassay.stats.decide import decide, plain_comparison
+from skillassay.stats.types import Direction, Interval
 from skillassay.stats.ufuncs import ufuncs
 
 # threshold key -> direction of the good side
-GATE_DIRECTIONS: dict[str, stats.Direction] = {
+GATE_DIRECTIONS: dict[str, Direction] = {
     "min_pass_rate": "min",
     "max_avg_tokens": "max",
     "max_avg_duration_seconds": "max",
@@ -37,7 +38,7 @@ GATE_DIRECTIONS: dict[str, stats.Direction] = {
 
 def _t_sf(x: float, df: int) -> float:
     """P(T > x) for Student's t with df degrees of freedom."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (ufuncs)
 
     return float(special.stdtr(df, -x))
 
@@ -86,7 +87,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         direction = GATE_DIRECTIONS[key]
         thr = float(threshold)
         value: float | None = None
-        interval: stats.Interval | None = None
+        interval: Interval | None = None
         se: float | None = None
         n_evals = 0
         series: MetricSeries | None = None
@@ -96,14 +97,14 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             series = MetricSeries.build(cells, skill, "pass")
             est = series.estimate(pooled=False, reading=reading)
             responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
-                           and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
+                           and not plain_comparison(c.arms[skill].pass_rate, thr, "min")]
         elif key in MEAN_GATES:
             attr = MEAN_GATES[key]
             series = MetricSeries.build(cells, skill, attr)
             est = series.estimate(pooled=True, reading=reading)
             responsible = [_eval_label(c) for c in cells
                            if (m := _arm_center(c.arms[skill], attr, "mean")) is not None
-                           and not stats.plain_comparison(m, thr, "max")]
+                           and not plain_comparison(m, thr, "max")]
         else:
             est = None
             imp = paired["improvement_ratio"]
@@ -126,7 +127,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             value, interval, se, n_evals = est.mean, est.interval, est.se, est.n
         elif key != "min_improvement_ratio":
             reason = "no completed with_skill trial recorded this figure"
-        decision = stats.decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
+        decision = decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
         test_p = None
         if key == "min_improvement_ratio" and value is not None:
             decision, test_p = ratio_decision(used, skill, baseline, thr, interval, seed,
@@ -134,7 +135,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         entry: dict[str, Any] = {
             "threshold": thr, "direction": direction, "value": _f(value),
             "interval": _iv(interval), "n_evals": n_evals, "decision": decision,
-            "plain": stats.plain_comparison(value, thr, direction),
+            "plain": plain_comparison(value, thr, direction),
             "evals_responsible": responsible, "reason": reason,
             "trials_to_decide": None, "evals_to_decide": None, "decide_note": None, "promise": None,
             "planned_power": None,

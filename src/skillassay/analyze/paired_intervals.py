@@ -20,18 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skillassay.analyze.numerics import (
-    EXACT_MAX_NONZERO,
-    MIN_NONZERO_FOR_SIGNIFICANCE,
-    Interval,
-    PairedDifference,
-    RatioEstimate,
-    binomial_floor_se,
-    paired_difference,
-    sign_flip_p_value,
-    zero_baseline_reason,
-)
 from skillassay.stats import distributions as dists
+from skillassay.stats.means import binomial_floor_se
+from skillassay.stats.paired import PairedDifference, paired_difference, sign_flip_p_value
+from skillassay.stats.ratio import RatioEstimate, zero_baseline_reason
+from skillassay.stats.sign_flip import EXACT_MAX_NONZERO, MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.stats.types import Interval
 from skillassay.stats.ufuncs import ufuncs
 
 # Sign assignments sampled beyond EXACT_MAX_NONZERO evals (seeded): the edges then move by well
@@ -62,7 +56,7 @@ def sign_flip_accepts(signs: np.ndarray, x: np.ndarray, y: np.ndarray, rs: np.nd
                       alpha: float) -> np.ndarray:
     """For each r in rs, whether the two-sided sign-flip test of z = x - r y does not reject at
     alpha (p >= alpha). Zeros in z change no sign sum, so the fraction equals the test's p with
-    ties dropped (numerics.sign_flip_p_value)."""
+    ties dropped (stats/paired.sign_flip_p_value)."""
     z = x[None, :] - rs[:, None] * y[None, :]
     observed = np.abs(z.sum(axis=1))
     tol = 1e-9 * np.maximum(1.0, np.abs(z).sum(axis=1))

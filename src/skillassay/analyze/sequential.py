@@ -75,7 +75,7 @@ The run stops at the first look where every gate is decided or settled, or at th
 A per-eval stop is written but off (AGREE_ON empty): an eval whose arms both passed (or both
 failed) every trial of its first look would get no more trials (eval_agreed). Measured with
 benchmarks/adaptive.py --agree-on it saves trials but loses improvement-ratio power: that
-gate's SE is, on the issue's mix, mostly the binomial floor (numerics.binomial_floor_se; it
+gate's SE is, on the issue's mix, mostly the binomial floor (stats/means.binomial_floor_se; it
 binds in 81% of +0.25 draws), whose n_eff = E^2 / sum(1/n_e) falls when any eval stops early,
 and agreeing all-fail arms are often a low baseline the skill lifts (0/3 at a true 0.25: 42%).
 The reported verdict is always the fixed design's statistics (statistics.py) on the trials
@@ -107,9 +107,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import EvalCell, group_records
 from skillassay.stats import distributions
+from skillassay.stats.means import binomial_floor_se
 from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
@@ -184,7 +184,7 @@ RUNNING = "running"
 def _norm_cdf(x: float) -> float:
     """scipy.stats.norm.cdf is scipy.special.ndtr; imported here, not at the top, because
     `run` imports this module and scipy.stats alone costs about a CPU second (issue 17)."""
-    ndtr = ufuncs().ndtr  # without scipy.special's package import (stats.ufuncs)
+    ndtr = ufuncs().ndtr  # without scipy.special's package import (ufuncs)
 
     return float(ndtr(x))
 
@@ -267,7 +267,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
         m = np.array([a.passes / a.completed for a in arms])
         n = np.array([a.completed for a in arms], dtype=float)
         w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
-        return Series(m - thr, n, w, stats.binomial_floor_se(m, n))
+        return Series(m - thr, n, w, binomial_floor_se(m, n))
     if key == "min_improvement_ratio":
         used = [c for c in cells if c.arms[skill].completed and c.arms[baseline].completed]
         if not used:
@@ -278,7 +278,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
             m = np.array([a.passes / a.completed for a in arms])
             n = np.array([a.completed for a in arms], dtype=float)
             w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
-            parts.append((m, n, w, stats.binomial_floor_se(m, n, pseudo=1.0)))
+            parts.append((m, n, w, binomial_floor_se(m, n, pseudo=1.0)))
         (ma, na, wa, fa), (mb, nb, wb, fb) = parts
         n = np.minimum(na, nb)
         return Series(ma - thr * mb, n, wa + thr**2 * wb, math.hypot(fa, thr * fb))
@@ -294,7 +294,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
 
 def standardized(s: Series) -> tuple[float, float, int] | None:
     """(Z, SE, evals): the gate's estimate minus threshold over its eval-clustered SE, the
-    pooled form for costs (numerics.pooled_clustered_mean's), the floored one for rates."""
+    pooled form for costs (stats/means.pooled_clustered_mean's), the floored one for rates."""
     g = int(s.y.size)
     if g < 2:
         return None

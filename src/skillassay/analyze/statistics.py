@@ -2,7 +2,7 @@
 gates, assembled from cells.py's grouped trials (advice.py sizes, gate_stats.py decides;
 iteration_change.py compares two iterations).
 
-Built from TrialRecords with the pure functions in `skillassay.analyze.numerics`. It sits beside the
+Built from TrialRecords with the pure functions in `skillassay.stats`. It sits beside the
 spec's summary/per_eval/thresholds_met and never replaces them: the spec's point figures are
 the contract, this section says how far to trust them. Everything returned is plain
 JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi] lists).
@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import paired_intervals
 from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, power_stats
 from skillassay.analyze.cells import (
@@ -35,6 +34,9 @@ from skillassay.analyze.cells import (
 )
 from skillassay.analyze.gate_stats import gate_stats
 from skillassay.analyze.rate_intervals import DEFAULT_READING, READINGS, Reading
+from skillassay.stats.binomial import pass_at_k, pass_hat_k, reliability_label, wilson_interval, within_eval_variance
+from skillassay.stats.means import MeanEstimate
+from skillassay.stats.ratio import geometric_mean_ratio
 
 PASS_K_VALUES = (1, 2, 3, 5, 10)
 
@@ -77,7 +79,7 @@ def _center(xs: Sequence[float]) -> dict[str, float | int | None]:
     return {"mean": _f(a.mean(), 4), "median": _f(np.median(a), 4), "n": len(xs)}
 
 
-def _mean_estimate(est: stats.MeanEstimate | None, nd: int = 6) -> dict[str, Any]:
+def _mean_estimate(est: MeanEstimate | None, nd: int = 6) -> dict[str, Any]:
     if est is None:
         return {"mean": None, "se": None, "interval": None, "n_evals": 0}
     return {"mean": _f(est.mean, nd), "se": _f(est.se, nd), "interval": _iv(est.interval, nd),
@@ -94,7 +96,7 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
     """Per-eval, per-configuration figures; None wherever nothing completed."""
     n, c = arm.completed, arm.passes
     ks = _ks(trials_requested)
-    variance = stats.within_eval_variance(c, n)
+    variance = within_eval_variance(c, n)
     return {
         "passes": c,
         "completed": n,
@@ -104,12 +106,12 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
         "ungraded": arm.ungraded,
         "missing": max(0, trials_requested - arm.recorded),
         "pass_rate": _f(arm.pass_rate),
-        "wilson": _iv(stats.wilson_interval(c, n)),
+        "wilson": _iv(wilson_interval(c, n)),
         "expectation_pass_rate": _f(float(np.mean(rates))) if (rates := arm.expectation_rates) else None,
-        "pass_at_k": {str(k): (_f(stats.pass_at_k(n, c, k)) if k <= n else None) for k in ks},
-        "pass_hat_k": {str(k): (_f(stats.pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
+        "pass_at_k": {str(k): (_f(pass_at_k(n, c, k)) if k <= n else None) for k in ks},
+        "pass_hat_k": {str(k): (_f(pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
         "variance": _f(variance),
-        "reliability": stats.reliability_label(c, n),
+        "reliability": reliability_label(c, n),
         "tokens": _center(arm.tokens),
         "duration_seconds": _center(arm.durations),
         "skill_triggered_rate": _f(arm.triggered_yes / arm.triggered_seen)
@@ -163,8 +165,8 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int,
         "trials_errored": sum(c.arms[config].errored for c in cells),
         "trials_ungraded": sum(c.arms[config].ungraded for c in cells),
         "trials_requested": trials_requested * len(cells),
-        "pass_at_k": avg_k(stats.pass_at_k),
-        "pass_hat_k": avg_k(stats.pass_hat_k),
+        "pass_at_k": avg_k(pass_at_k),
+        "pass_hat_k": avg_k(pass_hat_k),
         "avg_tokens": {**_mean_estimate(tok, 2), "intervals": _intervals(tok_series, True, 2), "median": _f(np.median(all_tokens), 2)
                        if all_tokens else None},
         "avg_duration_seconds": {**_mean_estimate(dur, 4), "intervals": _intervals(dur_series, True, 4),
@@ -218,7 +220,7 @@ def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, A
                        "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
 
     def geo(attr: str, how: str) -> dict[str, Any]:
-        return _geo_dict(stats.geometric_mean_ratio(
+        return _geo_dict(geometric_mean_ratio(
             [_arm_center(c.arms[a], attr, how) for c in used],
             [_arm_center(c.arms[b], attr, how) for c in used]))
 

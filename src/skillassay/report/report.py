@@ -21,10 +21,10 @@ from skillassay.analyze.compare import (
 from skillassay.analyze.compare_text import evals_scope
 from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult
-from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
 from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 if TYPE_CHECKING:

@@ -21,6 +21,12 @@ _LOG_PHI_BOUNDS = (-9.0, 12.0)  # precision a + b of the eval-rate Beta: 1e-4 (r
 _MU_EPS = 1e-9
 
 
+# Two one-dimensional searches written here rather than taken from scipy.optimize: importing
+# scipy.optimize costs 0.23-0.35 CPU-s on this machine (it pulls in scipy.linalg, scipy.sparse
+# and scipy.special's whole namespace), a tenth of what `skillassay aggregate` may spend on
+# 20,000 runs to stay within skill-creator's script (issue 17), for a golden-section search
+# and a bisection that are ten lines each. tests/analyze/test_interval_coverage.py checks them
+# against scipy.optimize's minimize_scalar(method="bounded") and brentq on many count vectors.
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
