@@ -20,12 +20,9 @@ from skillassay.analyze.cells import (
 )
 from skillassay.stats import distributions as dists
 from skillassay.stats.binomial import within_eval_variance
-from skillassay.stats.decide import decide
 from skillassay.stats.means import binomial_floor_se
-from skillassay.stats.ratio import ratio_test_p
 from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.stats.sizing import evals_with_differing, planning_variance, trials_per_arm, trials_per_eval_to_decide
-from skillassay.stats.types import Decision, Interval
 from skillassay.wording import pct
 
 ALPHA = 0.05
@@ -372,7 +369,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                   effect: float) -> dict[str, Any]:
     """Evals that would decide the ratio gate with 80% power if the skill's true pass rate is
     `effect` above (or, when the estimate is below, below) thr times the baseline's: it decides
-    when the paired sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision) and its
+    when the paired sign-flip test of z_e = a_e - thr * b_e rejects (paired_readings.ratio_decision) and its
     interval clears thr, so the advice is that test's, sized as power_stats sizes the
     difference's (never below 6 differing evals), with the interval's noise floor as a second
     bar (paired_intervals.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
@@ -423,24 +420,3 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     power = round(power_at(found), 4)
     return {**none, "evals_to_decide": evals, "planned_power": power, "promise": promise(condition, power),
             "decide_note": advice_words.would_decide(evals, condition)}
-
-
-def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
-                   interval: Interval | None, seed: int,
-                   paired_p: float | None = None) -> tuple[Decision, float | None]:
-    """The ratio gate decides only when its interval and the paired sign-flip test of
-    a_e - thr * b_e agree (at thr = 1 that test is the pass-rate difference's own, `paired_p`),
-    so the verdict can never say "better" while the test beside it says it cannot tell."""
-    if thr == 1.0 and paired_p is not None:
-        p: float | None = paired_p
-    else:
-        p = ratio_test_p(rates_of(used, skill), rates_of(used, baseline), thr, seed=seed)
-    decision = decide(interval, thr, "min")
-    if decision != "INCONCLUSIVE" and (p is None or p >= ALPHA):
-        decision = "INCONCLUSIVE"
-    # A PASS at a threshold >= 1 says the skill is better, a FAIL at <= 1 that it is worse: both
-    # claim what the pass-rate difference's own test must then confirm (its p is paired_p).
-    claims_difference = (decision == "PASS" and thr >= 1) or (decision == "FAIL" and thr <= 1)
-    if claims_difference and paired_p is not None and paired_p >= ALPHA:
-        decision = "INCONCLUSIVE"
-    return decision, p

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import paired_intervals, rate_intervals
-from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned, ratio_decision
+from skillassay.analyze import paired_intervals, paired_readings, rate_intervals
+from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned
 from skillassay.analyze.cells import (
     MEAN_GATES,
     EvalCell,
@@ -59,6 +59,10 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
     elif key in MEAN_GATES and series is not None:
         p = rate_intervals.cost_p_at_most(series.sums, series.counts, series.within_var, thr, reading)
         parts += [] if p is None else [p]
+    elif key == "min_improvement_ratio" and reading == "these_evals":
+        p_these = paired_readings.ratio_fail_p_these(used, skill, baseline, thr,
+                                                     paired["pass_rate_difference"]["p_value"])
+        return None if p_these is None else min(p_these, 0.025)
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
         # symmetric); the noise floor's part: Fieller's test at the floors, as in
@@ -130,8 +134,8 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         decision = decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
         test_p = None
         if key == "min_improvement_ratio" and value is not None:
-            decision, test_p = ratio_decision(used, skill, baseline, thr, interval, seed,
-                                              paired["pass_rate_difference"]["p_value"])
+            decision, test_p = paired_readings.ratio_decision(used, skill, baseline, thr, interval, seed,
+                                                              paired["pass_rate_difference"]["p_value"], reading)
         entry: dict[str, Any] = {
             "threshold": thr, "direction": direction, "value": _f(value),
             "interval": _iv(interval), "n_evals": n_evals, "decision": decision,
@@ -143,8 +147,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
             entry["unbounded"] = value is not None and math.isinf(value)
-        else:
-            entry["reading"] = reading  # which population the interval is about (rate_intervals)
+        entry["reading"] = reading  # which population the interval is about (rate_intervals)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
         # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.

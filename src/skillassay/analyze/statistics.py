@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import paired_intervals
+from skillassay.analyze import paired_intervals, paired_readings
 from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, power_stats
 from skillassay.analyze.cells import (
     SCHEMA_VERSION,
@@ -27,7 +27,6 @@ from skillassay.analyze.cells import (
     _f,
     _geo_dict,
     _iv,
-    _paired_diff_dict,
     joined,
     paired_floors,
     rates_of,
@@ -200,7 +199,8 @@ def _paired_cells(cells: list[EvalCell], a: str, b: str) -> tuple[list[EvalCell]
 
 
 
-def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
+def paired_stats(used: list[EvalCell], a: str, b: str, seed: int,
+                 reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
     fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
     # Each paired interval is the inversion of the sign-flip test printed beside it
@@ -209,15 +209,7 @@ def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, A
     pd = paired_intervals.inverted_difference(pa, pb, seed, math.hypot(fa, fb))
     ratio = paired_intervals.ratio_interval(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed,
                                             p_at_one=pd.p_value) if used else None
-    if ratio is None or ratio.ratio is None:
-        improvement: dict[str, Any] = {
-            "value": None, "interval": None, "method": None, "n_evals": 0 if ratio is None else ratio.n,
-            "undefined_reason": ("no eval has completed trials in both arms" if ratio is None
-                                 else ratio.undefined_reason)}
-    else:
-        improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
-                       "method": ratio.method, "n_evals": ratio.n, "unbounded": math.isinf(ratio.ratio),
-                       "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
+    improvement = paired_readings.ratio_readings(ratio, used, a, b, reading)
 
     def geo(attr: str, how: str) -> dict[str, Any]:
         return _geo_dict(geometric_mean_ratio(
@@ -226,7 +218,7 @@ def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, A
 
     return {
         "n_evals": len(used),
-        "pass_rate_difference": _paired_diff_dict(pd),
+        "pass_rate_difference": paired_readings.difference_readings(pd, used, a, b, reading),
         "improvement_ratio": improvement,
         "token_ratio": geo("tokens", "mean"),
         "token_ratio_of_medians": geo("tokens", "median"),
@@ -356,7 +348,7 @@ def build_statistics(
                                for cfg in (skill_config, baseline_config)},
             "difference": _f(ps - pb) if ps is not None and pb is not None else None,
         })
-    paired = paired_stats(used, skill_config, baseline_config, seed)
+    paired = paired_stats(used, skill_config, baseline_config, seed, interval_reading)
     paired["excluded_evals"] = excluded
     base_errored = (any(c.arms[baseline_config].recorded for c in cells)
                     and not any(c.arms[baseline_config].completed for c in cells))
