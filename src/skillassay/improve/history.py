@@ -3,7 +3,8 @@
 Each iteration of a workspace is a version (v0, v1, ... in iteration order). The first is the
 baseline; every later one is compared with the current best on the evals both measured, and
 only a difference the data can show makes it `won` or `lost`: the decision uses the paired
-sign-flip test of stats-notes (`paired_difference` on per-eval expectation pass rates),
+sign-flip test on per-eval expectation pass rates, with that test inverted as its interval
+(`paired_intervals.difference_by_test_inversion`),
 and a version whose difference cannot be told from noise is a `tie` and does not replace the
 best. Three lucky trials therefore never crown a new best.
 
@@ -19,6 +20,7 @@ beside it); the write itself stays atomic, so readers, which take no lock, never
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Iterator
@@ -31,6 +33,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
 from skillassay.analyze.arms import SKILL_CONFIGS
+from skillassay.analyze.paired_intervals import difference_by_test_inversion
 from skillassay.errors import InputError
 from skillassay.models.improve import History, HistoryEntry
 from skillassay.stats.multiplicity import bh_adjust, one_sided_exact_p
@@ -130,8 +133,13 @@ def compare_versions(new: VersionFacts, best: VersionFacts, best_version: str, s
     one version measured are named, not silently dropped."""
     best_rates = {e.eval_id: e.rate for e in best.per_eval}
     common = [e for e in new.per_eval if e.eval_id in best_rates]
-    d = paired_difference([e.rate for e in common], [best_rates[e.eval_id] for e in common],
-                                seed=seed, bounds=(-1.0, 1.0))
+    # The interval is the sign-flip test printed beside it, inverted (issue 34): 0 is inside it
+    # exactly when that p is >= 0.05, never a t interval excluding 0 beside "tie".
+    pa, pb = [e.rate for e in common], [best_rates[e.eval_id] for e in common]
+    d = paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
+    if d.n:
+        inverted = difference_by_test_inversion(pa, pb, seed=seed, p_at_zero=d.p_value)
+        d = dataclasses.replace(d, interval=inverted.interval)
     lo, hi = d.interval if d.interval is not None else (None, None)
     significant = d.p_value is not None and d.p_value <= ALPHA
     result: Result = "tie"
