@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import paired_intervals, paired_readings, rate_intervals
+from skillassay.analyze import advice_these, paired_intervals, paired_readings, rate_intervals
 from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned
 from skillassay.analyze.cells import (
     MEAN_GATES,
@@ -153,9 +153,26 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.
         entry["fail_p_value"] = (_f(_fail_p(key, thr, value, se, n_evals, series, used, skill, baseline,
                                             test_p, paired, reading), 8) if decision == "FAIL" else None)
-        if decision == "INCONCLUSIVE" and value is not None:
+        if decision == "INCONCLUSIVE" and value is not None and reading == "these_evals":
+            entry.update(_these_advice(key, thr, value, series, used, skill, baseline, effect))
+        elif decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr, effect) if key == "min_improvement_ratio"
                          else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect),
                                           pass_rate=key == "min_pass_rate"))
         gates[key] = entry
     return gates
+
+
+def _these_advice(key: str, thr: float, value: float, series: MetricSeries | None, used: list[EvalCell],
+                  skill: str, baseline: str, effect: float) -> dict[str, Any]:
+    """The advice for a gate decided about "these evals": trials per eval only (advice_these)."""
+    if key == "min_improvement_ratio":
+        k_now = float(np.mean([c.arms[skill].completed for c in used])) if used else 1.0
+        return advice_these.ratio_advice(float(np.mean(rates_of(used, skill))), float(np.mean(rates_of(used, baseline))),
+                                         thr, len(used), k_now, effect)
+    if series is None:
+        return {}
+    k_now = float(np.mean(series.counts))
+    if key == "min_pass_rate":
+        return advice_these.pass_rate_advice(value, thr, len(series.counts), k_now, gap_planned(key, thr, effect))
+    return advice_these.cost_advice(value, thr, series.within_var, k_now, gap_planned(key, thr, effect))
