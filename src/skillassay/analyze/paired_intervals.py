@@ -1,15 +1,6 @@
-"""The paired figures' intervals as inversions of the tests that decide them (issue 34).
-
-The pass-rate difference's interval is the set of shifts delta that the sign-flip test of
-d_e - delta does not reject; the improvement ratio's the set of ratios r that the sign-flip test
-of a_e - r b_e does not reject. Each is widened to at least the binomial noise floor (a z-type
-test of the same mean at the floor's SE, inverted: for the ratio that is Fieller's interval),
-so evals that happen to agree exactly do not give a point, and then never crosses the null
-value (0 for the difference, 1 for the ratio) on the side the sign-flip test rejected: the
-interval holds the null exactly when the test printed beside it cannot confirm a difference.
-A baseline that passed nothing is no special case: the ratio is unbounded and its interval is
-the same inversion ([lower, unbounded), or everything when the test cannot reject). Pure
-functions over numbers."""
+"""The paired figures' intervals as inversions of the tests that decide them (issue 34), so an
+interval and its test never disagree. Method and measurements: docs/statistics.md, "The paired
+intervals". Pure functions over numbers."""
 
 from __future__ import annotations
 

@@ -86,16 +86,8 @@ def _floored_t(c: Sequence[int], n: Sequence[int], conf: float) -> Interval | No
 
 def pass_rate_interval(passes: Sequence[int], trials: Sequence[int], reading: Reading = DEFAULT_READING,
                        conf: float = 0.95) -> Interval | None:
-    """The suite pass rate's interval (None with fewer than 2 evals).
-
-    "evals like these": at one trial per eval each trial is a Bernoulli draw at the population
-    mean, so the pooled count is binomial and Clopper-Pearson is exact; with more trials, the
-    beta-binomial profile-likelihood interval (stats/beta_binomial.beta_binomial_mean_interval), which ties
-    the between-eval spread to the mean through the trials, joined (their hull: the test rejects
-    only when both do) by the eval-clustered t interval from T_JOINS_AT evals on. "these evals":
-    Clopper-Pearson on the effective count; the pooled count of evals with different rates is
-    Poisson-binomial, less spread than the binomial at its mean (Hoeffding, Ann. Math. Statist.
-    27, 1956), so it holds."""
+    """The suite pass rate's interval (None with fewer than 2 evals). Method and measurements:
+    docs/statistics.md, "analyze/rate_intervals.pass_rate_interval"."""
     c, n = _kept(passes, trials)
     if len(n) < 2:
         return None
@@ -153,16 +145,8 @@ def stats_exp(x: float) -> float:
 
 def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None],
                   reading: Reading = DEFAULT_READING, conf: float = 0.95) -> Interval | None:
-    """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals).
-
-    "evals like these": the inversion of the test that rejects a mean only when both the
-    eval-clustered t test and the lognormal generalized test (stats/lognormal.lognormal_mean_interval)
-    reject it, i.e. the two intervals' hull. Measured against the population mean (docs/statistics.md),
-    neither alone keeps both sides: the t interval's upper end misses 4.5-10% (costs are skewed),
-    the generalized interval's lower end 2.5-4.4% at 5-20 evals (MOVER, Zou et al. 2009: its
-    upper end 2.6-3.3%); the t part only ever lowers the lower end.
-    "these evals": from the within-eval variances (trial noise only), on the log scale with t at
-    the fewest trials' df (_trial_noise_se), None unless every eval has 2 or more values."""
+    """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals). Method and
+    measurements: docs/statistics.md, "analyze/rate_intervals.cost_interval"."""
     s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
     keep = n > 0
     s, n = s[keep], n[keep]

@@ -26,19 +26,9 @@ def _gpq_draws(n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def lognormal_mean_interval(means: Sequence[float] | np.ndarray, conf: float = 0.95,
                             draws: int = GPQ_DRAWS, seed: int = 0) -> Interval:
-    """Interval for the mean of positive, right-skewed per-eval values (costs) from their logs:
-    the generalized confidence interval for a lognormal mean exp(mu + sigma^2 / 2) of
-    Krishnamoorthy & Mathew ("Inferences on the means of lognormal distributions using
-    generalized p-values and generalized confidence intervals", J. Stat. Plan. Inference 115,
-    2003), accurate from 5 values on, where Cox's large-sample log-scale interval is not (Zhou
-    & Gao, Stat. Med. 16, 1997; simulated here: 4.5% above the upper bound at 5 evals).
-
-    Why: token counts per eval are multiplicative and heavy-tailed, and a t interval on them
-    (clustered or not) has its upper bound below the true mean far more often than 2.5%: at 5
-    evals of lognormal(0, 0.5) costs 9%, which `max_avg_tokens` turned into a false PASS (the
-    sample mean and sd of a right-skewed sample are low together). It is the population
-    reading's one cost interval (rate_intervals.cost_interval; docs/statistics.md has its misses).
-    """
+    """Interval for the mean of positive, right-skewed per-eval values (costs), from their logs:
+    Krishnamoorthy & Mathew's (2003) generalized confidence interval for a lognormal mean. Method
+    and measurements: docs/statistics.md, "stats/lognormal.lognormal_mean_interval"."""
     y = np.log(_as_float_array(means))
     n = int(y.size)
     s2 = float(y.var(ddof=1))

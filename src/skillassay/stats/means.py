@@ -64,22 +64,9 @@ def clustered_mean(
 
 def binomial_floor_se(rates: Sequence[float] | np.ndarray, trials: Sequence[int] | np.ndarray,
                       pseudo: float = 2.0) -> float:
-    """The smallest honest SE of a mean of per-eval pass rates: the one it would have if all
-    the trials were independent draws at the pooled rate.
-
-    Why a floor, and why this one: the eval-clustered variance is the trial-independent
-    variance times the design effect 1 + (K-1)ICC (Kish, Survey Sampling, 1965, ch. 5), and
-    the ICC of trials sharing a prompt is not negative, so var(mean) >= p(1-p)/n_eff, where
-    n_eff = E^2 / sum(1/K_e) is what E evals of K_e trials weigh in a mean of per-eval rates.
-    The plain sd of per-eval rates can come out far below that when the evals happen to agree
-    (five evals at 3/3 from a true 0.9 do so 21% of the time), and the interval then collapses to
-    a point. The rate is shrunk by `pseudo` successes and `pseudo` failures (Agresti & Coull,
-    "Approximate is better than 'exact' for interval estimation of binomial proportions", The
-    American Statistician 52, 1998: add 2 and 2 for one proportion; Agresti & Caffo, ibid. 54,
-    2000: add 1 and 1 per arm for a difference), so that 3/3 does not claim zero noise.
-    A random-effects (beta-binomial) model would estimate the same two variance parts with
-    more machinery; the floor only ever widens the clustered interval, never narrows it.
-    """
+    """The smallest honest SE of a mean of per-eval pass rates: the one it would have if all the
+    trials were independent draws at the pooled rate. Method and measurements: docs/statistics.md,
+    "stats/means.binomial_floor_se"."""
     p, n = _as_float_array(rates), _as_float_array(trials)
     keep = n > 0
     p, n = p[keep], n[keep]
