@@ -256,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--futility-from", type=float, default=None,
                     help="information fraction before which no gate is settled for futility (default: the rule's)")
     ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility")
+    ap.add_argument("--save", type=Path, default=None,
+                    help="add this run's report to a results file (benchmarks/results/calibration.json: "
+                         "docs/calibration.md is rendered from it)")
     args = ap.parse_args(argv)
     global THRESHOLDS  # noqa: PLW0603 (a script's setting, read by gate_decisions and adaptive)
     THRESHOLDS = Thresholds(**{g: getattr(THRESHOLDS, g) for g in args.gates})
@@ -273,15 +276,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     start = time.perf_counter()
     tallies = simulate(args.experiments, args.seed, settings, args.effects)
-    print(f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
+    text = [f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
           f"adaptive {settings.min_trials_per_eval}..{settings.max_trials_per_eval} trials per arm in rounds of "
-          f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}")
-    print(f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
+          f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}",
+            f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
           f"{seq.CURTAIL_POWER} under no effect, futility below {seq.FUTILITY_POWER} at the trend + "
           f"{seq.FUTILITY_OPTIMISM} SE from information {seq.FUTILITY_FROM_INFORMATION:g}; per-eval stop when both "
-          f"arms agreed at the first look: {args.agree_on}; gates watched: {', '.join(args.gates)}")
-    print("\n".join(report(tallies, args.effects)))
+          f"arms agreed at the first look: {args.agree_on}; gates watched: {', '.join(args.gates)}",
+            *report(tallies, args.effects)]
+    print("\n".join(text))
     print(f"({time.perf_counter() - start:.0f} s)")
+    if args.save is not None:
+        import calibration_page  # noqa: PLC0415 (a sibling script: only --save needs it)
+
+        words = [a for a in (argv if argv is not None else sys.argv[1:])]
+        if "--save" in words:
+            del words[words.index("--save"):words.index("--save") + 2]
+        calibration_page.save_adaptive(args.save, " ".join(["python benchmarks/adaptive.py", *words]), "\n".join(text))
     return 0
 
 
