@@ -255,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the thresholds configured (and so watched by the rule): e.g. only min_improvement_ratio")
     ap.add_argument("--futility-from", type=float, default=None,
                     help="information fraction before which no gate is settled for futility (default: the rule's)")
-    ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility")
+    ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility (the default now)")
+    ap.add_argument("--futility-power", type=float, default=None,
+                    help="settle a gate for futility below this conditional power (off by default; 0.2 was the old rule)")
     ap.add_argument("--save", type=Path, default=None,
                     help="add this run's report to a results file (benchmarks/results/calibration.json: "
                          "docs/calibration.md is rendered from it)")
@@ -264,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     THRESHOLDS = Thresholds(**{g: getattr(THRESHOLDS, g) for g in args.gates})
     if args.futility_from is not None:
         seq.FUTILITY_FROM_INFORMATION = args.futility_from
+    if args.futility_power is not None:
+        seq.FUTILITY_POWER = args.futility_power
     if args.no_futility:
         seq.FUTILITY_POWER = 0.0
     seq.AGREE_ON = {"none": (), "pass": (True,), "both": (True, False)}[args.agree_on]

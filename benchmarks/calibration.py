@@ -561,9 +561,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.save is not None:
         import calibration_page  # noqa: PLC0415 (a sibling script: only --save needs it)
 
-        command = "python benchmarks/calibration.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        words = list(argv if argv is not None else sys.argv[1:])
+        for flag in ("--cache", "--save"):  # where things were kept on this machine is no part of the result
+            if flag in words:
+                del words[words.index(flag):words.index(flag) + 2]
+        command = " ".join(["python benchmarks/calibration.py", *words])
         calibration_page.save_calibration(args.save, tallies[0], tallies[1], {
-            "command": command.replace(f" --save {args.save}", "").strip(), "seed": args.seed,
+            "command": command, "seed": args.seed,
             "experiments_aa": n_aa, "experiments_effect": n_effect, "power": not args.no_power})
 
 
