@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ def save_calibration(path: Path, aa: dict[Any, Any], eff: dict[Any, Any], meta: 
     data["calibration"] = {"meta": meta, "settings": [setting_results(s, aa[s], eff.get(s)) for s in aa]}
     _write(path, data)
     if path.resolve() == RESULTS.resolve():
-        PAGE.write_text(render(data), encoding="utf-8")
+        PAGE.write_text(render(_load(path)), encoding="utf-8")  # as the file reads back (sorted keys)
 
 
 def save_adaptive(path: Path, command: str, output: str) -> None:
@@ -65,7 +66,7 @@ def save_adaptive(path: Path, command: str, output: str) -> None:
     data["adaptive"] = [*runs, {"command": command, "output": output.rstrip("\n")}]
     _write(path, data)
     if path.resolve() == RESULTS.resolve():
-        PAGE.write_text(render(data), encoding="utf-8")
+        PAGE.write_text(render(_load(path)), encoding="utf-8")  # as the file reads back (sorted keys)
 
 
 def wilson(hits: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -154,7 +155,8 @@ def render(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--adaptive"] and len(args) == 3:  # --adaptive COMMAND OUTPUT_FILE: a run made without --save
-        save_adaptive(RESULTS, args[1], Path(args[2]).read_text(encoding="utf-8"))
+        lines = Path(args[2]).read_text(encoding="utf-8").splitlines()
+        save_adaptive(RESULTS, args[1], "\n".join(x for x in lines if not re.fullmatch(r"\(\d+ s\)", x)))
         return 0
     PAGE.write_text(render(_load(RESULTS)), encoding="utf-8")
     return 0
