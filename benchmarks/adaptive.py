@@ -33,13 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import sequential as seq
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import evaluate
 from skillassay.models import Adaptive, Eval, Thresholds
 from skillassay.run.adaptive import questions_for, run_rounds
 from skillassay.run.plan import Trial
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import clustered_mean
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -127,7 +128,7 @@ class Rate:
     def text(self) -> str:
         if not self.n:
             return "n/a"
-        lo, hi = stats.wilson_interval(self.hits, self.n) or (math.nan, math.nan)
+        lo, hi = wilson_interval(self.hits, self.n) or (math.nan, math.nan)
         return f"{self.value * 100:5.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]"
 
 
@@ -150,7 +151,7 @@ class Tally:
         return self.calls.get((effect, gate, call), Rate())
 
     def trials_text(self) -> str:
-        est = stats.clustered_mean(self.trials)
+        est = clustered_mean(self.trials)
         lo, hi = est.interval or (est.mean, est.mean)
         return f"{est.mean * 100:5.1f}% [{lo * 100:.1f}, {hi * 100:.1f}] of the fixed design's trials"
 
@@ -179,7 +180,7 @@ def paired(tallies: dict[str, Tally], effect: str, gate: str, call: str) -> str:
              for (e, f), (_, a) in zip(tallies["fixed"].decisions, tallies["adaptive"].decisions, strict=True)
              if e == effect]
     lost, gained = sum(f and not a for f, a in pairs), sum(a and not f for f, a in pairs)
-    est = stats.clustered_mean([float(a) - float(f) for f, a in pairs])
+    est = clustered_mean([float(a) - float(f) for f, a in pairs])
     lo, hi = est.interval or (est.mean, est.mean)
     return f"paired: lost {lost}, gained {gained}, difference {est.mean * 100:+.1f} [{lo * 100:+.1f}, {hi * 100:+.1f}] points"
 
@@ -254,12 +255,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="the thresholds configured (and so watched by the rule): e.g. only min_improvement_ratio")
     ap.add_argument("--futility-from", type=float, default=None,
                     help="information fraction before which no gate is settled for futility (default: the rule's)")
-    ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility")
+    ap.add_argument("--no-futility", action="store_true", help="never settle a gate for futility (the default now)")
+    ap.add_argument("--futility-power", type=float, default=None,
+                    help="settle a gate for futility below this conditional power (off by default; 0.2 was the old rule)")
+    ap.add_argument("--save", type=Path, default=None,
+                    help="add this run's report to a results file (benchmarks/results/calibration.json: "
+                         "docs/calibration.md is rendered from it)")
     args = ap.parse_args(argv)
     global THRESHOLDS  # noqa: PLW0603 (a script's setting, read by gate_decisions and adaptive)
     THRESHOLDS = Thresholds(**{g: getattr(THRESHOLDS, g) for g in args.gates})
     if args.futility_from is not None:
         seq.FUTILITY_FROM_INFORMATION = args.futility_from
+    if args.futility_power is not None:
+        seq.FUTILITY_POWER = args.futility_power
     if args.no_futility:
         seq.FUTILITY_POWER = 0.0
     seq.AGREE_ON = {"none": (), "pass": (True,), "both": (True, False)}[args.agree_on]
@@ -272,15 +280,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     start = time.perf_counter()
     tallies = simulate(args.experiments, args.seed, settings, args.effects)
-    print(f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
+    text = [f"{args.experiments} experiments per effect, 10-30 evals, Beta(2,2) + exact 0s/1s, "
           f"adaptive {settings.min_trials_per_eval}..{settings.max_trials_per_eval} trials per arm in rounds of "
-          f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}")
-    print(f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
+          f"{settings.round_size}, fixed {settings.max_trials_per_eval}; seed {args.seed}",
+            f"rule: {seq.METHOD}; interim one-sided alpha {seq.INTERIM_ALPHA}, curtailment at conditional power "
           f"{seq.CURTAIL_POWER} under no effect, futility below {seq.FUTILITY_POWER} at the trend + "
           f"{seq.FUTILITY_OPTIMISM} SE from information {seq.FUTILITY_FROM_INFORMATION:g}; per-eval stop when both "
-          f"arms agreed at the first look: {args.agree_on}; gates watched: {', '.join(args.gates)}")
-    print("\n".join(report(tallies, args.effects)))
+          f"arms agreed at the first look: {args.agree_on}; gates watched: {', '.join(args.gates)}",
+            *report(tallies, args.effects)]
+    print("\n".join(text))
     print(f"({time.perf_counter() - start:.0f} s)")
+    if args.save is not None:
+        import calibration_page  # noqa: PLC0415 (a sibling script: only --save needs it)
+
+        words = [a for a in (argv if argv is not None else sys.argv[1:])]
+        if "--save" in words:
+            del words[words.index("--save"):words.index("--save") + 2]
+        calibration_page.save_adaptive(args.save, " ".join(["python benchmarks/adaptive.py", *words]), "\n".join(text))
     return 0
 
 

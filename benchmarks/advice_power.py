@@ -81,9 +81,9 @@ from pathlib import Path
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.statistics import build_statistics
+from skillassay.stats.binomial import wilson_interval
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -162,7 +162,7 @@ class Tally:
     def reached(self) -> tuple[float, float, float]:
         """(power reached, its 95% Wilson interval) over the re-runs judged."""
         runs = self.runs or len(self.sizes)  # files saved before re-runs were counted: one per pilot
-        lo, hi = stats.wilson_interval(self.hits, runs) or (math.nan, math.nan)
+        lo, hi = wilson_interval(self.hits, runs) or (math.nan, math.nan)
         return self.hits / runs, lo, hi
 
     def cells(self) -> list[str]:

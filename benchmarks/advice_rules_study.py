@@ -65,7 +65,7 @@ from scipy import special as sp
 from scipy import stats as sps
 
 from skillassay.analyze import advice as statistics_module
-from skillassay.analyze import numerics as stats
+from skillassay.stats.sizing import evals_with_differing
 
 EFFECTS = (0.15, 0.3)
 KS = (1, 3, 10)
@@ -206,7 +206,7 @@ def summarise(p: Pilot) -> Summary:
         noise = (np.mean(ra * (1 - ra) * p.k / (p.k - 1)) + np.mean(rb * (1 - rb) * p.k / (p.k - 1))) / p.k
         sd = math.sqrt(noise)
     frac = float(np.count_nonzero(p.xa != p.xb)) / p.m
-    floor = stats.evals_with_differing(frac)
+    floor = evals_with_differing(frac)
     ok = not math.isclose(mean, 0.0, abs_tol=1e-9) and sd > 0 and floor is not None
     se = sd / math.sqrt(p.m) if sd > 0 else math.nan
     lo, hi = statistics_module.difference_range(float(np.mean(p.xb / p.k)))

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import (
     REGRESSION_GATE_LEVEL,
@@ -49,6 +48,8 @@ from skillassay.analyze.gate import (
 )
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.analyze.statistics import build_statistics
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import clustered_mean
 from skillassay.store.records import TrialRecord
 
 SKILL, BASE = "with_skill", "without_skill"
@@ -105,7 +106,7 @@ def statistics(records: list[TrialRecord], k: int, thresholds: Mapping[str, floa
 
 
 def wilson(hits: int, n: int) -> tuple[float, float]:
-    return stats.wilson_interval(hits, n) or (math.nan, math.nan)
+    return wilson_interval(hits, n) or (math.nan, math.nan)
 
 
 @dataclass
@@ -134,7 +135,7 @@ class Mean:
     def text(self) -> str:
         if not self.values:
             return "n/a"
-        est = stats.clustered_mean(self.values)
+        est = clustered_mean(self.values)
         lo, hi = est.interval or (est.mean, est.mean)
         return f"{est.mean * 100:.1f}% [{max(0.0, lo) * 100:.1f}, {min(1.0, hi) * 100:.1f}]"
 
@@ -429,9 +430,19 @@ def merge_rate(a: Rate, b: Rate) -> None:
     a.n += b.n
 
 
+Tallies = tuple[dict[Setting, "AATally"], dict[Setting, "EffectTally"], "EffectTally", Setting]
+
+
 def run(settings: list[Setting], n_aa: int, n_effect: int, seed: int,
         progress: Callable[[str], None], jobs: int = 1, power: bool = True,
         cache: Path | None = None) -> str:
+    return tables(*tally_all(settings, n_aa, n_effect, seed, progress, jobs, power, cache), power)
+
+
+def tally_all(settings: list[Setting], n_aa: int, n_effect: int, seed: int,
+              progress: Callable[[str], None], jobs: int = 1, power: bool = True,
+              cache: Path | None = None) -> Tallies:
+    """Every setting's A/A and known-effect tallies (from --cache where a unit is there)."""
     aa: dict[Setting, AATally] = {s: AATally() for s in settings}
     eff: dict[Setting, EffectTally] = {s: EffectTally() for s in settings}
     fixed = EffectTally()
@@ -466,7 +477,11 @@ def run(settings: list[Setting], n_aa: int, n_effect: int, seed: int,
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             collect(pool.imap_unordered(_timed, work))
     progress(f"total {sum(cpu.values()):.0f} CPU-s")
+    return aa, eff, fixed, fixed_setting
 
+
+def tables(aa: dict[Setting, AATally], eff: dict[Setting, EffectTally], fixed: EffectTally,
+           fixed_setting: Setting, power: bool) -> str:
     out = ["### A/A: false calls (thresholds at the truth; target <= 2.5% per one-sided call, "
            "<= 5% for the gate as a whole)", ""]
     out.append(table(
@@ -524,6 +539,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-power", action="store_true",
                     help="known effects: the regression calls only, not the re-runs at the advised sizes "
                          "(benchmarks/advice_power.py measures those)")
+    ap.add_argument("--save", type=Path, default=None,
+                    help="also write the tallies to this results file (benchmarks/results/calibration.json) "
+                         "and docs/calibration.md from it (benchmarks/calibration_page.py)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="keep each finished unit of experiments here and reuse it (resumable)")
     args = ap.parse_args(argv)
@@ -535,11 +553,22 @@ def main(argv: list[str] | None = None) -> None:
     n_effect = max(10, n_aa // 3)
     settings = [Setting(p, k, e) for p in pops for k in ks for e in evals]
     started = time.perf_counter()
-    text = run(settings, n_aa, n_effect, args.seed, lambda m: print(m, file=sys.stderr, flush=True),
-               jobs=args.jobs, power=not args.no_power, cache=args.cache)
-    print(text)
+    tallies = tally_all(settings, n_aa, n_effect, args.seed, lambda m: print(m, file=sys.stderr, flush=True),
+                        jobs=args.jobs, power=not args.no_power, cache=args.cache)
+    print(tables(*tallies, not args.no_power))
     print(f"\n{n_aa} A/A and {n_effect} known-effect experiments per setting, seed {args.seed}; "
           f"{time.perf_counter() - started:.0f} s with {args.jobs} job(s).")
+    if args.save is not None:
+        import calibration_page  # noqa: PLC0415 (a sibling script: only --save needs it)
+
+        words = list(argv if argv is not None else sys.argv[1:])
+        for flag in ("--cache", "--save"):  # where things were kept on this machine is no part of the result
+            if flag in words:
+                del words[words.index(flag):words.index(flag) + 2]
+        command = " ".join(["python benchmarks/calibration.py", *words])
+        calibration_page.save_calibration(args.save, tallies[0], tallies[1], {
+            "command": command, "seed": args.seed,
+            "experiments_aa": n_aa, "experiments_effect": n_effect, "power": not args.no_power})
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ differences, as analyze/matrix.py does:
 
 Prints one markdown table; tests/benchmarks/test_matrix_calibration.py runs a small version.
 With two agents analyze/matrix.py runs the same test as the sign-flip test of the two effects'
-difference (numerics.sign_flip_p_value): identical p when exact (up to 14-15 informative evals),
+difference (stats.paired.sign_flip_p_value): identical p when exact (up to 14-15 informative evals),
 another valid Monte-Carlo draw of it beyond.
 """
 

@@ -25,8 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration import TOKEN_MEAN, TOKEN_POP_MEAN, draw_rates, wilson  # noqa: E402
 
-from skillassay.analyze import numerics as stats  # noqa: E402
 from skillassay.analyze import rate_intervals as ri  # noqa: E402
+from skillassay.stats.beta_binomial import beta_binomial_mean_interval
+from skillassay.stats.binomial import clopper_pearson_interval
+from skillassay.stats.lognormal import lognormal_mean_interval
+from skillassay.stats.means import binomial_floor_se, clustered_mean, pooled_clustered_mean  # noqa: E402
 
 
 @dataclass
@@ -62,16 +65,16 @@ class Tally:
 def old_pass_hull(c: np.ndarray, k: np.ndarray) -> tuple[float, float] | None:
     """The previous suite pass-rate interval: hull of the floored t, beta-binomial and CP."""
     means = c / k
-    est = stats.clustered_mean(means, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(means, k))
+    est = clustered_mean(means, bounds=(0.0, 1.0), floor_se=binomial_floor_se(means, k))
     if est.interval is None:
         return None
     lo, hi = est.interval
     if np.any(k > 1):
-        bb = stats.beta_binomial_mean_interval(c, k)
+        bb = beta_binomial_mean_interval(c, k)
         if bb is not None:
             lo, hi = min(lo, bb[0]), max(hi, bb[1])
     if np.all(k == 1):
-        cp = stats.clopper_pearson_interval(int(c.sum()), int(k.size))
+        cp = clopper_pearson_interval(int(c.sum()), int(k.size))
         lo, hi = min(lo, cp[0]), max(hi, cp[1])
     return (lo, hi)
 
@@ -99,8 +102,8 @@ def run_setting(args: tuple[str, int, int, int, int, bool]) -> tuple[tuple[str, 
         pop = ri.cost_interval(sums, ks, wv, "population")
         t.get("tokens, evals like these").add(pop, TOKEN_POP_MEAN)
         t.get("tokens, these evals").add(ri.cost_interval(sums, ks, wv, "these_evals"), float(mu.mean()))
-        t.get("tokens, t alone").add(stats.pooled_clustered_mean(sums, ks).interval, TOKEN_POP_MEAN)
-        t.get("tokens, lognormal generalized alone").add(stats.lognormal_mean_interval(sums / ks), TOKEN_POP_MEAN)
+        t.get("tokens, t alone").add(pooled_clustered_mean(sums, ks).interval, TOKEN_POP_MEAN)
+        t.get("tokens, lognormal generalized alone").add(lognormal_mean_interval(sums / ks), TOKEN_POP_MEAN)
     return (population, k, n_evals), t
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics
+from skillassay.analyze import compare, iteration_change
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.analyze.gate import GateResult, evaluate
 from skillassay.analyze.iteration_change import compare_iterations
@@ -65,7 +65,7 @@ def experiment(rng: np.random.Generator, rates: np.ndarray, k: int, thresholds: 
     return Experiment(bench, cmp, evaluate(bench, thresholds, comparison=cmp))
 
 
-_exact_p = numerics.one_sided_exact_p
+_exact_p = iteration_change.one_sided_exact_p
 
 
 @functools.cache
@@ -76,4 +76,5 @@ def _cached_exact_p(*args: Any, **kwargs: Any) -> tuple[float | None, float | No
 def fast_exact_p(monkeypatch: Any) -> None:
     """Boschloo's test is a pure function of four small integers that repeat across
     experiments: caching it makes a few hundred experiments take seconds, not minutes."""
-    monkeypatch.setattr(numerics, "one_sided_exact_p", _cached_exact_p)
+    for module in (iteration_change, compare):  # where the comparison's calls look it up
+        monkeypatch.setattr(module, "one_sided_exact_p", _cached_exact_p)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from iteration_factory import write_iteration
 from scipy import stats as sps
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.advice import power_stats
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.compare import _candidate_trials, add_trials_to_call, trials_to_call
@@ -22,6 +21,11 @@ from skillassay.analyze.gate_stats import gate_stats
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.analyze.statistics import build_statistics
 from skillassay.report.report import significance_sentence
+from skillassay.stats.means import binomial_floor_se
+from skillassay.stats.multiplicity import _boschloo, bh_adjust, bh_call_threshold, one_sided_exact_p
+from skillassay.stats.paired import sign_flip_p_value
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.stats.sizing import evals_to_decide
 from skillassay.store.records import TrialRecord
 from skillassay.workflows.aggregate import aggregate_iteration
 
@@ -64,10 +68,10 @@ def scan_trials_to_call(before: tuple[int, int], after: tuple[int, int], others:
         c1, c2 = round(rb * k), round(ra * k)
         if c1 == c2:
             continue
-        p_reg, p_imp = stats.one_sided_exact_p(c1, k, c2, k, only_observed_direction=True)
+        p_reg, p_imp = one_sided_exact_p(c1, k, c2, k, only_observed_direction=True)
         ps = list(others)
         ps[index] = p_reg if regression else p_imp
-        adj = stats.bh_adjust(ps)[index]
+        adj = bh_adjust(ps)[index]
         if adj is not None and adj <= q:
             return k
     return None
@@ -80,12 +84,12 @@ def scan_trials_to_call(before: tuple[int, int], after: tuple[int, int], others:
 def test_bh_call_threshold_is_the_largest_called_p(others: list[float | None], data: st.DataObject,
                                                    q: float) -> None:
     index = data.draw(st.integers(0, len(others) - 1))
-    limit = stats.bh_call_threshold(others, index, q)
+    limit = bh_call_threshold(others, index, q)
 
     def adjusted(x: float) -> float:
         ps = list(others)
         ps[index] = x
-        return stats.bh_adjust(ps)[index]
+        return bh_adjust(ps)[index]
 
     assert adjusted(limit * (1 - 1e-9)) <= q
     assert adjusted(min(1.0, limit * (1 + 1e-6) + 1e-12)) > q or limit >= 1
@@ -120,7 +124,7 @@ def test_trials_to_call_for_20_evals_at_k10_asks_few_exact_tests(monkeypatch: py
     calls = []
     real = sps.boschloo_exact
     monkeypatch.setattr(sps, "boschloo_exact", lambda *a, **kw: calls.append(a) or real(*a, **kw))
-    stats._boschloo.cache_clear()
+    _boschloo.cache_clear()
     add_trials_to_call(result, 0.1)
     assert len(calls) <= 3 * possible  # what made it slow, counted rather than timed
     ps = {"possible regression": [r["p_regression"] for r in result["per_eval"]],
@@ -152,7 +156,7 @@ def test_never_fewer_evals_than_the_sign_flip_test_can_use() -> None:
     """0% baseline, a near-certain skill: the t formula alone said 2 evals, where p < 0.05 is
     impossible (the sign-flip test needs 6 differing evals)."""
     power = paired_stats([(3, 0), (3, 0), (2, 0), (3, 0)], 3)["power"]
-    assert power["evals_needed"] >= stats.MIN_NONZERO_FOR_SIGNIFICANCE
+    assert power["evals_needed"] >= MIN_NONZERO_FOR_SIGNIFICANCE
     with_ties = paired_stats([(3, 0), (3, 0), (3, 3), (3, 0), (0, 0), (3, 0)], 3)["power"]
     assert with_ties["evals_needed"] > 6  # a third of the evals tie: 6 would rarely give 6 differing
 
@@ -193,8 +197,8 @@ def test_gate_advice_sized_for_80_percent_not_a_coin_flip() -> None:
     """At the advised evals the interval must clear the threshold with 80% power, so the
     advised size is larger than where the interval would just reach it."""
     sd, gap = 0.3, 0.1
-    reach = stats.evals_to_decide(sd, gap)
-    powered = stats.evals_to_decide(sd, gap, power=0.8)
+    reach = evals_to_decide(sd, gap)
+    powered = evals_to_decide(sd, gap, power=0.8)
     assert powered > reach
     e = powered
     assert (sps.t.ppf(0.975, e - 1) + sps.t.ppf(0.8, e - 1)) * sd / math.sqrt(e) <= gap
@@ -270,7 +274,7 @@ class _LatticeSignFlip:
     v: the permutation distribution of sum(sign x |v|) is a convolution of binomials, so the
     p of a 200-eval run costs a few convolutions instead of 2**200 sign patterns (or 50,000
     resamples). Written here, not taken from the library, so that the re-runs' power can be
-    computed exactly at every advised size; it agrees with numerics.sign_flip_p_value (checked
+    computed exactly at every advised size; it agrees with stats/paired.sign_flip_p_value (checked
     in the test that uses it)."""
 
     def __init__(self, k: int) -> None:
@@ -330,7 +334,7 @@ def test_evals_advice_delivers_its_80_percent_through_the_sign_flip_test(k: int,
     for _ in range(10):  # the reference is the library's exact test
         d = rng.integers(-k, k + 1, int(rng.integers(6, 13)))
         assert test.p(np.bincount(d + k, minlength=2 * k + 1))[0] == pytest.approx(
-            stats.sign_flip_p_value(d / k)[0], abs=1e-12)
+            sign_flip_p_value(d / k)[0], abs=1e-12)
     powers: dict[int, float] = {}
     delivered: list[float] = []
     promised: list[float] = []
@@ -413,8 +417,8 @@ def _ratio_passes(test: _LatticeSignFlip, pa: np.ndarray, pb: np.ndarray, k: int
         return False
     n = len(pa)
     ma, mb = pa.mean() / k, pb.mean() / k
-    fa = stats.binomial_floor_se(pa / k, np.full(n, k), pseudo=1.0)
-    fb = stats.binomial_floor_se(pb / k, np.full(n, k), pseudo=1.0)
+    fa = binomial_floor_se(pa / k, np.full(n, k), pseudo=1.0)
+    fb = binomial_floor_se(pb / k, np.full(n, k), pseudo=1.0)
     return bool(ma - mb > sps.t.ppf(0.975, n - 1) * math.hypot(fa, fb))
 
 
@@ -470,7 +474,7 @@ def test_ratio_advice_delivers_its_80_percent_through_the_gate_decision(k: int, 
 
 @pytest.mark.sim
 def test_pass_rate_advice_clears_the_binomial_floor() -> None:
-    """The pass rate's interval never has an SE below the binomial floor (numerics.
+    """The pass rate's interval never has an SE below the binomial floor (stats/means.
     binomial_floor_se), so where trial noise is all the spread there is (every eval at 0.5, 10
     trials) the advice must be sized for that floor too. Sized on the pilot's sd alone, pilots
     of 5 evals were advised 6-10 evals that passed `min_pass_rate 0.3` in 70.0% of re-runs

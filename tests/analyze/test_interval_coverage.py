@@ -243,13 +243,13 @@ def test_token_interval_keeps_its_upper_bound_on_skewed_costs() -> None:
 def test_token_gate_uses_the_skew_aware_interval() -> None:
     """Through build_statistics: the gate's and the configuration's token interval are the same
     and reach above the plain t interval's upper bound."""
-    from skillassay.analyze import numerics
+    from skillassay.stats.means import pooled_clustered_mean
 
     recs, _ = _token_records(np.random.default_rng(3), 5, 1)
     cells = group_records(recs, (SKILL, BASE))
     st = build_statistics(cells, SKILL, BASE, 1, {"max_avg_tokens": 1e9})
     tokens = [r.tokens for r in recs if r.configuration == SKILL]
-    plain = numerics.pooled_clustered_mean(tokens, np.ones(5))
+    plain = pooled_clustered_mean(tokens, np.ones(5))
     iv = st["configurations"][SKILL]["avg_tokens"]["interval"]
     assert iv == pytest.approx(st["gates"]["max_avg_tokens"]["interval"], abs=0.01)
     assert iv[1] > plain.interval[1] + 1, (iv, plain.interval)
@@ -283,7 +283,7 @@ def test_beta_binomial_p_value_agrees_with_its_interval() -> None:
     """The gate's Holm step reads a FAIL as a p-value: the beta-binomial part's upper end is below
     a threshold exactly when its one-sided p there is below 2.5%, and 10/10 x 5 is no proof of
     a rate above 0.5 (five evals that always pass can come from a population at 0.5)."""
-    from skillassay.analyze import numerics as stats
+    from skillassay.stats import beta_binomial as stats
 
     passes, trials = [2, 3, 0, 1, 2], [3] * 5
     lo, hi = stats.beta_binomial_mean_interval(passes, trials) or (0.0, 0.0)
@@ -324,9 +324,10 @@ def _scipy_bb_interval(passes: list[int], trials: list[int], conf: float = 0.95)
 
 
 def test_beta_binomial_searches_agree_with_scipy_optimize() -> None:
-    """The interval's two one-dimensional searches are written in numerics (scipy.optimize's
-    import would cost `aggregate` 0.23-0.35 CPU-s): they must find what scipy.optimize finds."""
-    from skillassay.analyze import numerics as stats
+    """The interval's two one-dimensional searches are written in stats/beta_binomial
+    (scipy.optimize's import would cost `aggregate` 0.23-0.35 CPU-s): they must find what
+    scipy.optimize finds."""
+    from skillassay.stats import beta_binomial as stats
 
     rng = np.random.default_rng(7)
     for _ in range(25):
@@ -346,7 +347,7 @@ def test_the_pass_rate_interval_does_not_import_scipy_optimize() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from skillassay.analyze import numerics as s; "
+    code = ("import sys; from skillassay.stats import beta_binomial as s; "
             "s.beta_binomial_mean_interval([2, 3, 0, 1, 2], [3] * 5); "
             "print('scipy.optimize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,8 +14,8 @@ import pytest
 from iteration_factory import write_iteration
 
 from skillassay.analyze.matrix import AgentPart, summarize_matrix
-from skillassay.analyze.numerics import sign_flip_p_value
 from skillassay.errors import InputError
+from skillassay.stats.paired import sign_flip_p_value
 
 E = 8
 HELPS = {i: ("PPPP", "PFFF") for i in range(1, E + 1)}  # +75 pts on every eval

@@ -58,7 +58,7 @@ def test_too_few_differing_evals_span_everything_and_say_so() -> None:
 
 def test_difference_interval_edges_are_the_tests_edges() -> None:
     """Just inside an edge the shifted test does not reject, just outside it does."""
-    from skillassay.analyze.numerics import sign_flip_p_value
+    from skillassay.stats.paired import sign_flip_p_value
 
     a = [1.0, 2 / 3, 1.0, 1 / 3, 1.0, 2 / 3, 1.0, 1.0]
     b = [0.0, 1 / 3, 1 / 3, 0.0, 2 / 3, 0.0, 1 / 3, 0.0]
@@ -105,7 +105,7 @@ def test_zero_baseline_ratio_needs_the_paired_test(tmp_path: Path) -> None:
 def test_ratio_interval_agrees_with_its_test_at_any_threshold(ratio_bound: float) -> None:
     """The ratio's interval holds thr exactly when the paired test of a_e - thr b_e does not reject
     (the zero-baseline case included), at the thresholds gates use."""
-    from skillassay.analyze.numerics import ratio_test_p
+    from skillassay.stats.ratio import ratio_test_p
 
     rng = np.random.default_rng(7)
     for _ in range(60):

@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from aa_simulation import BASE, SKILL, benchmark, records
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import rate_intervals as ri
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.gate import evaluate
 from skillassay.analyze.statistics import build_statistics
 from skillassay.models import Thresholds
+from skillassay.stats.beta_binomial import beta_binomial_mean_interval
+from skillassay.stats.binomial import clopper_pearson_interval
+from skillassay.stats.means import binomial_floor_se, clustered_mean
 
 
 def _stats(passes: dict, k: int, thresholds: dict, reading: ri.Reading = "population") -> dict:
@@ -37,7 +39,7 @@ def test_the_pass_rate_interval_is_one_method_not_a_hull() -> None:
     It was the hull with the floored t interval, wider than the test that decides it."""
     counts = [10, 9, 10, 4, 8]
     st = _stats(_suite(counts, 10), 10, {"min_pass_rate": 0.5})
-    bb = stats.beta_binomial_mean_interval(counts, [10] * 5)
+    bb = beta_binomial_mean_interval(counts, [10] * 5)
     assert st["gates"]["min_pass_rate"]["interval"] == pytest.approx(list(bb), abs=1e-6)
     assert st["configurations"][SKILL]["pass_rate_interval"] == pytest.approx(list(bb), abs=1e-6)
 
@@ -46,7 +48,7 @@ def test_one_trial_per_eval_is_clopper_pearson_on_the_pooled_count() -> None:
     counts = [1] * 14 + [0] * 6
     st = _stats(_suite(counts, 1), 1, {"min_pass_rate": 0.5})
     assert st["gates"]["min_pass_rate"]["interval"] == pytest.approx(
-        list(stats.clopper_pearson_interval(14, 20)), abs=1e-6)
+        list(clopper_pearson_interval(14, 20)), abs=1e-6)
 
 
 @pytest.mark.parametrize("reading", ["population", "these_evals"])
@@ -130,9 +132,9 @@ def old_pass_hull(c: np.ndarray, k: np.ndarray) -> tuple[float, float]:
     """The interval the gate decided on before: the hull of the floored t, the beta-binomial
     and (at one trial per eval) Clopper-Pearson intervals (benchmarks/reading_coverage.py too)."""
     means = c / k
-    est = stats.clustered_mean(means, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(means, k))
+    est = clustered_mean(means, bounds=(0.0, 1.0), floor_se=binomial_floor_se(means, k))
     lo, hi = est.interval or (0.0, 1.0)
-    bb = stats.beta_binomial_mean_interval(c, k) or (lo, hi)
+    bb = beta_binomial_mean_interval(c, k) or (lo, hi)
     return min(lo, bb[0]), max(hi, bb[1])
 
 

@@ -16,11 +16,11 @@ import pytest
 from cli_runner import cli
 
 from skillassay.analyze.cells import Arm, group_records
-from skillassay.analyze.numerics import wilson_interval
 from skillassay.analyze.triggered import trigger_split
 from skillassay.models import MODELS, Benchmark
 from skillassay.models.runfiles import ExpectationResult
 from skillassay.report.loading import load_text, loading_context
+from skillassay.stats.binomial import wilson_interval
 from skillassay.store.records import TrialRecord
 
 AGENT = r'''

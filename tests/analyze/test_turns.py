@@ -61,7 +61,7 @@ def test_figures_match_the_suite_machinery_on_the_same_counts() -> None:
 def t1_floor(skill: dict[int, list[bool]], base: dict[int, list[bool]]) -> float:
     import math
 
-    from skillassay.analyze.numerics import binomial_floor_se
+    from skillassay.stats.means import binomial_floor_se
 
     def floor(arm: dict[int, list[bool]]) -> float:
         return binomial_floor_se([sum(v) / 3 for v in arm.values()], [3, 3, 3], pseudo=1.0)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import repo_paths
 
-from skillassay.analyze import numerics as stats
+from skillassay.stats.paired import sign_flip_p_value
 
 sys.path.insert(0, str(repo_paths.REPO / "benchmarks"))
 import advice_rules_study as study  # noqa: E402
@@ -25,4 +25,4 @@ def test_fft_p_values_are_the_exact_sign_flip_test(k: int) -> None:
         for row, pv, sv in zip(counts, p, s, strict=True):
             d = np.repeat(np.arange(-k, k + 1), row) / k
             assert sv == pytest.approx(d.sum() * k)
-            assert pv == pytest.approx(stats.sign_flip_p_value(d)[0], abs=1e-9)  # exact up to 14 non-zero
+            assert pv == pytest.approx(sign_flip_p_value(d)[0], abs=1e-9)  # exact up to 14 non-zero

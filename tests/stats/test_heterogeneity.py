@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from skillassay.analyze.numerics import sign_flip_p_value
 from skillassay.stats.heterogeneity import holm_adjust, interaction_test
+from skillassay.stats.paired import sign_flip_p_value
 
 
 def brute_force_p(d: np.ndarray) -> float:

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze import advice_words, paired_intervals
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import (
     EvalCell,
     MetricSeries,
@@ -20,6 +19,10 @@ from skillassay.analyze.cells import (
     rates_of,
 )
 from skillassay.stats import distributions as dists
+from skillassay.stats.binomial import within_eval_variance
+from skillassay.stats.means import binomial_floor_se
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.stats.sizing import evals_with_differing, planning_variance, trials_per_arm, trials_per_eval_to_decide
 from skillassay.wording import pct
 
 ALPHA = 0.05
@@ -37,7 +40,7 @@ def _trial_noise(used: list[EvalCell], a: str, b: str) -> float | None:
         arms = [c.arms[cfg] for c in used if c.arms[cfg].completed >= 2]
         if not arms:
             return None
-        parts.append(float(np.mean([stats.within_eval_variance(x.passes, x.completed) or 0.0
+        parts.append(float(np.mean([within_eval_variance(x.passes, x.completed) or 0.0
                                     for x in arms]) / np.mean([x.completed for x in arms])))
     return sum(parts)
 
@@ -76,7 +79,7 @@ def power_stats(used: list[EvalCell], a: str, b: str,
     d = pa - pb
     delta = float(d.mean())
     out["observed_difference"] = _f(delta)
-    n = stats.trials_per_arm(float(pa.mean()), float(pb.mean()), ALPHA, POWER)
+    n = trials_per_arm(float(pa.mean()), float(pb.mean()), ALPHA, POWER)
     out["trials_per_arm"] = n
     if n is None:
         out["trials_per_arm_reason"] = "observed pass rates are equal: nothing to detect"
@@ -92,7 +95,7 @@ def power_stats(used: list[EvalCell], a: str, b: str,
     sd_plan = _planning_sd(sd, _trial_noise(used, a, b))
     out["sd_of_differences"] = _f(sd)
     differing = int(np.count_nonzero(~np.isclose(d, 0.0, atol=1e-9))) / len(used)
-    floor = stats.evals_with_differing(differing)
+    floor = evals_with_differing(differing)
     if sd_plan == 0 or floor is None:
         out["evals_needed_reason"] = "differences do not vary between evals: their spread cannot be estimated"
         return out
@@ -238,12 +241,12 @@ def _trials_advice(series: MetricSeries, gap: float, n_evals: int, p_plan: float
     # 1/3) far more often than its chi-square allows, and a bound of 0 let through Beta(2,2)
     # evals that tied by chance: at 3 trials x 10 evals they were promised 83% and passed 43%
     # of re-runs (benchmarks/advice_power.py).
-    spread_hi = stats.planning_variance(max(spread, plan_noise), n_evals - 1, level=0.95)
-    if trials is not None and stats.trials_per_eval_to_decide(
+    spread_hi = planning_variance(max(spread, plan_noise), n_evals - 1, level=0.95)
+    if trials is not None and trials_per_eval_to_decide(
             max(0.0, spread_hi - plan_noise), s2, n_evals, gap, power=POWER) is None:
         trials = None
     # "More trials alone cannot decide it" only when that holds at the planned distance.
-    at_planned = stats.trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
+    at_planned = trials_per_eval_to_decide(omega2, s2, n_evals, gap, power=POWER)
     why_not = "spread uncertain" if trials is None and at_planned is not None else ""
     if trials is not None and trials <= max(series.counts):
         trials = None  # already run: the distance is nearer than planned, not the noise
@@ -303,7 +306,7 @@ def _gap_advice(est_mean: float, threshold: float, series: MetricSeries | None, 
 
         def floor_bar(n: int, k: float) -> float:
             """t times the floor SE of n evals at k trials each, at the planned truth."""
-            return float(dists.t_ppf(0.975, n - 1)) * stats.binomial_floor_se(np.full(n, p_plan), np.full(n, k))
+            return float(dists.t_ppf(0.975, n - 1)) * binomial_floor_se(np.full(n, p_plan), np.full(n, k))
 
         # More evals at the current trials, or more trials on the current evals.
         cut, cut_trials = (lambda n: floor_bar(n, k_now)), (lambda k: floor_bar(n_evals, k))
@@ -366,7 +369,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
                   effect: float) -> dict[str, Any]:
     """Evals that would decide the ratio gate with 80% power if the skill's true pass rate is
     `effect` above (or, when the estimate is below, below) thr times the baseline's: it decides
-    when the paired sign-flip test of z_e = a_e - thr * b_e rejects (ratio_decision) and its
+    when the paired sign-flip test of z_e = a_e - thr * b_e rejects (paired_readings.ratio_decision) and its
     interval clears thr, so the advice is that test's, sized as power_stats sizes the
     difference's (never below 6 differing evals), with the interval's noise floor as a second
     bar (paired_intervals.ratio_floor_cut). _gap_advice on the delta method's SE stacked a variance
@@ -391,7 +394,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
         noise = (sa + thr**2 * sb) / 2
     sd = _planning_sd(float(z.std(ddof=1)), noise)
     nonzero = int(np.count_nonzero(~np.isclose(z, 0.0, atol=1e-9)))
-    floor = stats.evals_with_differing(nonzero / z.size)
+    floor = evals_with_differing(nonzero / z.size)
     if sd == 0 or floor is None:
         return {**none, "promise": None, "decide_note": "cannot be decided by more trials or evals at this estimate"}
     mb = float(b.mean())
@@ -407,7 +410,7 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     # than 6 non-zero z_e the sign-flip test cannot reject (p >= 0.0625), so being undecided
     # selected nothing, and reading it as such shrank the advice (72-74% at 5 evals x 10 trials).
     found, power_at = _planned_evals(effect, sd, z.size, step,
-                                     undecided=nonzero >= stats.MIN_NONZERO_FOR_SIGNIFICANCE,
+                                     undecided=nonzero >= MIN_NONZERO_FOR_SIGNIFICANCE,
                                      cut=None if ma <= 0 else (lambda n: paired_intervals.ratio_floor_cut(ma, mb, thr, n, k_a, k_b)))
     if found is None:
         from skillassay.analyze.assurance import MAX_SIZE
@@ -417,24 +420,3 @@ def _ratio_advice(used: list[EvalCell], skill: str, baseline: str, thr: float,
     power = round(power_at(found), 4)
     return {**none, "evals_to_decide": evals, "planned_power": power, "promise": promise(condition, power),
             "decide_note": advice_words.would_decide(evals, condition)}
-
-
-def ratio_decision(used: list[EvalCell], skill: str, baseline: str, thr: float,
-                   interval: stats.Interval | None, seed: int,
-                   paired_p: float | None = None) -> tuple[stats.Decision, float | None]:
-    """The ratio gate decides only when its interval and the paired sign-flip test of
-    a_e - thr * b_e agree (at thr = 1 that test is the pass-rate difference's own, `paired_p`),
-    so the verdict can never say "better" while the test beside it says it cannot tell."""
-    if thr == 1.0 and paired_p is not None:
-        p: float | None = paired_p
-    else:
-        p = stats.ratio_test_p(rates_of(used, skill), rates_of(used, baseline), thr, seed=seed)
-    decision = stats.decide(interval, thr, "min")
-    if decision != "INCONCLUSIVE" and (p is None or p >= ALPHA):
-        decision = "INCONCLUSIVE"
-    # A PASS at a threshold >= 1 says the skill is better, a FAIL at <= 1 that it is worse: both
-    # claim what the pass-rate difference's own test must then confirm (its p is paired_p).
-    claims_difference = (decision == "PASS" and thr >= 1) or (decision == "FAIL" and thr <= 1)
-    if claims_difference and paired_p is not None and paired_p >= ALPHA:
-        decision = "INCONCLUSIVE"
-    return decision, p

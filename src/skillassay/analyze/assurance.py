@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.stats import distributions as dists
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.stats.ufuncs import ufuncs
 
 TARGET = 0.8  # the power every piece of advice promises
@@ -43,7 +43,7 @@ def _t_crit(df: int, conf: float = CONF) -> float:
 
 def hull_t_crit(df: int, conf: float = CONF) -> float:
     """The critical value, on the t scale, of a pass rate's interval when its beta-binomial part
-    is the wider one (numerics.beta_binomial_mean_interval compares the profile likelihood-ratio
+    is the wider one (stats/beta_binomial.beta_binomial_mean_interval compares the profile likelihood-ratio
     statistic with t_crit^2). Where that profile is as flat as a normal's with unknown variance,
     whose likelihood-ratio statistic is n log(1 + t^2 / (n - 1)) (the one-sample t test as a
     likelihood-ratio test; e.g. Cox & Hinkley, Theoretical Statistics, 1974), the interval is the t interval with this critical value instead of

@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import rate_intervals
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
+from skillassay.stats.binomial import within_eval_variance
+from skillassay.stats.means import MeanEstimate, binomial_floor_se, clustered_mean, pooled_clustered_mean
+from skillassay.stats.paired import PairedDifference
+from skillassay.stats.ratio import GeometricRatio
+from skillassay.stats.types import Interval
 from skillassay.store.records import TrialRecord
 
 # A mean-per-trial threshold -> the Arm's per-trial values it is gated on.
@@ -172,7 +176,7 @@ def _f(x: float | None, nd: int = 6) -> float | None:
     return None if not math.isfinite(x) else round(x, nd)
 
 
-def _iv(interval: stats.Interval | None, nd: int = 6) -> list[float | None] | None:
+def _iv(interval: Interval | None, nd: int = 6) -> list[float | None] | None:
     return None if interval is None else [_f(interval[0], nd), _f(interval[1], nd)]
 
 
@@ -205,7 +209,7 @@ class MetricSeries:
             arm = cell.arms[config]
             if attr == "pass":
                 n, s = arm.completed, float(arm.passes)
-                wv = stats.within_eval_variance(arm.passes, n)
+                wv = within_eval_variance(arm.passes, n)
             else:
                 vals = getattr(arm, attr)
                 n, s = len(vals), float(sum(vals))
@@ -219,18 +223,18 @@ class MetricSeries:
             out.within_var.append(wv)
         return out
 
-    def estimate(self, pooled: bool, reading: Reading = DEFAULT_READING) -> stats.MeanEstimate | None:
+    def estimate(self, pooled: bool, reading: Reading = DEFAULT_READING) -> MeanEstimate | None:
         """Eval-mean (pass rate, as the spec averages per-eval rates) or trial-pooled (tokens,
         duration, as the spec pools trials), with the one interval of `reading`
         (rate_intervals: the gate decides on it and its FAIL p is the same test's). The SE is
         the eval-clustered one, floored at the binomial noise for a pass rate: the advice's."""
         if not self.means:
             return None
-        est = (stats.pooled_clustered_mean(self.sums, self.counts) if pooled else stats.clustered_mean(
-            self.means, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(self.means, self.counts)))
-        return stats.MeanEstimate(est.mean, est.se, self.interval(pooled, reading), est.n)
+        est = (pooled_clustered_mean(self.sums, self.counts) if pooled else clustered_mean(
+            self.means, bounds=(0.0, 1.0), floor_se=binomial_floor_se(self.means, self.counts)))
+        return MeanEstimate(est.mean, est.se, self.interval(pooled, reading), est.n)
 
-    def interval(self, pooled: bool, reading: Reading) -> stats.Interval | None:
+    def interval(self, pooled: bool, reading: Reading) -> Interval | None:
         """The interval of one reading alone (benchmark.json records both)."""
         if not self.means:
             return None
@@ -265,7 +269,7 @@ def _eval_label(cell: EvalCell) -> str:
     return f"eval-{cell.eval_id} ({cell.eval_name})" if cell.eval_name else f"eval-{cell.eval_id}"
 
 
-def _paired_diff_dict(pd: stats.PairedDifference) -> dict[str, Any]:
+def _paired_diff_dict(pd: PairedDifference) -> dict[str, Any]:
     return {
         "mean": _f(pd.mean), "se": _f(pd.se), "interval": _iv(pd.interval), "n_evals": pd.n,
         "n_nonzero": pd.n_nonzero, "p_value": _f(pd.p_value), "p_value_method": pd.method,
@@ -273,7 +277,7 @@ def _paired_diff_dict(pd: stats.PairedDifference) -> dict[str, Any]:
     }
 
 
-def _geo_dict(g: stats.GeometricRatio) -> dict[str, Any]:
+def _geo_dict(g: GeometricRatio) -> dict[str, Any]:
     return {"ratio": _f(g.ratio), "interval": _iv(g.interval), "n_evals_used": g.n_used,
             "n_evals_skipped": g.n_skipped, "reason": g.reason}
 
@@ -287,7 +291,7 @@ def _arm_center(arm: Arm, attr: str, how: str) -> float | None:
 
 def paired_floors(used: list[EvalCell], a: str, b: str) -> tuple[float, float]:
     """Each arm's binomial noise floor on its mean pass rate over the paired evals, with
-    Agresti-Caffo's one success and one failure per arm (see numerics.binomial_floor_se)."""
-    fa, fb = (stats.binomial_floor_se(rates_of(used, cfg), [c.arms[cfg].completed for c in used],
+    Agresti-Caffo's one success and one failure per arm (see stats/means.binomial_floor_se)."""
+    fa, fb = (binomial_floor_se(rates_of(used, cfg), [c.arms[cfg].completed for c in used],
                                       pseudo=1.0) for cfg in (a, b))
     return fa, fb

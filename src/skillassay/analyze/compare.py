@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import pick_arms
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.errors import InputError
+from skillassay.stats.multiplicity import bh_adjust, bh_call_threshold, one_sided_exact_p
 from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord
 from skillassay.wording import UNBOUNDED
@@ -233,16 +233,16 @@ def trials_to_call(before: tuple[int, int], after: tuple[int, int], others: list
     ks = [k for k in _candidate_trials(max(nb, na) + 1) if round(rb * k) != round(ra * k)]
     if not ks:
         return None
-    limit = stats.bh_call_threshold(others, index, q)
+    limit = bh_call_threshold(others, index, q)
     guide = _normal_p(rb, ra, np.array(ks, dtype=float), regression)
     if guide[-1] > 3 * limit:
         return None  # far beyond the exact test's reach at MAX_TRIALS_SEARCHED: no need to ask it
 
     def called(k: int) -> bool:
-        p_reg, p_imp = stats.one_sided_exact_p(round(rb * k), k, round(ra * k), k, only_observed_direction=True)
+        p_reg, p_imp = one_sided_exact_p(round(rb * k), k, round(ra * k), k, only_observed_direction=True)
         ps = list(others)
         ps[index] = p_reg if regression else p_imp
-        adj = stats.bh_adjust(ps)[index]
+        adj = bh_adjust(ps)[index]
         return adj is not None and adj <= q
 
     i = int(np.argmax(guide <= limit)) if (guide <= limit).any() else len(ks) - 1

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import Arm, EvalCell, MetricSeries
+from skillassay.stats.means import clustered_mean
 
 BOOTSTRAP_RESAMPLES = 4000
 NOT_ESTIMABLE = "not estimable"
@@ -78,8 +78,8 @@ def cost_effect(cells: list[EvalCell], skill: str, baseline: str, seed: int = 0)
                                       "and a pass rate in both arms"}}
     arr = np.array(rows)
     dc, dp = arr[:, 0] - arr[:, 1], arr[:, 2] - arr[:, 3]
-    est = stats.clustered_mean(dc)
-    diff = stats.clustered_mean(dp, bounds=(-1.0, 1.0))
+    est = clustered_mean(dc)
+    diff = clustered_mean(dp, bounds=(-1.0, 1.0))
     extra: dict[str, Any] = {"value_usd": None, "interval": None, "reason": None,
                              "pass_rate_difference": _usd(diff.mean),
                              "pass_rate_difference_interval": _iv(diff.interval)}

@@ -328,8 +328,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             if status == "INCONCLUSIVE" and sg.get("trials_to_decide"):
                 advice = f"add trials to decide (about {sg['trials_to_decide']} per arm)"
             if unbounded:
+                test = ("z test over these evals' trials" if sg.get("reading") == "these_evals"
+                        else "paired sign-flip test")
                 advice = ("the baseline passed none of its completed trials, so the ratio is unbounded; its interval "
-                          "holds every ratio the paired sign-flip test does not reject"
+                          f"holds every ratio the {test} does not reject"
                           + ("" if status == "PASS" else ": more evals would decide it"))
         else:
             status, advice = ("PASS" if plain else "FAIL"), ""

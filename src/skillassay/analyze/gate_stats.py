@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
-from skillassay.analyze import paired_intervals, rate_intervals
-from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned, ratio_decision
+from skillassay.analyze import advice_these, paired_intervals, paired_readings, rate_intervals
+from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, _gap_advice, _ratio_advice, gap_planned
 from skillassay.analyze.cells import (
     MEAN_GATES,
     EvalCell,
@@ -23,10 +22,12 @@ from skillassay.analyze.cells import (
     rates_of,
 )
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading
+from skillassay.stats.decide import decide, plain_comparison
+from skillassay.stats.types import Direction, Interval
 from skillassay.stats.ufuncs import ufuncs
 
 # threshold key -> direction of the good side
-GATE_DIRECTIONS: dict[str, stats.Direction] = {
+GATE_DIRECTIONS: dict[str, Direction] = {
     "min_pass_rate": "min",
     "max_avg_tokens": "max",
     "max_avg_duration_seconds": "max",
@@ -37,7 +38,7 @@ GATE_DIRECTIONS: dict[str, stats.Direction] = {
 
 def _t_sf(x: float, df: int) -> float:
     """P(T > x) for Student's t with df degrees of freedom."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
+    special = ufuncs()  # scipy.special's ufuncs without its package import (ufuncs)
 
     return float(special.stdtr(df, -x))
 
@@ -58,6 +59,10 @@ def _fail_p(key: str, thr: float, value: float | None, se: float | None, n_evals
     elif key in MEAN_GATES and series is not None:
         p = rate_intervals.cost_p_at_most(series.sums, series.counts, series.within_var, thr, reading)
         parts += [] if p is None else [p]
+    elif key == "min_improvement_ratio" and reading == "these_evals":
+        p_these = paired_readings.ratio_fail_p_these(used, skill, baseline, thr,
+                                                     paired["pass_rate_difference"]["p_value"])
+        return None if p_these is None else min(p_these, 0.025)
     elif key == "min_improvement_ratio":
         # The sign-flip test's two-sided p halves to the one-sided one (its null distribution is
         # symmetric); the noise floor's part: Fieller's test at the floors, as in
@@ -86,7 +91,7 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         direction = GATE_DIRECTIONS[key]
         thr = float(threshold)
         value: float | None = None
-        interval: stats.Interval | None = None
+        interval: Interval | None = None
         se: float | None = None
         n_evals = 0
         series: MetricSeries | None = None
@@ -96,14 +101,14 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             series = MetricSeries.build(cells, skill, "pass")
             est = series.estimate(pooled=False, reading=reading)
             responsible = [_eval_label(c) for c in cells if c.arms[skill].pass_rate is not None
-                           and not stats.plain_comparison(c.arms[skill].pass_rate, thr, "min")]
+                           and not plain_comparison(c.arms[skill].pass_rate, thr, "min")]
         elif key in MEAN_GATES:
             attr = MEAN_GATES[key]
             series = MetricSeries.build(cells, skill, attr)
             est = series.estimate(pooled=True, reading=reading)
             responsible = [_eval_label(c) for c in cells
                            if (m := _arm_center(c.arms[skill], attr, "mean")) is not None
-                           and not stats.plain_comparison(m, thr, "max")]
+                           and not plain_comparison(m, thr, "max")]
         else:
             est = None
             imp = paired["improvement_ratio"]
@@ -126,15 +131,15 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
             value, interval, se, n_evals = est.mean, est.interval, est.se, est.n
         elif key != "min_improvement_ratio":
             reason = "no completed with_skill trial recorded this figure"
-        decision = stats.decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
+        decision = decide(interval, thr, direction) if value is not None else "INCONCLUSIVE"
         test_p = None
         if key == "min_improvement_ratio" and value is not None:
-            decision, test_p = ratio_decision(used, skill, baseline, thr, interval, seed,
-                                              paired["pass_rate_difference"]["p_value"])
+            decision, test_p = paired_readings.ratio_decision(used, skill, baseline, thr, interval, seed,
+                                                              paired["pass_rate_difference"]["p_value"], reading)
         entry: dict[str, Any] = {
             "threshold": thr, "direction": direction, "value": _f(value),
             "interval": _iv(interval), "n_evals": n_evals, "decision": decision,
-            "plain": stats.plain_comparison(value, thr, direction),
+            "plain": plain_comparison(value, thr, direction),
             "evals_responsible": responsible, "reason": reason,
             "trials_to_decide": None, "evals_to_decide": None, "decide_note": None, "promise": None,
             "planned_power": None,
@@ -142,16 +147,32 @@ def gate_stats(thresholds: dict[str, float | None], cells: list[EvalCell], skill
         if key == "min_improvement_ratio":
             entry["test_p_value"] = _f(test_p)
             entry["unbounded"] = value is not None and math.isinf(value)
-        else:
-            entry["reading"] = reading  # which population the interval is about (rate_intervals)
+        entry["reading"] = reading  # which population the interval is about (rate_intervals)
         # The FAIL call as a one-sided p-value, so the gate can hold its FAIL calls to a
         # family-wise level across the checks it makes (gate.holm_fail_levels). Only a FAIL needs
         # one: a check that does not fail at its own 2.5% fails at no Holm level either.
         entry["fail_p_value"] = (_f(_fail_p(key, thr, value, se, n_evals, series, used, skill, baseline,
                                             test_p, paired, reading), 8) if decision == "FAIL" else None)
-        if decision == "INCONCLUSIVE" and value is not None:
+        if decision == "INCONCLUSIVE" and value is not None and reading == "these_evals":
+            entry.update(_these_advice(key, thr, value, series, used, skill, baseline, effect))
+        elif decision == "INCONCLUSIVE" and value is not None:
             entry.update(_ratio_advice(used, skill, baseline, thr, effect) if key == "min_improvement_ratio"
                          else _gap_advice(value, thr, series, n_evals, se, gap_planned(key, thr, effect),
                                           pass_rate=key == "min_pass_rate"))
         gates[key] = entry
     return gates
+
+
+def _these_advice(key: str, thr: float, value: float, series: MetricSeries | None, used: list[EvalCell],
+                  skill: str, baseline: str, effect: float) -> dict[str, Any]:
+    """The advice for a gate decided about "these evals": trials per eval only (advice_these)."""
+    if key == "min_improvement_ratio":
+        k_now = float(np.mean([c.arms[skill].completed for c in used])) if used else 1.0
+        return advice_these.ratio_advice(float(np.mean(rates_of(used, skill))), float(np.mean(rates_of(used, baseline))),
+                                         thr, len(used), k_now, effect)
+    if series is None:
+        return {}
+    k_now = float(np.mean(series.counts))
+    if key == "min_pass_rate":
+        return advice_these.pass_rate_advice(value, thr, len(series.counts), k_now, gap_planned(key, thr, effect))
+    return advice_these.cost_advice(value, thr, series.within_var, k_now, gap_planned(key, thr, effect))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import paired_intervals
 from skillassay.analyze.advice import ALPHA, POWER
 from skillassay.analyze.cells import (
@@ -19,6 +18,9 @@ from skillassay.analyze.cells import (
     group_records,
     rates_of,
 )
+from skillassay.stats.multiplicity import bh_adjust, one_sided_exact_p
+from skillassay.stats.ratio import geometric_mean_ratio
+from skillassay.stats.sizing import trials_per_arm
 from skillassay.store.records import TrialRecord
 
 
@@ -60,12 +62,12 @@ def compare_iterations(
     rows, p_reg, p_imp = [], [], []
     for e in common:
         b, a = prev[e].arms[config], cur[e].arms[config]
-        pr, pi = stats.one_sided_exact_p(b.passes, b.completed, a.passes, a.completed,
+        pr, pi = one_sided_exact_p(b.passes, b.completed, a.passes, a.completed,
                                          only_observed_direction=True)
         p_reg.append(pr)
         p_imp.append(pi)
         rows.append((e, b, a))
-    adj_reg, adj_imp = stats.bh_adjust(p_reg), stats.bh_adjust(p_imp)
+    adj_reg, adj_imp = bh_adjust(p_reg), bh_adjust(p_imp)
 
     per_eval: list[dict[str, Any]] = []
     for i, (e, b, a) in enumerate(rows):
@@ -73,7 +75,7 @@ def compare_iterations(
         label = _change_label(adj_reg[i], adj_imp[i], b, a, q)
         n_settle = None
         if b.pass_rate is not None and a.pass_rate is not None:
-            n_settle = stats.trials_per_arm(b.pass_rate, a.pass_rate, ALPHA, POWER)
+            n_settle = trials_per_arm(b.pass_rate, a.pass_rate, ALPHA, POWER)
         per_eval.append({
             "eval_id": e, "eval_name": cur[e].eval_name,
             "before": {"passes": b.passes, "completed": b.completed, "pass_rate": _f(b.pass_rate)},
@@ -92,7 +94,7 @@ def compare_iterations(
     pa, pb = rates_of((cur[e] for e in used), config), rates_of((prev[e] for e in used), config)
 
     def geo(attr: str) -> dict[str, Any]:
-        return _geo_dict(stats.geometric_mean_ratio(
+        return _geo_dict(geometric_mean_ratio(
             [_arm_center(cur[e].arms[config], attr, "mean") for e in used],
             [_arm_center(prev[e].arms[config], attr, "mean") for e in used]))
 

@@ -18,7 +18,6 @@ from skillassay.analyze import paired_intervals
 from skillassay.analyze.gate import GATE_FAIL_ALPHA, measurement_problems
 from skillassay.analyze.gate_stats import GATE_DIRECTIONS
 from skillassay.analyze.matrix_gates import NOT_MEASURED, decide_agent, hold_family, regression_row
-from skillassay.analyze.numerics import binomial_floor_se, sign_flip_p_value
 from skillassay.analyze.rate_intervals import READING_PHRASE
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS, InputError, Problem
 from skillassay.models.benchmark import Benchmark
@@ -37,6 +36,8 @@ from skillassay.stats.heterogeneity import (
     interaction_test,
     significance_reachable,
 )
+from skillassay.stats.means import binomial_floor_se
+from skillassay.stats.paired import sign_flip_p_value
 from skillassay.stats.sign_flip import MONTE_CARLO_RESAMPLES
 from skillassay.store.jsonio import parse_model
 from skillassay.wording import whole_percent

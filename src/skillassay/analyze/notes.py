@@ -12,8 +12,8 @@ from array import array
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.cells import EvalCell, group_records, joined, mean_or_none
-from skillassay.analyze.numerics import within_eval_variance
 from skillassay.analyze.triggered import rarely_loaded_notes
+from skillassay.stats.binomial import within_eval_variance
 from skillassay.store.records import ExpectationTally, TrialRecord, VerdictCounts
 from skillassay.wording import pct
 

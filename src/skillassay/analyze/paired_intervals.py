@@ -1,15 +1,6 @@
-"""The paired figures' intervals as inversions of the tests that decide them (issue 34).
-
-The pass-rate difference's interval is the set of shifts delta that the sign-flip test of
-d_e - delta does not reject; the improvement ratio's the set of ratios r that the sign-flip test
-of a_e - r b_e does not reject. Each is widened to at least the binomial noise floor (a z-type
-test of the same mean at the floor's SE, inverted: for the ratio that is Fieller's interval),
-so evals that happen to agree exactly do not give a point, and then never crosses the null
-value (0 for the difference, 1 for the ratio) on the side the sign-flip test rejected: the
-interval holds the null exactly when the test printed beside it cannot confirm a difference.
-A baseline that passed nothing is no special case: the ratio is unbounded and its interval is
-the same inversion ([lower, unbounded), or everything when the test cannot reject). Pure
-functions over numbers."""
+"""The paired figures' intervals as inversions of the tests that decide them (issue 34), so an
+interval and its test never disagree. Method and measurements: docs/statistics.md, "The paired
+intervals". Pure functions over numbers."""
 
 from __future__ import annotations
 
@@ -20,18 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skillassay.analyze.numerics import (
-    EXACT_MAX_NONZERO,
-    MIN_NONZERO_FOR_SIGNIFICANCE,
-    Interval,
-    PairedDifference,
-    RatioEstimate,
-    binomial_floor_se,
-    paired_difference,
-    sign_flip_p_value,
-    zero_baseline_reason,
-)
 from skillassay.stats import distributions as dists
+from skillassay.stats.means import binomial_floor_se
+from skillassay.stats.paired import PairedDifference, paired_difference, sign_flip_p_value
+from skillassay.stats.ratio import RatioEstimate, zero_baseline_reason
+from skillassay.stats.sign_flip import EXACT_MAX_NONZERO, MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.stats.types import Interval
 from skillassay.stats.ufuncs import ufuncs
 
 # Sign assignments sampled beyond EXACT_MAX_NONZERO evals (seeded): the edges then move by well
@@ -62,7 +47,7 @@ def sign_flip_accepts(signs: np.ndarray, x: np.ndarray, y: np.ndarray, rs: np.nd
                       alpha: float) -> np.ndarray:
     """For each r in rs, whether the two-sided sign-flip test of z = x - r y does not reject at
     alpha (p >= alpha). Zeros in z change no sign sum, so the fraction equals the test's p with
-    ties dropped (numerics.sign_flip_p_value)."""
+    ties dropped (stats/paired.sign_flip_p_value)."""
     z = x[None, :] - rs[:, None] * y[None, :]
     observed = np.abs(z.sum(axis=1))
     tol = 1e-9 * np.maximum(1.0, np.abs(z).sum(axis=1))
@@ -302,3 +287,56 @@ def difference_these_evals(passes_a: Sequence[int], trials_a: Sequence[int], pas
     z = float(dists.norm_ppf((1 + conf) / 2))
     p = float(2 * ufuncs().ndtr(-abs(mean) / se)) if se > 0 else (1.0 if mean == 0 else 0.0)
     return FixedSetDifference(mean, se, (max(-1.0, mean - z * se), min(1.0, mean + z * se)), p)
+
+
+FIXED_SET_METHOD = "stratified z test over the trials of these evals, inverted"
+
+
+def _fixed_set_ses(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
+                   trials_b: Sequence[int], pseudo: float = 0.5) -> tuple[float, float, float, float] | None:
+    """(mean a, mean b, SE of mean a, SE of mean b) over the fixed set: only trial noise, each
+    eval's rate shrunk by `pseudo` successes and failures in the SE (as difference_these_evals)."""
+    ca, ka = np.asarray(passes_a, dtype=float), np.asarray(trials_a, dtype=float)
+    cb, kb = np.asarray(passes_b, dtype=float), np.asarray(trials_b, dtype=float)
+    if ca.size == 0 or np.any(ka <= 0) or np.any(kb <= 0):
+        return None
+    ta, tb = (ca + pseudo) / (ka + 2 * pseudo), (cb + pseudo) / (kb + 2 * pseudo)
+    se_a = math.sqrt(float((ta * (1 - ta) / ka).sum())) / ca.size
+    se_b = math.sqrt(float((tb * (1 - tb) / kb).sum())) / ca.size
+    return float((ca / ka).mean()), float((cb / kb).mean()), se_a, se_b
+
+
+def ratio_these_evals(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
+                      trials_b: Sequence[int], conf: float = 0.95) -> RatioEstimate | None:
+    """The improvement ratio over "these evals": Fieller's interval for mean(a) / mean(b) at the
+    fixed set's trial-noise SEs, i.e. the z test of mean(a) - r mean(b) = 0 (ratio_these_p)
+    inverted. At r = 1 that test is difference_these_evals's, so the two never disagree."""
+    m = _fixed_set_ses(passes_a, trials_a, passes_b, trials_b)
+    if m is None:
+        return None
+    ma, mb, fa, fb = m
+    n = len(passes_a)
+    if ma == 0 and mb == 0:
+        return RatioEstimate(None, None, FIXED_SET_METHOD, n, zero_baseline_reason(ma))
+    r = math.inf if mb == 0 else ma / mb
+    iv = _fieller(ma, mb, fa, fb, float(dists.norm_ppf((1 + conf) / 2))) or (0.0, math.inf)
+    se = math.hypot(fa, r * fb) / mb if mb > 0 else None
+    return RatioEstimate(r, iv, FIXED_SET_METHOD, n, zero_baseline_reason(ma) if mb == 0 else None, se)
+
+
+def ratio_these_p(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
+                  trials_b: Sequence[int], r0: float, side: str = "two-sided") -> float | None:
+    """The z test of mean(a) = r0 mean(b) over the fixed set: two-sided, or one-sided "less"
+    (the p that the ratio is at least r0: a FAIL's) or "greater" (at most r0: a PASS's)."""
+    m = _fixed_set_ses(passes_a, trials_a, passes_b, trials_b)
+    if m is None:
+        return None
+    ma, mb, fa, fb = m
+    se = math.hypot(fa, r0 * fb)
+    z = (ma - r0 * mb) / se if se > 0 else (0.0 if ma == r0 * mb else math.copysign(math.inf, ma - r0 * mb))
+    ndtr = ufuncs().ndtr
+    if side == "less":
+        return float(ndtr(z))
+    if side == "greater":
+        return float(ndtr(-z))
+    return float(2 * ndtr(-abs(z)))

@@ -14,8 +14,12 @@ from typing import Literal
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.stats import distributions as dists
+from skillassay.stats.beta_binomial import beta_binomial_mean_interval, beta_binomial_mean_p
+from skillassay.stats.binomial import clopper_pearson_interval
+from skillassay.stats.lognormal import lognormal_mean_interval, lognormal_mean_p_at_most
+from skillassay.stats.means import binomial_floor_se, clustered_mean, pooled_clustered_mean
+from skillassay.stats.types import Interval
 from skillassay.stats.ufuncs import ufuncs
 
 Reading = Literal["population", "these_evals"]
@@ -40,7 +44,7 @@ def _effective_counts(passes: Sequence[int], trials: Sequence[int]) -> tuple[flo
     return float((c / n).mean()) * n_eff, n_eff
 
 
-def _cp(c: float, n: float, conf: float) -> stats.Interval:
+def _cp(c: float, n: float, conf: float) -> Interval:
     """Clopper-Pearson on possibly fractional counts (the beta quantiles accept them)."""
     special = ufuncs()
     tail = (1 - conf) / 2
@@ -72,34 +76,26 @@ def _kept(passes: Sequence[int], trials: Sequence[int]) -> tuple[list[int], list
 T_JOINS_AT = 21
 
 
-def _floored_t(c: Sequence[int], n: Sequence[int], conf: float) -> stats.Interval | None:
+def _floored_t(c: Sequence[int], n: Sequence[int], conf: float) -> Interval | None:
     """The eval-clustered t interval with its binomial floor, from T_JOINS_AT evals on."""
     if len(n) < T_JOINS_AT:
         return None
     rates = np.array(c, dtype=float) / np.array(n, dtype=float)
-    return stats.clustered_mean(rates, conf, bounds=(0.0, 1.0), floor_se=stats.binomial_floor_se(rates, n)).interval
+    return clustered_mean(rates, conf, bounds=(0.0, 1.0), floor_se=binomial_floor_se(rates, n)).interval
 
 
 def pass_rate_interval(passes: Sequence[int], trials: Sequence[int], reading: Reading = DEFAULT_READING,
-                       conf: float = 0.95) -> stats.Interval | None:
-    """The suite pass rate's interval (None with fewer than 2 evals).
-
-    "evals like these": at one trial per eval each trial is a Bernoulli draw at the population
-    mean, so the pooled count is binomial and Clopper-Pearson is exact; with more trials, the
-    beta-binomial profile-likelihood interval (numerics.beta_binomial_mean_interval), which ties
-    the between-eval spread to the mean through the trials, joined (their hull: the test rejects
-    only when both do) by the eval-clustered t interval from T_JOINS_AT evals on. "these evals":
-    Clopper-Pearson on the effective count; the pooled count of evals with different rates is
-    Poisson-binomial, less spread than the binomial at its mean (Hoeffding, Ann. Math. Statist.
-    27, 1956), so it holds."""
+                       conf: float = 0.95) -> Interval | None:
+    """The suite pass rate's interval (None with fewer than 2 evals). Method and measurements:
+    docs/statistics.md, "analyze/rate_intervals.pass_rate_interval"."""
     c, n = _kept(passes, trials)
     if len(n) < 2:
         return None
     if reading == "these_evals":
         return _cp(*_effective_counts(c, n), conf)
     if all(k == 1 for k in n):
-        return stats.clopper_pearson_interval(sum(c), len(n), conf)
-    bb = stats.beta_binomial_mean_interval(c, n, conf)
+        return clopper_pearson_interval(sum(c), len(n), conf)
+    bb = beta_binomial_mean_interval(c, n, conf)
     t = _floored_t(c, n, conf)
     if bb is None or t is None:
         return bb
@@ -117,11 +113,11 @@ def pass_rate_p_at_least(passes: Sequence[int], trials: Sequence[int], x: float,
         return _cp_p_at_least(*_effective_counts(c, n), x)
     if all(k == 1 for k in n):
         return _cp_p_at_least(float(sum(c)), float(len(n)), x)
-    p_bb = stats.beta_binomial_mean_p(c, n, x, "at least")
+    p_bb = beta_binomial_mean_p(c, n, x, "at least")
     if len(n) < T_JOINS_AT:
         return p_bb
     rates = np.array(c, dtype=float) / np.array(n, dtype=float)
-    se = max(float(rates.std(ddof=1)) / math.sqrt(rates.size), stats.binomial_floor_se(rates, n))
+    se = max(float(rates.std(ddof=1)) / math.sqrt(rates.size), binomial_floor_se(rates, n))
     mean = float(rates.mean())
     p_t = (1.0 if mean >= x else 0.0) if se == 0 else float(ufuncs().stdtr(rates.size - 1, (mean - x) / se))
     return max(p_bb, p_t)
@@ -148,17 +144,9 @@ def stats_exp(x: float) -> float:
 
 
 def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None],
-                  reading: Reading = DEFAULT_READING, conf: float = 0.95) -> stats.Interval | None:
-    """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals).
-
-    "evals like these": the inversion of the test that rejects a mean only when both the
-    eval-clustered t test and the lognormal generalized test (numerics.lognormal_mean_interval)
-    reject it, i.e. the two intervals' hull. Measured against the population mean (docs/statistics.md),
-    neither alone keeps both sides: the t interval's upper end misses 4.5-10% (costs are skewed),
-    the generalized interval's lower end 2.5-4.4% at 5-20 evals (MOVER, Zou et al. 2009: its
-    upper end 2.6-3.3%); the t part only ever lowers the lower end.
-    "these evals": from the within-eval variances (trial noise only), on the log scale with t at
-    the fewest trials' df (_trial_noise_se), None unless every eval has 2 or more values."""
+                  reading: Reading = DEFAULT_READING, conf: float = 0.95) -> Interval | None:
+    """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals). Method and
+    measurements: docs/statistics.md, "analyze/rate_intervals.cost_interval"."""
     s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
     keep = n > 0
     s, n = s[keep], n[keep]
@@ -175,11 +163,11 @@ def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequ
         # On the log scale (costs scatter multiplicatively): the upper end reaches further.
         half = float(dists.t_ppf((1 + conf) / 2, df)) * se / mean
         return (mean * math.exp(-half), stats_exp(math.log(mean) + half))
-    est = stats.pooled_clustered_mean(s, n, conf)
+    est = pooled_clustered_mean(s, n, conf)
     assert est.interval is not None
     lo, hi = est.interval
     if bool(np.all(s > 0)):
-        log_lo, log_hi = stats.lognormal_mean_interval(s / n, conf)
+        log_lo, log_hi = lognormal_mean_interval(s / n, conf)
         lo, hi = min(lo, log_lo), max(hi, log_hi)
     return (max(0.0, lo), hi)
 
@@ -204,6 +192,6 @@ def cost_p_at_most(sums: Sequence[float], counts: Sequence[int], within_var: Seq
         if se == 0 or mean <= 0:
             return 1.0 if mean <= x else 0.0
         return float(special.stdtr(df, -math.log(mean / x) * mean / se))
-    est = stats.pooled_clustered_mean(s, n)
+    est = pooled_clustered_mean(s, n)
     p_t = (1.0 if mean <= x else 0.0) if not est.se else float(special.stdtr(est.n - 1, -(mean - x) / est.se))
-    return max(p_t, stats.lognormal_mean_p_at_most(s / n, x)) if bool(np.all(s > 0)) else p_t
+    return max(p_t, lognormal_mean_p_at_most(s / n, x)) if bool(np.all(s > 0)) else p_t

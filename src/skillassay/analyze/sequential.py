@@ -1,102 +1,7 @@
-"""When an adaptive run has had enough trials: a group-sequential stop on the gates' own statistics.
-
-Every eval gets trials each round (min_trials_per_eval, then round_size more, up to
-max_trials_per_eval), so no eval is starved and the suite statistics the gates use keep the
-fixed design's shape at every look. After each round the rule asks, for every configured gate,
-whether its call is already known:
-
-* **decided**: the gate's standardized statistic Z (its estimate minus the threshold over the
-  gate's own eval-clustered SE, with the same binomial floors) is beyond the interim boundary,
-  the t(E-1) quantile 1 - INTERIM_ALPHA (0.00135 one-sided: "3 sigma"), and the fixed design's
-  gate on the same trials makes the same call. This is the Haybittle-Peto design (Haybittle,
-  Br J Radiol 44:793-797, 1971; Peto et al., Br J Cancer 34:585-612, 1976): a constant strict
-  boundary at the interim looks and the fixed design's own level at the last one. Why the
-  error rates hold under optional stopping: a false call at an interim look needs Z_k beyond
-  the boundary at some look k, so P(false interim call) <= sum_k P(Z_k >= c) <= (looks - 1) *
-  INTERIM_ALPHA (Bonferroni; the looks are positively correlated, so the real sum is smaller),
-  and a run that reaches the last look is gated exactly as the fixed design is. One-sided that
-  is at most 2.5% + 7 * 0.135% = 3.4% at 8 looks, under the 5% asked, and benchmarks/adaptive.py
-  measures it. It is the simplest member of the alpha-spending family (Lan & DeMets,
-  Biometrika 70:659-663, 1983: INTERIM_ALPHA spent per interim look, the rest kept for the last),
-  chosen because its bounds need no information fractions, which are not known in advance here
-  (the part of a gate's variance that comes from the spread between evals does not shrink with
-  trials), and because it leaves the final analysis at the fixed design's level, so power
-  can only rise: every call the fixed design makes at the last look is still made, or made
-  earlier.
-  A gate is also decided by stochastic curtailment of that last look (Lan, Simon & Halperin,
-  "Stochastically curtailed tests in long-term clinical trials", Commun. Stat. C 1:207-219,
-  1982): when the fixed design's call at max_trials_per_eval is already made now and would
-  still be made with conditional probability >= CURTAIL_POWER even if the gate's value sat
-  exactly at its threshold (no drift). Their Theorem: curtailing a level-alpha test this way
-  keeps its type I error <= alpha / CURTAIL_POWER (2.5% / 0.95 = 2.63% one-sided). This is
-  what stops a gate whose information is nearly complete (a pass rate over 20 evals: most of
-  its variance is between evals) but sits between 1.96 and 3 sigma. Together, at 8 looks:
-  at most (2.5% + 0.95%) / 0.95 = 3.6% one-sided.
-* **settled** (futility, non-binding): the gate cannot reach a call at the last look unless its
-  trend is far better than seen: the conditional power of a call at max_trials_per_eval, under
-  the drift FUTILITY_OPTIMISM standard errors beyond the current trend on each side (stochastic
-  curtailment: Lan, Simon & Halperin, Commun. Stat. C 1:207-219, 1982; Jennison & Turnbull,
-  Group Sequential Methods with Applications to Clinical Trials, 2000, ch. 10), is under
-  FUTILITY_POWER, and the fixed gate on the same trials is INCONCLUSIVE, and only once
-  FUTILITY_FROM_INFORMATION (0.8) of the gate's information is in (issue 34: from the first look
-  it gave up real passes; benchmarks/adaptive.py --gates min_improvement_ratio, 60 experiments per
-  effect, seed 0: at +0.25 from information 0 or 0.5 it lost 4 of 56 fixed passes, from 0.8 1,
-  with none 0; trials used 53.8%, 58.5%, 75.7% and 87.3% of the fixed design's). A futility stop only
-  removes calls, so it cannot raise a false-call rate; what it can cost is power, which is why
-  the drift is an optimistic one and the simulation measures power against the fixed design's.
-  FUTILITY_POWER = 0.2 is the top of the 10-20% range of conditional-power futility thresholds
-  reviewed by Lachin ("A review of methods for futility stopping based on conditional power",
-  Stat Med 24:2747-2764, 2005). What it may cost: Lan, Simon & Halperin's theorem bounds the
-  type II error of a test curtailed for futility at conditional power < 1 - gamma under the
-  alternative by beta / gamma, so at 0.2 a gate that has power 1 - beta keeps at least 1 - 1.25
-  beta (about 82% where the fixed design has 86%); the bound is for the conditional power at a
-  fixed alternative, ours is at the estimated trend moved FUTILITY_OPTIMISM = 0.5 SE towards
-  the call (optimistic: a trend under-estimated by half its SE still counts), so the loss is
-  measured, not only bounded: benchmarks/adaptive.py's paired columns (seed 0, 100 experiments
-  per effect: 3 of 93 ratio-gate and 3 of 55 pass-rate passes lost at +0.25, 2 of 12 ratio-gate
-  passes at +0.1, none gained, every paired interval containing 0; at 0.05 it lost 1 and 1 at
-  +0.25 but saved 35% of the trials, not 43%; README has the screen). The information
-  fraction conditional power needs is estimated at each look from the gate's variance
-  components (between evals and within), information-based monitoring as in Mehta & Tsiatis,
-  Drug Inf J 35:1095-1112, 2001.
-* **a decision holds**: each gate is its own group-sequential test, and a test that has
-  stopped with a call is not reopened by the trials the other gates still need (several
-  endpoints, each with its own boundaries: Jennison & Turnbull 2000, ch. 15). A gate decided at
-  an earlier look stays decided while the fixed gate on the trials so far still makes the same
-  call (|Z| at or beyond the final bound on the same side). It cannot add a false call: a kept
-  decision is one the interim boundary (or curtailment) already made, so the false-call event
-  is the one bounded above. A futility stop is not kept (a settled gate is settled only while
-  its conditional power stays under FUTILITY_POWER): measured on seed 1, keeping it lost 6 of
-  63 pass-rate passes at +0.25, where that gate sits near its bound with nearly all its
-  information in, and its last trials still carry some borderline calls over it.
-
-The run stops at the first look where every gate is decided or settled, or at the maximum.
-
-A per-eval stop is written but off (AGREE_ON empty): an eval whose arms both passed (or both
-failed) every trial of its first look would get no more trials (eval_agreed). Measured with
-benchmarks/adaptive.py --agree-on it saves trials but loses improvement-ratio power: that
-gate's SE is, on the issue's mix, mostly the binomial floor (numerics.binomial_floor_se; it
-binds in 81% of +0.25 draws), whose n_eff = E^2 / sum(1/n_e) falls when any eval stops early,
-and agreeing all-fail arms are often a low baseline the skill lifts (0/3 at a true 0.25: 42%).
-The reported verdict is always the fixed design's statistics (statistics.py) on the trials
-run, so `skillassay gate` gives the same verdict from the files; the rule only stops where
-that verdict is the one the boundaries allow.
-
-The per-eval betting confidence sequences below (the first rule's) are kept as the exact
-reference the tests check anytime-validity against; the suite rule does not use them:
-stopping an eval after a few agreeing trials starved it of the trials a small effect needs
-(measured: 49% ratio-gate power against the fixed design's 93% at +0.25). The CS is the
-hedged-capital betting CS of Waudby-Smith & Ramdas, "Estimating means of bounded random
-variables by betting", JRSS-B 86(1):1-27, 2024 (arXiv:2010.09686), Theorem 3, with the
-predictable-mixture bets of their Eq. (26) ("predmix"), written by hand after the authors' own
-`confseq` package (betting.py: betting_mart, cs_from_martingale; betting_strategies.py:
-lambda_predmix_eb), because no package is usable here: `confseq` 0.0.11 is an sdist only whose
-C++ build needs Boost headers (it failed for Boost_INCLUDE_DIR-NOTFOUND on this machine) and it
-pulls pytest and multiprocess in at run time; `expectation` 0.0.2 is a yanked placeholder
-("decommissioned"); `savvi` 0.3.1 has sequential multinomial and regression tests, not a CS
-for one Bernoulli mean. The group-sequential bounds are written by hand as well (a quantile
-and a normal tail each): gsDesign and rpact, which implement them, are R packages.
-"""
+"""When an adaptive run has had enough trials: a group-sequential stop on the gates' own statistics
+(Haybittle-Peto interim boundary, the fixed design's level at the last look, curtailment; each gate
+its own test), plus the anytime-valid confidence sequences behind it. Why each part, with its
+references and measurements: docs/statistics.md, "The stopping rule in full"."""
 
 from __future__ import annotations
 
@@ -107,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import EvalCell, group_records
 from skillassay.stats import distributions
+from skillassay.stats.means import binomial_floor_se
 from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
@@ -159,9 +64,13 @@ def confidence_sequence(outcomes: tuple[bool, ...], alpha: float = ALPHA) -> tup
 # The suite-level rule
 
 METHOD = ("group-sequential stop on the gates' own statistics: Haybittle-Peto interim boundary, the fixed "
-          "design's level at the last look, non-binding futility by conditional power")
+          "design's level at the last look, curtailment; no futility stop")
 INTERIM_ALPHA = 0.00135  # one-sided, per interim look: the "3 sigma" of Haybittle-Peto
-FUTILITY_POWER = 0.2  # settled when a call at the last look has less conditional power than this (Lachin 2005)
+# Futility is off (issue 34): settled when a call at the last look has less conditional power than
+# this, and at 0.2 (Lachin 2005) from 80% of the information the ratio gate alone still lost 9 of 36
+# passes at +0.1 (from 90%: 2 of 51; off: none), 100 experiments each, benchmarks/adaptive.py. The
+# rule stays for study (adaptive.py --futility-power); off, nothing is settled, only decided.
+FUTILITY_POWER = 0.0
 FUTILITY_OPTIMISM = 0.5  # ... under the drift this many standard errors beyond the current trend
 # ... and only once this much of the gate's information is in (issue 34): from the first look the
 # rule gave up real passes (at +0.25 it stopped at 3 trials with 64% of the information in).
@@ -184,7 +93,7 @@ RUNNING = "running"
 def _norm_cdf(x: float) -> float:
     """scipy.stats.norm.cdf is scipy.special.ndtr; imported here, not at the top, because
     `run` imports this module and scipy.stats alone costs about a CPU second (issue 17)."""
-    ndtr = ufuncs().ndtr  # without scipy.special's package import (stats.ufuncs)
+    ndtr = ufuncs().ndtr  # without scipy.special's package import (ufuncs)
 
     return float(ndtr(x))
 
@@ -267,7 +176,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
         m = np.array([a.passes / a.completed for a in arms])
         n = np.array([a.completed for a in arms], dtype=float)
         w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
-        return Series(m - thr, n, w, stats.binomial_floor_se(m, n))
+        return Series(m - thr, n, w, binomial_floor_se(m, n))
     if key == "min_improvement_ratio":
         used = [c for c in cells if c.arms[skill].completed and c.arms[baseline].completed]
         if not used:
@@ -278,7 +187,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
             m = np.array([a.passes / a.completed for a in arms])
             n = np.array([a.completed for a in arms], dtype=float)
             w = np.where(n > 1, m * (1 - m) * n / np.maximum(n - 1, 1), 0.25)
-            parts.append((m, n, w, stats.binomial_floor_se(m, n, pseudo=1.0)))
+            parts.append((m, n, w, binomial_floor_se(m, n, pseudo=1.0)))
         (ma, na, wa, fa), (mb, nb, wb, fb) = parts
         n = np.minimum(na, nb)
         return Series(ma - thr * mb, n, wa + thr**2 * wb, math.hypot(fa, thr * fb))
@@ -294,7 +203,7 @@ def gate_series(key: str, thr: float, cells: list[EvalCell], skill: str, baselin
 
 def standardized(s: Series) -> tuple[float, float, int] | None:
     """(Z, SE, evals): the gate's estimate minus threshold over its eval-clustered SE, the
-    pooled form for costs (numerics.pooled_clustered_mean's), the floored one for rates."""
+    pooled form for costs (stats/means.pooled_clustered_mean's), the floored one for rates."""
     g = int(s.y.size)
     if g < 2:
         return None

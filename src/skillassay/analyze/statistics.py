@@ -2,7 +2,7 @@
 gates, assembled from cells.py's grouped trials (advice.py sizes, gate_stats.py decides;
 iteration_change.py compares two iterations).
 
-Built from TrialRecords with the pure functions in `skillassay.analyze.numerics`. It sits beside the
+Built from TrialRecords with the pure functions in `skillassay.stats`. It sits beside the
 spec's summary/per_eval/thresholds_met and never replaces them: the spec's point figures are
 the contract, this section says how far to trust them. Everything returned is plain
 JSON-serialisable data (no NaN: missing figures are None, intervals are [lo, hi] lists).
@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from skillassay.analyze import numerics as stats
-from skillassay.analyze import paired_intervals
+from skillassay.analyze import paired_intervals, paired_readings
 from skillassay.analyze.advice import MIN_DETECTABLE_EFFECT, power_stats
 from skillassay.analyze.cells import (
     SCHEMA_VERSION,
@@ -28,13 +27,15 @@ from skillassay.analyze.cells import (
     _f,
     _geo_dict,
     _iv,
-    _paired_diff_dict,
     joined,
     paired_floors,
     rates_of,
 )
 from skillassay.analyze.gate_stats import gate_stats
 from skillassay.analyze.rate_intervals import DEFAULT_READING, READINGS, Reading
+from skillassay.stats.binomial import pass_at_k, pass_hat_k, reliability_label, wilson_interval, within_eval_variance
+from skillassay.stats.means import MeanEstimate
+from skillassay.stats.ratio import geometric_mean_ratio
 
 PASS_K_VALUES = (1, 2, 3, 5, 10)
 
@@ -77,7 +78,7 @@ def _center(xs: Sequence[float]) -> dict[str, float | int | None]:
     return {"mean": _f(a.mean(), 4), "median": _f(np.median(a), 4), "n": len(xs)}
 
 
-def _mean_estimate(est: stats.MeanEstimate | None, nd: int = 6) -> dict[str, Any]:
+def _mean_estimate(est: MeanEstimate | None, nd: int = 6) -> dict[str, Any]:
     if est is None:
         return {"mean": None, "se": None, "interval": None, "n_evals": 0}
     return {"mean": _f(est.mean, nd), "se": _f(est.se, nd), "interval": _iv(est.interval, nd),
@@ -94,7 +95,7 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
     """Per-eval, per-configuration figures; None wherever nothing completed."""
     n, c = arm.completed, arm.passes
     ks = _ks(trials_requested)
-    variance = stats.within_eval_variance(c, n)
+    variance = within_eval_variance(c, n)
     return {
         "passes": c,
         "completed": n,
@@ -104,12 +105,12 @@ def arm_stats(arm: Arm, trials_requested: int) -> dict[str, Any]:
         "ungraded": arm.ungraded,
         "missing": max(0, trials_requested - arm.recorded),
         "pass_rate": _f(arm.pass_rate),
-        "wilson": _iv(stats.wilson_interval(c, n)),
+        "wilson": _iv(wilson_interval(c, n)),
         "expectation_pass_rate": _f(float(np.mean(rates))) if (rates := arm.expectation_rates) else None,
-        "pass_at_k": {str(k): (_f(stats.pass_at_k(n, c, k)) if k <= n else None) for k in ks},
-        "pass_hat_k": {str(k): (_f(stats.pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
+        "pass_at_k": {str(k): (_f(pass_at_k(n, c, k)) if k <= n else None) for k in ks},
+        "pass_hat_k": {str(k): (_f(pass_hat_k(n, c, k)) if k <= n else None) for k in ks},
         "variance": _f(variance),
-        "reliability": stats.reliability_label(c, n),
+        "reliability": reliability_label(c, n),
         "tokens": _center(arm.tokens),
         "duration_seconds": _center(arm.durations),
         "skill_triggered_rate": _f(arm.triggered_yes / arm.triggered_seen)
@@ -163,8 +164,8 @@ def config_stats(cells: list[EvalCell], config: str, trials_requested: int,
         "trials_errored": sum(c.arms[config].errored for c in cells),
         "trials_ungraded": sum(c.arms[config].ungraded for c in cells),
         "trials_requested": trials_requested * len(cells),
-        "pass_at_k": avg_k(stats.pass_at_k),
-        "pass_hat_k": avg_k(stats.pass_hat_k),
+        "pass_at_k": avg_k(pass_at_k),
+        "pass_hat_k": avg_k(pass_hat_k),
         "avg_tokens": {**_mean_estimate(tok, 2), "intervals": _intervals(tok_series, True, 2), "median": _f(np.median(all_tokens), 2)
                        if all_tokens else None},
         "avg_duration_seconds": {**_mean_estimate(dur, 4), "intervals": _intervals(dur_series, True, 4),
@@ -198,7 +199,8 @@ def _paired_cells(cells: list[EvalCell], a: str, b: str) -> tuple[list[EvalCell]
 
 
 
-def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, Any]:
+def paired_stats(used: list[EvalCell], a: str, b: str, seed: int,
+                 reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     pa, pb = rates_of(used, a), rates_of(used, b)
     fa, fb = paired_floors(used, a, b) if used else (0.0, 0.0)
     # Each paired interval is the inversion of the sign-flip test printed beside it
@@ -207,24 +209,16 @@ def paired_stats(used: list[EvalCell], a: str, b: str, seed: int) -> dict[str, A
     pd = paired_intervals.inverted_difference(pa, pb, seed, math.hypot(fa, fb))
     ratio = paired_intervals.ratio_interval(pa, pb, floor_se_a=fa, floor_se_b=fb, seed=seed,
                                             p_at_one=pd.p_value) if used else None
-    if ratio is None or ratio.ratio is None:
-        improvement: dict[str, Any] = {
-            "value": None, "interval": None, "method": None, "n_evals": 0 if ratio is None else ratio.n,
-            "undefined_reason": ("no eval has completed trials in both arms" if ratio is None
-                                 else ratio.undefined_reason)}
-    else:
-        improvement = {"value": _f(ratio.ratio), "interval": _iv(ratio.interval),
-                       "method": ratio.method, "n_evals": ratio.n, "unbounded": math.isinf(ratio.ratio),
-                       "undefined_reason": ratio.undefined_reason, "se": _f(ratio.se)}
+    improvement = paired_readings.ratio_readings(ratio, used, a, b, reading)
 
     def geo(attr: str, how: str) -> dict[str, Any]:
-        return _geo_dict(stats.geometric_mean_ratio(
+        return _geo_dict(geometric_mean_ratio(
             [_arm_center(c.arms[a], attr, how) for c in used],
             [_arm_center(c.arms[b], attr, how) for c in used]))
 
     return {
         "n_evals": len(used),
-        "pass_rate_difference": _paired_diff_dict(pd),
+        "pass_rate_difference": paired_readings.difference_readings(pd, used, a, b, reading),
         "improvement_ratio": improvement,
         "token_ratio": geo("tokens", "mean"),
         "token_ratio_of_medians": geo("tokens", "median"),
@@ -354,7 +348,7 @@ def build_statistics(
                                for cfg in (skill_config, baseline_config)},
             "difference": _f(ps - pb) if ps is not None and pb is not None else None,
         })
-    paired = paired_stats(used, skill_config, baseline_config, seed)
+    paired = paired_stats(used, skill_config, baseline_config, seed, interval_reading)
     paired["excluded_evals"] = excluded
     base_errored = (any(c.arms[baseline_config].recorded for c in cells)
                     and not any(c.arms[baseline_config].completed for c in cells))

@@ -17,8 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.cells import Arm, EvalCell
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import clustered_mean, pooled_clustered_mean
+from skillassay.stats.types import Interval
 from skillassay.wording import pct
 
 SCHEMA_VERSION = 1
@@ -35,13 +37,13 @@ def _f(x: float | None, nd: int = 6) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), nd)
 
 
-def _iv(iv: stats.Interval | None) -> list[float] | None:
+def _iv(iv: Interval | None) -> list[float] | None:
     return None if iv is None else [round(iv[0], 6), round(iv[1], 6)]
 
 
 def group(passes: int, trials: int) -> dict[str, Any]:
     return {"trials": trials, "passes": passes, "pass_rate": _f(passes / trials) if trials else None,
-            "wilson": _iv(stats.wilson_interval(passes, trials))}
+            "wilson": _iv(wilson_interval(passes, trials))}
 
 
 def load_rate(arm: Arm) -> float | None:
@@ -66,7 +68,7 @@ def eval_split(cell: EvalCell, skill: str, baseline: str | None) -> dict[str, An
         "unknown": group(unknown_passes, unknown),
         "known_trials": arm.triggered_seen, "loaded_trials": arm.triggered_yes,
         "load_rate": _f(load_rate(arm)),
-        "load_rate_wilson": _iv(stats.wilson_interval(arm.triggered_yes, arm.triggered_seen)),
+        "load_rate_wilson": _iv(wilson_interval(arm.triggered_yes, arm.triggered_seen)),
         "baseline_pass_rate": _f(base.pass_rate) if base is not None else None,
         "rarely_loaded": rarely_loaded(arm),
     }
@@ -81,10 +83,10 @@ def pooled(sums: list[int], counts: list[int]) -> tuple[float | None, list[float
     kept = [(s, n) for s, n in zip(sums, counts, strict=True) if n]
     if not kept:
         return None, None, 0
-    est = stats.pooled_clustered_mean([s for s, _ in kept], [n for _, n in kept])
+    est = pooled_clustered_mean([s for s, _ in kept], [n for _, n in kept])
     if est.interval is None:
         return est.mean, None, est.n
-    wilson = stats.wilson_interval(sum(s for s, _ in kept), sum(n for _, n in kept)) or est.interval
+    wilson = wilson_interval(sum(s for s, _ in kept), sum(n for _, n in kept)) or est.interval
     lo, hi = min(est.interval[0], wilson[0]), max(est.interval[1], wilson[1])
     return est.mean, _iv((max(0.0, lo), min(1.0, hi))), est.n
 
@@ -113,7 +115,7 @@ def within_eval_difference(arms: list[Arm]) -> dict[str, Any] | None:
     diffs = [a.loaded_passes / a.loaded_completed - a.unloaded_passes / a.unloaded_completed for a in both]
     floor = math.sqrt(sum(_shrunk_var(a.loaded_passes, a.loaded_completed)
                           + _shrunk_var(a.unloaded_passes, a.unloaded_completed) for a in both)) / len(both)
-    est = stats.clustered_mean(diffs, bounds=(-1.0, 1.0), floor_se=floor)
+    est = clustered_mean(diffs, bounds=(-1.0, 1.0), floor_se=floor)
     return {"mean": _f(est.mean), "se": _f(est.se), "interval": _iv(est.interval), "n_evals": est.n}
 
 
@@ -157,7 +159,7 @@ def rarely_loaded_notes(cells: list[EvalCell], skill: str) -> list[str]:
         if arm is None or not rarely_loaded(arm):
             continue
         yes, seen = arm.triggered_yes, arm.triggered_seen
-        lo, hi = stats.wilson_interval(yes, seen) or (0.0, 1.0)
+        lo, hi = wilson_interval(yes, seen) or (0.0, 1.0)
         how = "never loaded the skill" if yes == 0 else "rarely loaded the skill"
         notes.append(f"{_eval(cell.eval_id, cell.eval_name)}: the {skill} arm {how} ({yes} of {seen} trials, "
                      f"95% CI {pct(lo)} to {pct(hi)}) - its {skill} result says little about the skill's "

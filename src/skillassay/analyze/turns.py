@@ -12,10 +12,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze import paired_intervals
 from skillassay.analyze.rate_intervals import DEFAULT_READING, Reading, pass_rate_interval
 from skillassay.models.turns import TurnsSection
+from skillassay.stats.means import binomial_floor_se
 from skillassay.store.records import TrialRecord
 
 # (eval id, configuration) -> [passes, trials] on one turn
@@ -101,7 +101,7 @@ def section_of(counts: dict[int, Counts], skill: str, baseline: str, seed: int =
         a = [turn[(e, skill)] for e in paired]
         b = [turn[(e, baseline)] for e in paired]
         pa, pb = [p / n for p, n in a], [p / n for p, n in b]
-        floor = math.hypot(*(stats.binomial_floor_se(rates, [n for _, n in cells], pseudo=1.0)
+        floor = math.hypot(*(binomial_floor_se(rates, [n for _, n in cells], pseudo=1.0)
                              for rates, cells in ((pa, a), (pb, b)))) if paired else 0.0
         pd = paired_intervals.inverted_difference(pa, pb, seed, floor) if paired else None
         per_turn.append({

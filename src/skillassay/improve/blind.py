@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import SKILL_CONFIGS
 from skillassay.errors import InputError
 from skillassay.grade.fence import fence_for
@@ -39,6 +38,7 @@ from skillassay.grade.judge import (
 )
 from skillassay.grade.judge_providers import LocalJudge
 from skillassay.models.improve import Comparison
+from skillassay.stats.binomial import wilson_interval
 from skillassay.store.discover import discover
 from skillassay.store.jsonio import read_json, write_json
 from skillassay.store.layout import ANSWER_FILE
@@ -356,8 +356,8 @@ def summarize(outcomes: list[PairOutcome], iter_a: Path, iter_b: Path, seed: int
         verdicts[e] = "B" if b > a else "A" if a > b else "TIE"
     n = len(verdicts)
     b_wins, a_wins = sum(v == "B" for v in verdicts.values()), sum(v == "A" for v in verdicts.values())
-    iv = stats.wilson_interval(b_wins, n)
-    decisive = stats.wilson_interval(b_wins, a_wins + b_wins)
+    iv = wilson_interval(b_wins, n)
+    decisive = wilson_interval(b_wins, a_wins + b_wins)
     return {
         "schema_version": SCHEMA_VERSION, "a": str(iter_a), "b": str(iter_b), "seed": seed, "judge": judge,
         "n_evals": n, "b_wins": b_wins, "a_wins": a_wins, "ties": n - a_wins - b_wins,

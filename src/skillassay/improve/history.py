@@ -3,7 +3,8 @@
 Each iteration of a workspace is a version (v0, v1, ... in iteration order). The first is the
 baseline; every later one is compared with the current best on the evals both measured, and
 only a difference the data can show makes it `won` or `lost`: the decision uses the paired
-sign-flip test of stats-notes (`stats.paired_difference` on per-eval expectation pass rates),
+sign-flip test on per-eval expectation pass rates, with that test inverted as its interval
+(`paired_intervals.difference_by_test_inversion`),
 and a version whose difference cannot be told from noise is a `tie` and does not replace the
 best. Three lucky trials therefore never crown a new best.
 
@@ -19,6 +20,7 @@ beside it); the write itself stays atomic, so readers, which take no lock, never
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Iterator
@@ -30,10 +32,12 @@ from typing import Any, Literal
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.arms import SKILL_CONFIGS
+from skillassay.analyze.paired_intervals import difference_by_test_inversion
 from skillassay.errors import InputError
 from skillassay.models.improve import History, HistoryEntry
+from skillassay.stats.multiplicity import bh_adjust, one_sided_exact_p
+from skillassay.stats.paired import PairedDifference, paired_difference
 from skillassay.store.jsonio import read_json, validation_problems, write_json
 from skillassay.store.records import TrialRecord
 
@@ -129,8 +133,13 @@ def compare_versions(new: VersionFacts, best: VersionFacts, best_version: str, s
     one version measured are named, not silently dropped."""
     best_rates = {e.eval_id: e.rate for e in best.per_eval}
     common = [e for e in new.per_eval if e.eval_id in best_rates]
-    d = stats.paired_difference([e.rate for e in common], [best_rates[e.eval_id] for e in common],
-                                seed=seed, bounds=(-1.0, 1.0))
+    # The interval is the sign-flip test printed beside it, inverted (issue 34): 0 is inside it
+    # exactly when that p is >= 0.05, never a t interval excluding 0 beside "tie".
+    pa, pb = [e.rate for e in common], [best_rates[e.eval_id] for e in common]
+    d = paired_difference(pa, pb, seed=seed, bounds=(-1.0, 1.0))
+    if d.n:
+        inverted = difference_by_test_inversion(pa, pb, seed=seed, p_at_zero=d.p_value)
+        d = dataclasses.replace(d, interval=inverted.interval)
     lo, hi = d.interval if d.interval is not None else (None, None)
     significant = d.p_value is not None and d.p_value <= ALPHA
     result: Result = "tie"
@@ -171,10 +180,10 @@ def per_eval_calls(new: VersionFacts, best: VersionFacts) -> dict[str, list[int 
         b = before.get(n.eval_id)
         if b is not None and n.passes is not None and b.passes is not None:
             pairs.append((n, b))
-            tests.append(stats.one_sided_exact_p(b.passes, b.trials_completed, n.passes, n.trials_completed,
+            tests.append(one_sided_exact_p(b.passes, b.trials_completed, n.passes, n.trials_completed,
                                                  only_observed_direction=True))
-    reg = stats.bh_adjust([t[0] for t in tests])
-    imp = stats.bh_adjust([t[1] for t in tests])
+    reg = bh_adjust([t[0] for t in tests])
+    imp = bh_adjust([t[1] for t in tests])
     return {"regressed": [n.eval_id for (n, _), p in zip(pairs, reg, strict=True) if p is not None and p <= Q],
             "improved": [n.eval_id for (n, _), p in zip(pairs, imp, strict=True) if p is not None and p <= Q]}
 
@@ -183,7 +192,7 @@ def _round(x: float | None) -> float | None:
     return None if x is None or x != x else round(float(x), 6)
 
 
-def _reason(result: Result, d: stats.PairedDifference, best_version: str,
+def _reason(result: Result, d: PairedDifference, best_version: str,
             calls: dict[str, list[int | str]] | None = None) -> str:
     if d.n == 0:
         return f"no eval measured by both this version and {best_version}: nothing to compare, so tie"

@@ -148,6 +148,13 @@ class PassRateDifference(Section):
     """False when these evals are too few for the test ever to reach 5%."""
     explanation: str | None = None
     """The result in a sentence."""
+    interval_reading: str | None = None
+    """The reading interval, se and p_value are for (population or these_evals): the config's."""
+    intervals: dict[str, Interval | None] | None = None
+    """The interval under each reading: population ("evals like these": the sign-flip test inverted)
+    and these_evals ("these evals": the z test over trials inverted)."""
+    p_values: dict[str, float | None] | None = None
+    """The two-sided p of 'no difference' under each reading: each the test its interval inverts."""
 
 
 class ImprovementRatio(Section):
@@ -163,6 +170,11 @@ class ImprovementRatio(Section):
     """Why the ratio has no value, when it has none."""
     se: float | None = None
     """Standard error, where the method gives one."""
+    interval_reading: str | None = None
+    """The reading interval and method are for (population or these_evals): the config's."""
+    intervals: dict[str, Interval | None] | None = None
+    """The interval under each reading: population ("evals like these") and these_evals ("these
+    evals": Fieller's interval at the trial noise, the z test of a - r b inverted)."""
 
 
 class GeometricRatio(Section):

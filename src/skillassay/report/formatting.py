@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from skillassay.analyze.cost import usd
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 
@@ -72,3 +73,11 @@ def signed_interval(iv: list | None, kind: str) -> str:
 
 def p_text(p: float | None) -> str:
     return "n/a" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3g}")
+
+
+def named_interval(interval_text: str, figure: dict[str, Any]) -> str:
+    """" (95% CI a to b, evals like these)": an interval with the reading it is about (the
+    figure's `interval_reading`; a file from before readings: the population's)."""
+    if not interval_text.endswith(")"):
+        return interval_text
+    return f"{interval_text[:-1]}, {reading_phrase(figure.get('interval_reading'))})"

@@ -19,7 +19,7 @@ from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
 from skillassay.report.charts import as_dict, as_interval, as_list, as_num, config_names
 from skillassay.report.ci_outputs import STATUS_ICON, VERDICT_ICON, eval_facts, eval_verdict, md_cell
-from skillassay.report.formatting import fmt_interval, signed, signed_interval
+from skillassay.report.formatting import fmt_interval, named_interval, signed, signed_interval
 from skillassay.store.redact import disk_redactor
 from skillassay.wording import improvement_text, pct
 
@@ -67,9 +67,9 @@ def effect(raw: dict[str, Any]) -> dict[str, str] | None:
     ratio_iv = ratio.get("interval") if isinstance(ratio.get("interval"), list) else None
     return {"skill": pct(skill_rate), "baseline": pct(base_rate),
             "difference": signed(as_num(diff.get("mean")), "pts") if diff.get("mean") is not None else "n/a",
-            "difference_interval": signed_interval(as_interval(diff.get("interval")), "pts"),
+            "difference_interval": named_interval(signed_interval(as_interval(diff.get("interval")), "pts"), diff),
             "ratio": improvement_text(as_num(summary.get("improvement_ratio")), base_rate, skill_rate),
-            "ratio_interval": fmt_interval(ratio_iv, "ratio")}
+            "ratio_interval": named_interval(fmt_interval(ratio_iv, "ratio"), ratio)}
 
 
 def _listed(rows: list[dict[str, Any]], ids: list[Any]) -> str:

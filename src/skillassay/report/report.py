@@ -21,10 +21,11 @@ from skillassay.analyze.compare import (
 from skillassay.analyze.compare_text import evals_scope
 from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateResult, ThresholdResult
-from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE
+from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
-from skillassay.report.formatting import cell, fmt, fmt_interval, p_text, signed, signed_interval
+from skillassay.report.formatting import cell, fmt, fmt_interval, named_interval, p_text, signed, signed_interval
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
 
 if TYPE_CHECKING:
@@ -279,14 +280,16 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
     diff = (st.get("paired") or {}).get("pass_rate_difference") or {}
     if diff.get("mean") is not None:
         more = "more" if diff["mean"] >= 0 else "less"
+        ci = signed_interval(diff.get('interval'), 'pts')[9:-1]
         notes.append(f"With the skill, evals pass {abs(whole_percent(diff['mean']))} percentage points {more} often than "
-                     f"without (95% CI {signed_interval(diff.get('interval'), 'pts')[9:-1] or 'n/a'}).")
+                     f"without (95% CI {ci + ', ' + reading_phrase(diff.get('interval_reading')) if ci else 'n/a'}).")
         notes.append(significance_sentence(diff, "between with and without the skill"))
         imp = (st.get("paired") or {}).get("improvement_ratio") or {}
         if imp.get("interval"):
             notes.append("The improvement ratio's interval holds every ratio that this same paired test does not "
-                         "reject, widened to at least the trial-level noise, so it excludes 1.00x only when the test "
-                         "finds a difference.")
+                         "reject" + ("" if imp.get("interval_reading") == "these_evals" else
+                                     ", widened to at least the trial-level noise") +
+                         ", so it excludes 1.00x only when the test finds a difference.")
     trials = st.get("trials_requested") or 0
     skill = st.get("skill_configuration", "with_skill")
     full = [pe for pe in st.get("per_eval") or [] if (a := _arm(pe, skill)).get("completed") and
@@ -374,9 +377,9 @@ def details(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:
     d = paired.get("pass_rate_difference") or {}
     imp = paired.get("improvement_ratio") or {}
     out = [f"Skill minus baseline pass rate (paired by eval, {d.get('n_evals', 0)} evals): "
-           f"{signed(d.get('mean'), 'pts')}{signed_interval(d.get('interval'), 'pts')}, p = {p_text(d.get('p_value'))} "
+           f"{signed(d.get('mean'), 'pts')}{named_interval(signed_interval(d.get('interval'), 'pts'), d)}, p = {p_text(d.get('p_value'))} "
            f"({d.get('p_value_method') or 'no test'}).",
-           f"Improvement ratio: {fmt(imp.get('value'), 'ratio')}{fmt_interval(imp.get('interval'), 'ratio')}"
+           f"Improvement ratio: {fmt(imp.get('value'), 'ratio')}{named_interval(fmt_interval(imp.get('interval'), 'ratio'), imp)}"
            + (f" ({imp['method']})" if imp.get("method") else "")
            + (f"; {imp['undefined_reason']}" if imp.get("undefined_reason") else "") + "."]
     for key, label in (("token_ratio", "Tokens, skill / baseline"), ("duration_ratio", "Duration, skill / baseline")):

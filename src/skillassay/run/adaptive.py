@@ -1,8 +1,8 @@
 """Adaptive runs: trials in rounds, and the rule that says when the suite has had enough.
 
 Every eval gets trials each round and the whole run stops at once, when every gate's call is
-decided or settled (analyze/sequential: a Haybittle-Peto group-sequential design with a
-futility bound, on the gates' own statistics). The round loop is pure apart from one callable
+decided (analyze/sequential: a Haybittle-Peto group-sequential design with curtailment, on the
+gates' own statistics; its futility bound is off since issue 34). The round loop is pure apart from one callable
 it is given, `execute` (the engine's "run this batch of planned trials", whatever backend runs
 them), so the rounds dispatch through the same path a fixed run uses. The suite's state is
 replayed from the graded trials at the fixed looks: nothing about rounds is stored, and a
@@ -206,7 +206,7 @@ def design_record(settings: Adaptive, questions: seq.Questions, final: Mapping[i
         "alpha": seq.ALPHA,
         "interim_alpha_one_sided": seq.INTERIM_ALPHA,
         "final_alpha_one_sided": seq.FINAL_ALPHA,
-        "futility_conditional_power": seq.FUTILITY_POWER,
+        "futility_conditional_power": seq.FUTILITY_POWER or None,  # null: futility off (issue 34)
         "futility_optimism_se": seq.FUTILITY_OPTIMISM,
         # the per-eval stop's outcomes ("pass" / "fail" on which both arms' first look must agree); [] = off
         "eval_stop_when_arms_agree_on": ["pass" if v else "fail" for v in seq.AGREE_ON],

@@ -21,6 +21,12 @@ _LOG_PHI_BOUNDS = (-9.0, 12.0)  # precision a + b of the eval-rate Beta: 1e-4 (r
 _MU_EPS = 1e-9
 
 
+# Two one-dimensional searches written here rather than taken from scipy.optimize: importing
+# scipy.optimize costs 0.23-0.35 CPU-s on this machine (it pulls in scipy.linalg, scipy.sparse
+# and scipy.special's whole namespace), a tenth of what `skillassay aggregate` may spend on
+# 20,000 runs to stay within skill-creator's script (issue 17), for a golden-section search
+# and a bisection that are ten lines each. tests/analyze/test_interval_coverage.py checks them
+# against scipy.optimize's minimize_scalar(method="bounded") and brentq on many count vectors.
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -121,24 +127,13 @@ def _bb_interval(key: tuple[tuple[int, int], ...], conf: float) -> Interval:
 
 def beta_binomial_mean_interval(passes: Sequence[int], trials: Sequence[int],
                                 conf: float = 0.95) -> Interval | None:
-    """Interval for the mean pass rate of the population of evals, from a beta-binomial
-    random-effects model (each eval's rate drawn from a Beta, its passes binomial given the rate;
-    Skellam, JRSS B 10, 1948; Crowder, "Beta-binomial anova for proportions", Applied Statistics
-    27, 1978): the profile-likelihood interval for the Beta's mean (Venzon & Moolgavkar, Applied
-    Statistics 37, 1988), its signed root compared to t(E - 1) rather than N(0, 1), so that with
-    few evals it is calibrated like the t interval it sits beside.
-
-    Why: the t interval estimates the spread of per-eval rates from the rates themselves, and
-    with 5 evals bunched at exact 0s and 1s (evals that always fail or always pass) a sample
-    without an always-failing eval looks like a tight population at 0.7: it missed a true 0.5
-    on either side 3.3-3.9% of the time in 6,000 draws, against 2.5% promised. The model ties
-    the spread to the mean through the trials (10/10 beside 5/10 at K = 10 can only come from a
-    wide, U-shaped population of rates), and its likelihood, evaluated at each candidate mean,
-    asks whether the data could come from such a population there, as Wilson's interval does
-    for one proportion. It is the population reading's pass-rate interval with 2+ trials per
-    eval (rate_intervals.pass_rate_interval; docs/statistics.md has its misses). None with fewer
-    than 2 evals.
-    """
+    """Interval for the mean pass rate of the population of evals, from a beta-binomial random-
+    effects model (each eval's rate drawn from a Beta, its passes binomial given the rate; Skellam,
+    JRSS B 10, 1948; Crowder, "Beta-binomial anova for proportions", Applied Statistics 27, 1978):
+    the profile-likelihood interval for the Beta's mean (Venzon & Moolgavkar, Applied Statistics 37,
+    1988), its signed root compared to t(E - 1) rather than N(0, 1), so that with few evals it is
+    calibrated like the t interval it sits beside. Method and measurements: docs/statistics.md,
+    "stats/beta_binomial.beta_binomial_mean_interval"."""
     key = _bb_key(passes, trials)
     if len(key) < 2:
         return None

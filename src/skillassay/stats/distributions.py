@@ -25,7 +25,7 @@ import numpy as np
 from skillassay.stats.ufuncs import ufuncs
 
 # scipy.special's ufuncs are loaded in the functions, on first use, by stats.ufuncs (0.02 CPU-s
-# where `import scipy.special` costs 0.25): `aggregate` calls numerics.preload() once its reader
+# where `import scipy.special` costs 0.25): `aggregate` calls stats/ufuncs.preload() once its reader
 # processes are forked, so even that runs beside the reading (the workers never need it).
 
 Alternative = Literal["two-sided", "greater", "less"]

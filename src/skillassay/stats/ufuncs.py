@@ -57,3 +57,11 @@ def _without_package_init() -> types.ModuleType:
     finally:
         if sys.modules.get(_PACKAGE) is stand_in:
             del sys.modules[_PACKAGE]
+
+
+def preload() -> None:
+    """Load what the statistics need now (scipy.special's ufuncs): for a caller that is
+    otherwise idle (waiting on worker processes). Not scipy.stats or statsmodels (importing
+    scipy.stats costs about 1.3 CPU-s, which `aggregate` paid on every call): only the paths
+    that use them (Boschloo, the bootstrap, t-test power) import them, when needed."""
+    ufuncs()

@@ -4,7 +4,7 @@ The unit of replication is the query, not the run: the K runs of one query share
 so they are one cluster. Every overall rate is a ratio over runs (recall: should-trigger runs
 that fired, over should-trigger runs) whose 95% interval is the wider of two: the
 query-clustered one (statsmodels' cluster-robust SE of a ratio, t with Q-1 df; see
-numerics.pooled_clustered_mean) and Wilson's over the pooled runs. Wilson is what the runs
+stats/means.pooled_clustered_mean) and Wilson's over the pooled runs. Wilson is what the runs
 would give were they independent; clustering can only add to that noise, never remove it, so
 the clustered interval is not allowed to come out narrower (all queries 3/3 gives a clustered
 SE of 0, and an interval of [1, 1] would claim a certainty 18 runs cannot give)."""
@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skillassay.analyze.numerics import pooled_clustered_mean, wilson_interval
 from skillassay.models.triggers import QueryResult, Rate, TriggerQuery, TriggerRun
+from skillassay.stats.binomial import wilson_interval
+from skillassay.stats.means import pooled_clustered_mean
 
 RATE_METHOD = "runs pooled; 95% interval: the wider of the query-clustered t interval and Wilson's"
 WILSON_METHOD = "Wilson 95% interval over this query's completed runs"

@@ -6,8 +6,9 @@ never a PASS, nothing configured is NOT_GATED."""
 from __future__ import annotations
 
 from skillassay.analyze.gate import NOT_GATED, GateResult, ThresholdResult, verdict
-from skillassay.analyze.numerics import Direction, decide
 from skillassay.models.triggers import QueryResult, Rate
+from skillassay.stats.decide import decide
+from skillassay.stats.types import Direction
 
 
 def _threshold(key: str, limit: float, rate: Rate, direction: Direction, culprits: list[str],

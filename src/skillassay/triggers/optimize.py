@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import yaml
 
-from skillassay.analyze.numerics import MIN_NONZERO_FOR_SIGNIFICANCE, sign_flip_p_value
 from skillassay.errors import InputError
 from skillassay.executors import Executor
 from skillassay.models.triggers import (
@@ -38,6 +37,8 @@ from skillassay.models.triggers import (
     TriggerQuery,
 )
 from skillassay.spec.skill import Skill, load_skill, split_frontmatter
+from skillassay.stats.paired import sign_flip_p_value
+from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.store.jsonio import atomic_write_text, write_json
 from skillassay.store.layout import copy_skill_tree, remove_tree
 from skillassay.store.lock import WorkspaceLock

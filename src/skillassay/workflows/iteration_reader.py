@@ -32,11 +32,11 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from skillassay.analyze import numerics as stats
 from skillassay.analyze.benchmark import graded_run_json, run_json
 from skillassay.analyze.cells import Arm, EvalCell
 from skillassay.analyze.turns import Counts as TurnCounts
 from skillassay.analyze.turns import add_record, merge_counts
+from skillassay.stats.ufuncs import preload
 from skillassay.store.benchmark_file import RUN_SEPARATOR, write_run_texts
 from skillassay.store.discover import EvalDir, RunDir, check_unique, eval_runs, find_evals
 from skillassay.store.read import Figures, RunIssue, open_run_dir, read_plain_run, read_trial
@@ -261,7 +261,7 @@ def _read_all(evals: list[EvalDir], spool_dir: Path, on_eval: EvalsRead | None =
     with _pool_context() as context, ProcessPoolExecutor(
             workers, mp_context=context, initializer=_worker_start, initargs=(str(spool_dir),)) as pool:
         reads = pool.map(_worker_read, evals)  # submitted (and the workers forked) here
-        stats.preload()  # the statistics' imports, while the workers read instead of after
+        preload()  # the statistics' imports, while the workers read instead of after
         for read in reads:  # in eval order, each as soon as it and those before it are done
             done.append(read)
             if on_eval:
