@@ -5,6 +5,7 @@ rendering, and a file that changes under a running server is shown changed on th
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import urllib.request
@@ -126,3 +127,32 @@ def test_previous_runs_answer_follows_its_files(workspace: dict[str, Path], monk
     finally:
         server.shutdown()
         server.server_close()
+
+
+def read_response(sock: socket.socket) -> tuple[bytes, bytes]:
+    """(head, body) of one answer with a Content-Length, read off a raw socket."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection after {data!r}"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")))
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection mid-answer"
+        body += chunk
+    return head, body
+
+
+def test_a_tabs_requests_share_one_connection(served: ViewerServer) -> None:
+    host = f"127.0.0.1:{served.port}"
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        for path in ("/", "/api/index", f"/api/run?id={quote(RUN, safe='')}"):
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            head, body = read_response(sock)
+            assert head.startswith(b"HTTP/1.1 200") and body, head
+        sock.sendall(f"GET /nowhere HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        head, _ = read_response(sock)
+        assert head.startswith(b"HTTP/1.1 404") and b"Connection: close" in head
+        assert sock.recv(1) == b""  # an error closes it: a refused request's body may be unread

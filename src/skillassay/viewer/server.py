@@ -164,6 +164,10 @@ class ViewerHandler(BaseHTTPRequestHandler):
     # Headers and a small body leave in one send (unbuffered, each header block and body was its
     # own: a thread more to wake among a crowd's); big bodies and streamed files pass through.
     wbufsize = 1 << 16
+    # Keep-alive: a tab's page, index and runs share one connection (every answer but a streamed
+    # file and an error says its length). An idle connection is closed after `timeout` seconds.
+    protocol_version = "HTTP/1.1"
+    timeout = 30
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the terminal belongs to the user."""
@@ -190,7 +194,9 @@ class ViewerHandler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str) -> None:
-        self._json({"error": message}, status)
+        """Closes the connection: a refused request's body may not have been read."""
+        self._send(status, json.dumps({"error": message}, ensure_ascii=False).encode("utf-8"),
+                   "application/json; charset=utf-8", {"Connection": "close"})
 
     def _check_host(self) -> None:
         """Refuse other Host names (DNS rebinding) and cross-site Origins on every request."""
