@@ -1,0 +1,50 @@
+"""Crashes (exit 70) scripts/fuzz.py --level cli found after issue 40's first round of fixes, each
+reproduced on a workspace made by `run`; the earlier ones are in test_fuzz_exit70.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_runner import invoke
+from repo_paths import EXAMPLE
+
+CLEAN = {0, 1, 2, 3}
+
+
+@pytest.fixture(scope="module")
+def iteration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """iteration-1 of the example skill cut to 3 evals, made by `run` with the echo executor."""
+    root = tmp_path_factory.mktemp("fuzzcases")
+    skill = root / "acme-vpn"
+    shutil.copytree(EXAMPLE, skill)
+    evals_path = skill / "evals" / "evals.json"
+    evals = json.loads(evals_path.read_text())
+    evals["evals"] = evals["evals"][:3]
+    evals_path.write_text(json.dumps(evals))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(root / "ws"))
+    assert result.exit_code in CLEAN, result.output
+    return root / "ws" / "iteration-1"
+
+
+@pytest.fixture
+def it(iteration: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(iteration, tmp_path / "iteration-1"))
+
+
+@pytest.mark.parametrize("bounds", [[0.5], [0.1, 0.5, 0.9], []])
+@pytest.mark.parametrize("command", ["report", "gate"])
+def test_a_gates_interval_of_other_than_two_bounds_does_not_crash(it: Path, command: str, bounds: list[float]) -> None:
+    """Fuzzing (seed 1, case 852): a threshold's interval of one bound in benchmark.json's
+    statistics.gates made `report` raise IndexError (exit 70) in report.threshold_sentence."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    gates = bench["statistics"]["gates"]
+    assert gates
+    for gate in gates.values():
+        gate["interval"] = bounds
+    path.write_text(json.dumps(bench))
+    result = invoke(command, str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
