@@ -48,3 +48,45 @@ def test_a_gates_interval_of_other_than_two_bounds_does_not_crash(it: Path, comm
     path.write_text(json.dumps(bench))
     result = invoke(command, str(it))
     assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+@pytest.mark.parametrize("value", ["1e400", "-1e400"])
+@pytest.mark.parametrize("key", ["min_improvement_ratio", "max_avg_tokens"])
+def test_an_infinite_threshold_is_bad_input_naming_it(it: Path, tmp_path: Path, key: str, value: str) -> None:
+    """Fuzzing (seed 3, case 1218): min_improvement_ratio 1e400 (read as infinity) in the config
+    made `gate --config` raise ValueError (exit 70) in the ratio's sign-flip test (inf x 0 is NaN)."""
+    config = tmp_path / "benchmark_config.json"
+    config.write_text('{"trials_per_eval": 1, "thresholds": {"%s": %s}}' % (key, value))  # noqa: UP031 - JSON text
+    result = invoke("gate", str(it), "--config", str(config))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert key in result.output and "benchmark_config.json" in result.output
+
+
+@pytest.mark.parametrize("bounds", [[0.5], [0.1, 0.5, 0.9]])
+def test_a_trigger_split_interval_of_other_than_two_bounds_does_not_crash_report(it: Path, bounds: list[float]) -> None:
+    """Fuzzing (seed 3, case 1161): a Wilson interval of one bound in benchmark.json's
+    trigger_conditioned made `report` raise IndexError (exit 70) in report/loading._ci."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    split = bench.get("trigger_conditioned")
+    assert isinstance(split, dict), sorted(bench)
+    found = _set_wilson(split, bounds)
+    assert found > 0
+    path.write_text(json.dumps(bench))
+    result = invoke("report", str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def _set_wilson(data: object, bounds: list[float]) -> int:
+    """Set every `wilson` and `load_rate_wilson` interval under `data`; how many were set."""
+    found = 0
+    if isinstance(data, dict):
+        for k in list(data):
+            if k in ("wilson", "load_rate_wilson"):
+                data[k] = bounds
+                found += 1
+            else:
+                found += _set_wilson(data[k], bounds)
+    elif isinstance(data, list):
+        found += sum(_set_wilson(v, bounds) for v in data)
+    return found

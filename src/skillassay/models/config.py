@@ -12,13 +12,14 @@ from skillassay.models.base import ClosedSpecModel, schema_ref
 
 class Thresholds(ClosedSpecModel):
     """Numbers only (strict): "0.8" or true as a threshold is a mistake to name before the
-    trials run, not something to coerce."""
+    trials run, not something to coerce; and finite (1e400 reads as infinity: no limit is
+    written by leaving the key out)."""
 
-    min_pass_rate: float | None = Field(None, ge=0, le=1, strict=True)
-    max_avg_tokens: float | None = Field(None, ge=0, strict=True)
-    max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True)
-    min_improvement_ratio: float | None = Field(None, ge=0, strict=True)
-    max_avg_cost_usd: float | None = Field(None, ge=0, strict=True,
+    min_pass_rate: float | None = Field(None, ge=0, le=1, strict=True, allow_inf_nan=False)
+    max_avg_tokens: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    min_improvement_ratio: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    max_avg_cost_usd: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False,
                                            description="The with-skill arm's mean cost per trial, USD.")
 
 
