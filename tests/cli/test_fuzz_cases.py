@@ -90,3 +90,30 @@ def _set_wilson(data: object, bounds: list[float]) -> int:
     elif isinstance(data, list):
         found += sum(_set_wilson(v, bounds) for v in data)
     return found
+
+
+@pytest.fixture
+def skill(iteration: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(iteration.parent.parent / "acme-vpn", tmp_path / "acme-vpn"))
+
+
+def test_a_nul_in_the_eval_set_path_is_bad_input_naming_it(skill: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 1, case 2159): eval_set_path "a\\u0000b" in benchmark_config.json made `run`
+    raise ValueError (embedded null byte, exit 70) in run/preflight.find_evals."""
+    path = skill / "evals" / "benchmark_config.json"
+    config = json.loads(path.read_text())
+    config["eval_set_path"] = "a\u0000b"
+    path.write_text(json.dumps(config))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(tmp_path / "ws"))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert "eval_set_path" in result.output and "benchmark_config.json" in result.output
+
+
+def test_an_infinite_threshold_stops_run_before_any_trial(skill: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 2, case 2047): the same infinite min_improvement_ratio made `run` crash after
+    its trials."""
+    path = skill / "evals" / "benchmark_config.json"
+    path.write_text(path.read_text().replace('"min_improvement_ratio": 1.25', '"min_improvement_ratio": 1e400'))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(tmp_path / "ws"))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert "min_improvement_ratio" in result.output and not (tmp_path / "ws").exists()

@@ -66,6 +66,7 @@ class SandboxConfig(ClosedSpecModel):
                                                        "(e.g. /usr, for an image that borrows the host's tools).")
 
 
+NO_NUL = r"^[^\x00]*$"  # a path with a NUL byte cannot be opened: bad input, not a ValueError later
 MAX_SKILL_FILE_BYTES = 100 * 2**20  # the default of max_skill_file_bytes (store/layout.skill_file_problems)
 
 
@@ -73,7 +74,7 @@ class BenchmarkConfig(ClosedSpecModel):
     schema_: str | None = schema_ref()
     skill_name: str | None = None
     skill_path: str | None = None
-    eval_set_path: str | None = None
+    eval_set_path: str | None = Field(None, pattern=NO_NUL)
     trials_per_eval: int = Field(3, ge=1, le=10000)
     baseline_type: Literal["no_skill", "previous_version"] = "no_skill"
     previous_benchmark: str | None = None
