@@ -117,3 +117,15 @@ def test_an_infinite_threshold_stops_run_before_any_trial(skill: Path, tmp_path:
     result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(tmp_path / "ws"))
     assert not result.crashed and result.exit_code == 2, result.output
     assert "min_improvement_ratio" in result.output and not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize("value", [{}, [1]])
+def test_a_run_number_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: Path, value: object) -> None:
+    """Fuzzing (seed 2, cases 3179 and 3181): a dict as a run's run_number in benchmark.json made
+    `view --static` raise TypeError (unhashable, exit 70) in viewer/build._bench_results."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["runs"][0]["run_number"] = value
+    path.write_text(json.dumps(bench))
+    result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
