@@ -2,7 +2,9 @@
 `skillassay run` process (benchmarks/wholeproc.py) whose one trial's agent (the `command`
 executor running Python) writes FILES empty files into its work folder, then `view --static` on
 that iteration (its time budget must hold whatever the run holds). The agent's own time is timed
-apart (the same script writing into a scratch folder), so the tool's share is the difference.
+apart (the same script writing into a scratch folder), and the `run` process reports its own
+CPU time and peak memory at exit apart from its children's (the agents, the chart drawing): the
+tool's share is its own process, whatever the agents' file writing costs on a loaded machine.
 
     python benchmarks/many_outputs.py [--files N] [--dir D] [--profile]
 
@@ -39,6 +41,18 @@ def make_skill(root: Path) -> Path:
     return skill
 
 
+def reporting_own_usage(cmd: list[str], into: Path) -> list[str]:
+    """skillassay_cmd's `-c` program, writing at exit the process's own CPU seconds and peak RSS
+    and its waited-for children's CPU seconds to `into` (wait4 from outside sums the tree)."""
+    probe = ("import atexit, resource, sys\n"
+             "def _own():\n"
+             "    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+             f"    open({str(into)!r}, 'w').write(f'{{me.ru_utime + me.ru_stime}} {{me.ru_maxrss}} "
+             "{kids.ru_utime + kids.ru_stime}')\n"
+             "atexit.register(_own)\n")
+    return [cmd[0], "-c", probe + cmd[2], *cmd[3:]]
+
+
 def run_args(skill: Path, ws: Path, agent: Path, files: int) -> list[str]:
     argv = [sys.executable, "-S", str(agent), str(files)]
     return ["run", str(skill), "--executor", "command", "-o", "argv=" + json.dumps(argv), "--trials", "1",
@@ -67,10 +81,14 @@ def main() -> None:
     print(f"the agent alone (writing the files)   {alone:7.2f} s  CPU {agent_alone.cpu_seconds:.2f} s", flush=True)
 
     ws = root / "ws"
-    run = run_once(skillassay_cmd(*run_args(skill, ws, agent, args.files)), env)
+    own_file = root / "own-usage.txt"
+    run = run_once(reporting_own_usage(skillassay_cmd(*run_args(skill, ws, agent, args.files)), own_file), env)
+    own_cpu, own_kb, kids_cpu = (float(x) for x in own_file.read_text().split())
     print(f"skillassay run (1 trial each arm)     {run.seconds:7.2f} s  CPU {run.cpu_seconds:.2f} s  "
           f"peak RSS {run.peak_rss_mb:.0f} MB  (2 trials: the agents' share about {2 * alone:.1f} s, "
           f"CPU {2 * agent_alone.cpu_seconds:.2f} s)", flush=True)
+    print(f"  of which skillassay's own process   CPU {own_cpu:.2f} s  peak RSS {own_kb / 1024:.0f} MB; "
+          f"its children (the agents, the chart drawing) CPU {kids_cpu:.2f} s", flush=True)
     page = root / "page.html"
     view = run_once(skillassay_cmd("view", str(ws / "iteration-1"), "--static", str(page)), env)
     print(f"skillassay view --static              {view.seconds:7.2f} s  CPU {view.cpu_seconds:.2f} s  "

@@ -26,6 +26,7 @@ import argparse
 import collections
 import http.client
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -141,13 +142,15 @@ def crowd(server: Any, n: int, run_ids: list[str]) -> None:
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
+    load = os.getloadavg()  # the machine's, as `uptime` says it: the figures depend on it
     outcomes = collections.Counter(o for o, _ in results)
     times = sorted(s for o, s in results if o == "ok")
     p95 = times[min(len(times) - 1, int(0.95 * len(times)))] if times else float("nan")
     print(f"{n} readers at once (page, /api/index, {len(run_ids)} runs in turn): {outcomes.get('ok', 0)} answered, "
           f"{outcomes.get('reset', 0)} reset, {n - outcomes.get('ok', 0) - outcomes.get('reset', 0)} other; "
           f"median {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms, "
-          f"all done in {wall:.1f} s (goal: 0 resets, p95 < 1 s)" if times else f"{n} readers: {dict(outcomes)}")
+          f"all done in {wall:.1f} s (goal: 0 resets, p95 < 1 s); load average {' '.join(f'{x:.1f}' for x in load)}"
+          if times else f"{n} readers: {dict(outcomes)}")
 
 
 class Served:
@@ -155,7 +158,6 @@ class Served:
     share its GIL), on the port it prints."""
 
     def __init__(self, it: Path) -> None:
-        import os
         import re
 
         src = str(Path(__file__).resolve().parent.parent / "src")

@@ -292,6 +292,14 @@ def regression_result(comparison: dict, point_estimate: bool) -> ThresholdResult
                            [name(r) for r in bad], advice)
 
 
+def two_bounds(value: Any) -> list[float | None] | None:
+    """A recorded gate interval as [low, high] (None: unbounded on that side); anything else a
+    damaged benchmark.json holds there (one bound, three) is no interval, not an IndexError."""
+    if isinstance(value, list) and len(value) == 2 and all(b is None or isinstance(b, int | float) for b in value):
+        return [None if b is None else float(b) for b in value]
+    return None
+
+
 def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
              point_estimate: bool = False, comparison: dict | None = None,
              not_measured: Collection[str] = (), executor: str | None = None) -> GateResult:
@@ -337,9 +345,10 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             status, advice = ("PASS" if plain else "FAIL"), ""
         if status == "FAIL":
             advice = advice or "improve the skill on the evals listed, then re-run"
-        results.append(ThresholdResult(key, float(limit), value, status, sg.get("interval"),
+        interval = two_bounds(sg.get("interval"))
+        results.append(ThresholdResult(key, float(limit), value, status, interval,
                                        _responsible(bench, key, float(limit)) if status != "PASS" else [],
-                                       advice, reading=sg.get("reading") if sg.get("interval") else None))
+                                       advice, reading=sg.get("reading") if interval else None))
         if status == "FAIL" and not point_estimate and sg:
             # A benchmark.json written before the p-values were recorded: its FAIL stands as it was.
             # So does a FAIL recorded with a null p: the statistics give none where the figure has

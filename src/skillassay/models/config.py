@@ -13,13 +13,14 @@ from skillassay.models.base import ClosedSpecModel, schema_ref
 
 class Thresholds(ClosedSpecModel):
     """Numbers only (strict): "0.8" or true as a threshold is a mistake to name before the
-    trials run, not something to coerce."""
+    trials run, not something to coerce; and finite (1e400 reads as infinity: no limit is
+    written by leaving the key out)."""
 
-    min_pass_rate: float | None = Field(None, ge=0, le=1, strict=True)
-    max_avg_tokens: float | None = Field(None, ge=0, strict=True)
-    max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True)
-    min_improvement_ratio: float | None = Field(None, ge=0, strict=True)
-    max_avg_cost_usd: float | None = Field(None, ge=0, strict=True,
+    min_pass_rate: float | None = Field(None, ge=0, le=1, strict=True, allow_inf_nan=False)
+    max_avg_tokens: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    max_avg_duration_seconds: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    min_improvement_ratio: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False)
+    max_avg_cost_usd: float | None = Field(None, ge=0, strict=True, allow_inf_nan=False,
                                            description="The with-skill arm's mean cost per trial, USD.")
 
 
@@ -66,6 +67,7 @@ class SandboxConfig(ClosedSpecModel):
                                                        "(e.g. /usr, for an image that borrows the host's tools).")
 
 
+NO_NUL = r"^[^\x00]*$"  # a path with a NUL byte cannot be opened: bad input, not a ValueError later
 MAX_SKILL_FILE_BYTES = 100 * 2**20  # the default of max_skill_file_bytes (store/layout.skill_file_problems)
 
 
@@ -73,7 +75,7 @@ class BenchmarkConfig(ClosedSpecModel):
     schema_: str | None = schema_ref()
     skill_name: str | None = None
     skill_path: str | None = None
-    eval_set_path: str | None = None
+    eval_set_path: str | None = Field(None, pattern=NO_NUL)
     trials_per_eval: int = Field(3, ge=1, le=10000)
     baseline_type: Literal["no_skill", "previous_version"] = "no_skill"
     previous_benchmark: str | None = None

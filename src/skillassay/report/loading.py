@@ -17,7 +17,8 @@ CAVEAT = ("This split is observational: the agent chose when to load the skill, 
 
 
 def _ci(iv: list | None) -> str:
-    return f", CI {fmt(iv[0], 'pct')}–{fmt(iv[1], 'pct')}" if iv and None not in iv else ""
+    """Nothing for anything but two bounds (a damaged benchmark.json's one-bound list included)."""
+    return f", CI {fmt(iv[0], 'pct')}–{fmt(iv[1], 'pct')}" if isinstance(iv, list) and len(iv) == 2 and None not in iv else ""
 
 
 def group_text(g: dict[str, Any]) -> str:

@@ -82,7 +82,10 @@ def _bench_results(bench: dict[str, Any]) -> dict[tuple[str, str, Any], dict[str
     out = {}
     for run in as_list(bench.get("runs")):
         run = as_dict(run)
-        key = (str(run.get("eval_id")), str(run.get("configuration")), run.get("run_number"))
+        number = run.get("run_number")
+        if isinstance(number, dict | list):  # a damaged file's: matches no run folder (and is unhashable)
+            continue
+        key = (str(run.get("eval_id")), str(run.get("configuration")), number)
         out[key] = {"name": run.get("eval_name") or "", **as_dict(run.get("result"))}
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import socket
 import sys
 import threading
@@ -24,6 +25,7 @@ from skillassay.store.redact import disk_redactor
 from skillassay.viewer.build import benchmark_payload, build_index, index_payload, run_payload, safe_child
 from skillassay.viewer.page import csp, new_nonce, render_page
 from skillassay.viewer.render import warm_renderers
+from skillassay.viewer.run_cache import RunCache, run_dependencies
 from skillassay.viewer.served_file import masked_pieces, reach_of
 
 MAX_BODY = 1_000_000  # bytes of one feedback POST
@@ -72,6 +74,11 @@ class ViewerServer(ThreadingHTTPServer):
         self._benchmark: dict[str, Any] | None = None
         self._benchmark_lock = threading.Lock()  # its own: drawing must not hold up /api/index
         self._index_body: tuple[tuple[int, ...] | None, bytes] | None = None
+        # /api/run answers built once per run and checked against their files on each request;
+        # the page rendered once, with a placeholder where each answer gets its own nonce.
+        self.runs = RunCache(self._build_run)
+        self._nonce_slot = secrets.token_hex(16).encode("ascii")
+        self._page: bytes | None = None
         # Set once the background imports are over: matplotlib, asked to draw while another thread
         # is half-way through importing what the renderers pull in (IPython where installed),
         # reads the half-made module and raises (a 500 on /api/benchmark, seen in CI).
@@ -111,6 +118,21 @@ class ViewerServer(ThreadingHTTPServer):
                 self._index_body = (stamp, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
             return self._index_body[1]
 
+    def _build_run(self, run_id: str) -> tuple[bytes, tuple[str, ...] | None] | None:
+        payload = run_payload(self.index, run_id, self.previous, served=True)
+        if payload is None:
+            return None
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        return body, run_dependencies(self.index, run_id, payload, self.previous)
+
+    def page(self, nonce: str) -> bytes:
+        """The page with `nonce` in its CSP slots (rendering it each time was ~2 ms of CPU)."""
+        if self._page is None:
+            title = f"{self.bench.get('skill_name') or 'skill'} · {self.iteration_dir.name}"
+            self._page = render_page(title=title, mode="served", boot={},
+                                     nonce=self._nonce_slot.decode("ascii")).encode("utf-8")
+        return self._page.replace(self._nonce_slot, nonce.encode("ascii"))
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A reader that went away mid-answer is one quiet line, not a traceback; anything else
         is a bug and keeps the standard report."""
@@ -139,6 +161,13 @@ class ViewerHandler(BaseHTTPRequestHandler):
     sys_version = ""
 
     sent_body = False  # set once a streamed body has started: no error status can follow it
+    # Headers and a small body leave in one send (unbuffered, each header block and body was its
+    # own: a thread more to wake among a crowd's); big bodies and streamed files pass through.
+    wbufsize = 1 << 16
+    # Keep-alive: a tab's page, index and runs share one connection (every answer but a streamed
+    # file and an error says its length). An idle connection is closed after `timeout` seconds.
+    protocol_version = "HTTP/1.1"
+    timeout = 30
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the terminal belongs to the user."""
@@ -165,7 +194,9 @@ class ViewerHandler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str) -> None:
-        self._json({"error": message}, status)
+        """Closes the connection: a refused request's body may not have been read."""
+        self._send(status, json.dumps({"error": message}, ensure_ascii=False).encode("utf-8"),
+                   "application/json; charset=utf-8", {"Connection": "close"})
 
     def _check_host(self) -> None:
         """Refuse other Host names (DNS rebinding) and cross-site Origins on every request."""
@@ -208,9 +239,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
 
     def _page(self, _query: dict[str, str]) -> None:
         nonce = new_nonce()
-        title = f"{self.server.bench.get('skill_name') or 'skill'} · {self.server.iteration_dir.name}"
-        html = render_page(title=title, mode="served", boot={}, nonce=nonce)
-        self._send(200, html.encode("utf-8"), "text/html; charset=utf-8",
+        self._send(200, self.server.page(nonce), "text/html; charset=utf-8",
                    {"Content-Security-Policy": csp(nonce, served=True) + "; frame-ancestors 'none'",
                     "X-Frame-Options": "DENY"})
 
@@ -218,10 +247,11 @@ class ViewerHandler(BaseHTTPRequestHandler):
         self._send(200, self.server.index_body(), "application/json; charset=utf-8")
 
     def _run(self, query: dict[str, str]) -> None:
-        payload = run_payload(self.server.index, query.get("id", ""), self.server.previous, served=True)
-        if payload is None:
+        run_id = query.get("id", "")
+        body = self.server.runs.get(run_id) if run_id in self.server.index.by_id else None
+        if body is None:
             raise HTTPError(404, "no such run")
-        self._json(payload)
+        self._send(200, body, "application/json; charset=utf-8")
 
     def _file(self, query: dict[str, str]) -> None:
         """One output file of a known run, as a download, never rendered by the browser."""

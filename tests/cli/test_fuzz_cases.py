@@ -1,0 +1,131 @@
+"""Crashes (exit 70) scripts/fuzz.py --level cli found after issue 40's first round of fixes, each
+reproduced on a workspace made by `run`; the earlier ones are in test_fuzz_exit70.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_runner import invoke
+from repo_paths import EXAMPLE
+
+CLEAN = {0, 1, 2, 3}
+
+
+@pytest.fixture(scope="module")
+def iteration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """iteration-1 of the example skill cut to 3 evals, made by `run` with the echo executor."""
+    root = tmp_path_factory.mktemp("fuzzcases")
+    skill = root / "acme-vpn"
+    shutil.copytree(EXAMPLE, skill)
+    evals_path = skill / "evals" / "evals.json"
+    evals = json.loads(evals_path.read_text())
+    evals["evals"] = evals["evals"][:3]
+    evals_path.write_text(json.dumps(evals))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(root / "ws"))
+    assert result.exit_code in CLEAN, result.output
+    return root / "ws" / "iteration-1"
+
+
+@pytest.fixture
+def it(iteration: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(iteration, tmp_path / "iteration-1"))
+
+
+@pytest.mark.parametrize("bounds", [[0.5], [0.1, 0.5, 0.9], []])
+@pytest.mark.parametrize("command", ["report", "gate"])
+def test_a_gates_interval_of_other_than_two_bounds_does_not_crash(it: Path, command: str, bounds: list[float]) -> None:
+    """Fuzzing (seed 1, case 852): a threshold's interval of one bound in benchmark.json's
+    statistics.gates made `report` raise IndexError (exit 70) in report.threshold_sentence."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    gates = bench["statistics"]["gates"]
+    assert gates
+    for gate in gates.values():
+        gate["interval"] = bounds
+    path.write_text(json.dumps(bench))
+    result = invoke(command, str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+@pytest.mark.parametrize("value", ["1e400", "-1e400"])
+@pytest.mark.parametrize("key", ["min_improvement_ratio", "max_avg_tokens"])
+def test_an_infinite_threshold_is_bad_input_naming_it(it: Path, tmp_path: Path, key: str, value: str) -> None:
+    """Fuzzing (seed 3, case 1218): min_improvement_ratio 1e400 (read as infinity) in the config
+    made `gate --config` raise ValueError (exit 70) in the ratio's sign-flip test (inf x 0 is NaN)."""
+    config = tmp_path / "benchmark_config.json"
+    config.write_text('{"trials_per_eval": 1, "thresholds": {"%s": %s}}' % (key, value))  # noqa: UP031 - JSON text
+    result = invoke("gate", str(it), "--config", str(config))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert key in result.output and "benchmark_config.json" in result.output
+
+
+@pytest.mark.parametrize("bounds", [[0.5], [0.1, 0.5, 0.9]])
+def test_a_trigger_split_interval_of_other_than_two_bounds_does_not_crash_report(it: Path, bounds: list[float]) -> None:
+    """Fuzzing (seed 3, case 1161): a Wilson interval of one bound in benchmark.json's
+    trigger_conditioned made `report` raise IndexError (exit 70) in report/loading._ci."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    split = bench.get("trigger_conditioned")
+    assert isinstance(split, dict), sorted(bench)
+    found = _set_wilson(split, bounds)
+    assert found > 0
+    path.write_text(json.dumps(bench))
+    result = invoke("report", str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def _set_wilson(data: object, bounds: list[float]) -> int:
+    """Set every `wilson` and `load_rate_wilson` interval under `data`; how many were set."""
+    found = 0
+    if isinstance(data, dict):
+        for k in list(data):
+            if k in ("wilson", "load_rate_wilson"):
+                data[k] = bounds
+                found += 1
+            else:
+                found += _set_wilson(data[k], bounds)
+    elif isinstance(data, list):
+        found += sum(_set_wilson(v, bounds) for v in data)
+    return found
+
+
+@pytest.fixture
+def skill(iteration: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(iteration.parent.parent / "acme-vpn", tmp_path / "acme-vpn"))
+
+
+def test_a_nul_in_the_eval_set_path_is_bad_input_naming_it(skill: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 1, case 2159): eval_set_path "a\\u0000b" in benchmark_config.json made `run`
+    raise ValueError (embedded null byte, exit 70) in run/preflight.find_evals."""
+    path = skill / "evals" / "benchmark_config.json"
+    config = json.loads(path.read_text())
+    config["eval_set_path"] = "a\u0000b"
+    path.write_text(json.dumps(config))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(tmp_path / "ws"))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert "eval_set_path" in result.output and "benchmark_config.json" in result.output
+
+
+def test_an_infinite_threshold_stops_run_before_any_trial(skill: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 2, case 2047): the same infinite min_improvement_ratio made `run` crash after
+    its trials."""
+    path = skill / "evals" / "benchmark_config.json"
+    path.write_text(path.read_text().replace('"min_improvement_ratio": 1.25', '"min_improvement_ratio": 1e400'))
+    result = invoke("run", str(skill), "--executor", "echo", "--trials", "1", "--workspace", str(tmp_path / "ws"))
+    assert not result.crashed and result.exit_code == 2, result.output
+    assert "min_improvement_ratio" in result.output and not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize("value", [{}, [1]])
+def test_a_run_number_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: Path, value: object) -> None:
+    """Fuzzing (seed 2, cases 3179 and 3181): a dict as a run's run_number in benchmark.json made
+    `view --static` raise TypeError (unhashable, exit 70) in viewer/build._bench_results."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["runs"][0]["run_number"] = value
+    path.write_text(json.dumps(bench))
+    result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
