@@ -10,15 +10,13 @@ import pytest
 from budget_support import arm_totals, budget_suite, cost_range, graded_usages
 from cli_runner import invoke
 
-from tests.executors.test_openai_api import llama_server  # noqa: F401 - the session's real server
-
 pytestmark = pytest.mark.model
 PRICE = 10.0  # USD per million tokens, in and out
 CEILING = 3000  # token_budget: a trial's worst case is 3000 tokens x $10/M = $0.03
 
 
 def test_priced_trials_budget_and_estimate_against_llama_server(
-        llama_server: str, example_skill: Path, tmp_path: Path,  # noqa: F811
+        llama_server: str, example_skill: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
