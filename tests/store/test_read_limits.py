@@ -5,10 +5,10 @@ missing; read_plain_run takes the same run at the limit and hands the one past i
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from iteration_factory import read_plain
 
 from skillassay.store import read
 
@@ -24,14 +24,6 @@ def run_with(tmp_path: Path, key: str, value: float) -> Path:
     return run
 
 
-def plain(run: Path) -> read.PlainRun | None:
-    fd = os.open(run.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        return read.read_plain_run(fd, run.name)
-    finally:
-        os.close(fd)
-
-
 def test_the_table_holds_every_duration_key_at_a_billion_seconds() -> None:
     assert {k: v / SECONDS[k] for k, v in read.DURATION_LIMITS.items()} == dict.fromkeys(SECONDS, 1e9)
 
@@ -44,7 +36,7 @@ def test_both_paths_take_a_duration_at_its_limit(tmp_path: Path, key: str, sign:
     record, issues = read.read_trial(str(run), 1, "one", "with_skill", 1)
     assert record is not None and not issues
     assert record.duration_seconds == value / SECONDS[key]
-    taken = plain(run)
+    taken = read_plain(run)
     assert taken is not None and taken.figures.duration == record.duration_seconds
 
 
@@ -57,4 +49,4 @@ def test_past_its_limit_read_trial_reports_it_missing_and_the_plain_path_hands_i
     record, issues = read.read_trial(str(run), 1, "one", "with_skill", 1)
     assert record is not None and record.duration_seconds is None
     assert [i.message for i in issues] == [f"$.{key}: unexpected value {value!r}; reported as missing"]
-    assert plain(run) is None
+    assert read_plain(run) is None
