@@ -33,6 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run every tier (model, ray, browser, agent_cli, sim, sandbox, slow), not only the fast one")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the slow tiers unless --all or an explicit -m says otherwise: a plain `pytest`
     is the fast tier a developer runs after every change."""
