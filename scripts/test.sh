@@ -40,4 +40,5 @@ ruff check src tests benchmarks scripts
 lint-imports  # the pipeline's layering and no import cycles (contracts in pyproject.toml)
 mypy
 # Twice the cores: most tests wait on subprocesses, servers and agent CLIs rather than compute.
-python3 -m pytest --all -n "$(( $(nproc) * 2 ))" -p no:cacheprovider -q "$@"
+# --durations: the log names the slowest tests, so a test that grows shows up in CI.
+python3 -m pytest --all -n "$(( $(nproc) * 2 ))" -p no:cacheprovider -q --durations=20 "$@"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from llama_server_support import llama_server  # noqa: F401 - one real OpenAI-compatible server per worker
 
 if TYPE_CHECKING:  # imported in the fixtures: the viewer pulls in matplotlib, which most tests never need
     from skillassay.viewer.server import ViewerServer
@@ -32,9 +33,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run every tier (model, ray, browser, agent_cli, sim, sandbox, slow), not only the fast one")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the slow tiers unless --all or an explicit -m says otherwise: a plain `pytest`
     is the fast tier a developer runs after every change."""
+    group_shared_state(items)
     if config.getoption("all_tiers") or config.getoption("markexpr"):
         return
     kept, slow = [], []
@@ -47,6 +50,47 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _DESELECTED = pytest.StashKey[int]()
+TESTS = Path(__file__).resolve().parent
+
+
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """The module- and session-scoped fixtures of this suite (not pytest's) the test uses, named
+    by scope: a session fixture by its name, a module fixture by its module and name."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    found = []
+    for name in info.names_closure:
+        defs = info.name2fixturedefs.get(name)
+        if not defs or defs[-1].scope not in ("module", "session"):
+            continue
+        code = getattr(defs[-1].func, "__code__", None)
+        if code is None or not Path(code.co_filename).resolve().is_relative_to(TESTS):
+            continue  # pytest's and its plugins' own (tmp_path_factory, worker_id)
+        found.append(name if defs[-1].scope == "session" else f"{item.nodeid.split('::')[0]}::{name}")
+    return found
+
+
+def group_shared_state(items: list[pytest.Item]) -> None:
+    """Tests that share an expensive fixture of wider scope (sample workspaces built by real runs,
+    a Ray cluster, a llama.cpp server, a docker daemon, a venv with skillassay installed) go to one
+    xdist group, so with `--dist loadgroup` (pyproject.toml) one worker builds it once instead of
+    every worker that happens to draw one of its tests. Tests sharing any such fixture are
+    one group (union-find over the fixtures)."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    uses = [(item, _shared_fixtures(item)) for item in items]
+    for _, names in uses:
+        for other in names[1:]:
+            parent[root(other)] = root(names[0])
+    for item, names in uses:
+        if names:
+            item.add_marker(pytest.mark.xdist_group(root(names[0])))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -24,16 +24,18 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import ThreadingHTTPServer
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
+
+from loopback_server import LoopbackServer
 
 LIMIT = 65_536
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 
 
 @dataclass
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     repository: str
     tokens: dict[str, str]  # token -> "write" | "read"
     pulls: dict[int, str] = field(default_factory=dict)  # pull request number -> head sha
@@ -42,12 +44,11 @@ class FakeGitHub:
     server: ThreadingHTTPServer | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 1000
+    methods: ClassVar[tuple[str, ...]] = ("GET", "POST", "PATCH")
 
     @property
     def url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     def add_comment(self, pr: int, body: str, user: dict[str, Any] | None = None) -> dict[str, Any]:
         """A comment already on the pull request (a person's, or an earlier run's)."""
@@ -113,48 +114,14 @@ class FakeGitHub:
                                f'&page={page + 1}>; rel="next"')
         return 200, [_public(c) for c in chunk], headers
 
-    def start(self) -> Self:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _serve(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = "<not json>"
-                status, payload, extra = fake.handle(self.command, self.path,
-                                                     {k.lower(): v for k, v in self.headers.items()}, body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("X-GitHub-Api-Version-Selected", "2022-11-28")
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PATCH = _serve
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = "<not json>"
+        status, payload, extra = self.handle(method, path, headers, body)
+        return status, {"Content-Type": "application/json; charset=utf-8",
+                        "X-GitHub-Api-Version-Selected": "2022-11-28", **extra}, json.dumps(payload).encode()
 
 
 def _now() -> str:

@@ -3,11 +3,13 @@ tests: each trial is a letter, P pass, F fail, E error, T timeout."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from skillassay.analyze.arms import Arms
 from skillassay.analyze.benchmark import build_benchmark
 from skillassay.models import Thresholds
+from skillassay.store import read
 from skillassay.store.jsonio import write_json
 from skillassay.workflows.compare_on_disk import load_iteration_records
 
@@ -48,3 +50,13 @@ def write_iteration(workspace: Path, n: int, evals: dict[int, tuple[str, str]],
                             arms=Arms("with_skill", "without_skill"))
     write_json(it / "benchmark.json", bench)
     return it
+
+
+def read_plain(run: Path) -> read.PlainRun | None:
+    """store.read.read_plain_run on one run folder, opened relative to its parent as
+    `aggregate` does."""
+    fd = os.open(run.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        return read.read_plain_run(fd, run.name)
+    finally:
+        os.close(fd)

@@ -6,7 +6,11 @@ When the script runs out, the server answers 400 (a client error, so no client r
 records the failure; so does any request the fake's `validate` rejects. `assert_clean()` then
 fails the test: a client that calls more often than it should, or speaks the protocol wrongly,
 must not pass silently. Each fake keeps its protocol (validation, reply and error shapes,
-response headers) in its own module, by overriding the hooks below."""
+response headers) in its own module, by overriding the hooks below.
+
+LoopbackServer is the serve loop itself (an ephemeral 127.0.0.1 port, one daemon thread, every
+request handed to `respond`), shared by these fakes, fake_github_api and the sandbox tests'
+stand-in provider (sandbox_support.Upstream)."""
 
 from __future__ import annotations
 
@@ -17,8 +21,62 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
 
 
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 (an ephemeral port) that hands every request of
+    `methods` to `respond` and sends what it returns; a context manager."""
+
+    server: ThreadingHTTPServer | None = None
+    methods: ClassVar[tuple[str, ...]] = ("POST",)
+
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body) for one request; `headers` come lower-cased."""
+        raise NotImplementedError
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
+
+    def start(self) -> Self:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _serving(self))
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serving(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            status, headers, body = owner.respond(self.command, self.path,
+                                                  {k.lower(): v for k, v in self.headers.items()}, raw)
+            self.send_response(status)
+            for name, value in {"content-length": str(len(body)), **headers}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            """Silenced; the fakes record what they need."""
+
+    for method in owner.methods:
+        setattr(Handler, f"do_{method}", Handler._serve)
+    return Handler
+
+
 @dataclass
-class ScriptedAPI:
+class ScriptedAPI(LoopbackServer):
     script: list[Any]
     requests: list[Any] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -56,25 +114,7 @@ class ScriptedAPI:
 
     @property
     def base_url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}{self.url_suffix}"
-
-    def start(self) -> Self:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"http://127.0.0.1:{self.port}{self.url_suffix}"
 
     def assert_clean(self) -> None:
         """Fail the test on any protocol violation or unscripted call, then on leftovers."""
@@ -94,29 +134,9 @@ class ScriptedAPI:
             item = self.script.pop(0)
         return self.reply(item, body)
 
-
-def _handler_for(fake: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.split("?")[0] != fake.route:
-                self._send(404, fake.error_body(404, fake.not_found(self.path)))
-                return
-            length = int(self.headers.get("content-length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = fake.answer({k.lower(): v for k, v in self.headers.items()}, body)
-            self._send(status, payload)
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for name, value in fake.response_headers(status).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            """Silenced; every request is recorded in fake.requests instead."""
-
-    return Handler
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if path.split("?")[0] != self.route:
+            status, payload = 404, self.error_body(404, self.not_found(path))
+        else:
+            status, payload = self.answer(headers, json.loads(raw or b"{}"))
+        return status, {"content-type": "application/json", **self.response_headers(status)}, json.dumps(payload).encode()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -34,3 +36,22 @@ def wait_for(condition: Callable[[], bool], timeout: float, proc: subprocess.Pop
             raise AssertionError(f"{what} ended early ({proc.returncode}): {proc.communicate()[1]}")
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def interrupt_when(ready: Callable[[], bool], proc: subprocess.Popen[str], what: str = "the run",
+                   presses: int = 1, timeout: float = 120) -> tuple[float, str]:
+    """Once `ready()` holds, Ctrl-C as a terminal sends it (SIGINT to the whole group of `proc`),
+    `presses` times 0.3 s apart; (seconds from the last press until `proc` ended, its stderr).
+    The group is killed if anything here fails, so no agent outlives a failing test."""
+    try:
+        wait_for(ready, timeout, proc, what)
+        for press in range(presses):
+            if press:
+                time.sleep(0.3)
+            sent = time.monotonic()
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        return time.monotonic() - sent, err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -1,15 +1,18 @@
 """What the sandbox tests share: a hostile agent's shell script that tries every escape issue 33
-names, and how to read, from the host, which of them worked."""
+names, and how to read, from the host, which of them worked; and a stand-in provider for the
+metering proxy's tests (Upstream)."""
 
 from __future__ import annotations
 
 import contextlib
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer
 
 from skillassay.sandbox import bwrap
 
@@ -17,6 +20,23 @@ KEY_VAR = "ANTHROPIC_API_KEY"
 KEY = "sk-ant-sandbox-test-key-0123456789"
 
 needs_bwrap = pytest.mark.skipif(bwrap.works() is not None, reason=f"bwrap cannot run here: {bwrap.works()}")
+
+
+@dataclass
+class Upstream(LoopbackServer):
+    """A loopback stand-in for the provider behind the metering proxy: records every request that
+    reached it (path, lower-cased headers, body) and answers each with `answer` as `content_type`."""
+
+    answer: bytes
+    content_type: str = "application/json"
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        self.seen.append({"path": path, "headers": headers, "body": raw})
+        return 200, {"Content-Type": self.content_type}, self.answer
+
+    def url(self, prefix: str = "") -> str:
+        return f"http://127.0.0.1:{self.port}{prefix}"
 
 
 @dataclass

@@ -149,7 +149,7 @@ def test_warn_only_reports_without_failing_the_job(tmp_path: Path, checkout: Pat
     assert "Reported only (`warn-only`)" in body and "**Regressed:** eval-1 (server-port) 3/3 → 0/3" in body
 
     runner, out = run_action(tmp_path / "runner2", checkout, venv, github, "pull_request", "c" * 40, {}, run_id=3)
-    assert runner.steps[-1].outcome == "failure" and "::error::" in runner.steps[-1].output
+    assert runner.steps[-1].outcome == "failure" and "::error::" in runner.steps[-1].output, _failed(runner)
 
 
 def test_forks(tmp_path: Path, checkout: Path, venv: Path, github: FakeGitHub) -> None:

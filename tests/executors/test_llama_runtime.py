@@ -16,7 +16,6 @@ from cli_runner import cli
 from skillassay.executors import ExecutorSettings, TrialRequest
 from skillassay.executors.local import LocalExecutor, _models
 from skillassay.run.engine import RunRequest, run_benchmark
-from skillassay.spec.skill import load_skill
 
 
 def available_cpus() -> int:
@@ -54,32 +53,19 @@ def test_the_model_runs_on_every_available_cpu(example_skill: Path, tmp_path: Pa
 
 
 @pytest.mark.model
-def test_answers_do_not_depend_on_threads_or_batch_size(example_skill: Path, tmp_path: Path) -> None:
-    """The whole prompt is decoded in one batch whatever the batch size allowed (up to the
-    context), and the thread count only splits the same arithmetic: identical answers."""
-    skill = load_skill(example_skill)
-    prompts = [e["prompt"] for e in json.loads((example_skill / "evals/evals.json").read_text())["evals"]][:4]
-    answers = []
-    for options in ({"n_threads": 1, "n_batch": 512}, {"n_threads": 2}):
-        ex = LocalExecutor(ExecutorSettings(temperature=0.7, max_tokens=32, options=options))
-        answers.append([ex.run(TrialRequest(prompt=p, workdir=tmp_path, skill=arm, seed=7 + i,
-                                            settings=ex.settings)).final_text
-                        for i, p in enumerate(prompts) for arm in (skill, None)])
-    assert answers[0] == answers[1]
-
-
-@pytest.mark.model
 def test_the_examples_gate_is_the_same_under_two_thread_and_batch_settings(example_skill: Path,
                                                                            tmp_path: Path) -> None:
-    """The README's demo (examples/acme-vpn as shipped, every eval and gate; 2 trials per arm
+    """The README's demo (examples/acme-vpn as shipped, every eval and gate; 1 trial per arm
     instead of 3 to save CPU) run with one thread and a 512-token batch, then with two threads
-    and the default batch (the whole context): every answer, hence the gate, is the same;
-    iteration.json says how each ran."""
+    and the default batch (the whole context): every answer, hence the gate, is the same (the
+    whole prompt is decoded in one batch whatever the batch size allowed, and the thread count
+    only splits the same arithmetic); iteration.json says how each ran. (This also holds what a
+    separate test of 8 executor calls under the same two settings asked, at 2x its CPU.)"""
     outcomes, answers = [], []
     for i, options in enumerate(({"n_threads": 1, "n_batch": 512}, {"n_threads": 2})):
         ws = tmp_path / f"ws{i}"
         _models.clear()
-        outcome = run_benchmark(RunRequest(skill_dir=example_skill, executor="local", workspace=ws, trials=2,
+        outcome = run_benchmark(RunRequest(skill_dir=example_skill, executor="local", workspace=ws, trials=1,
                                            executor_options=options))
         outcomes.append(outcome)
         answers.append({p.relative_to(ws).as_posix(): p.read_text() for p in sorted(ws.glob("iteration-1/eval-*/*/run-*/outputs/answer.md"))})
@@ -88,7 +74,7 @@ def test_the_examples_gate_is_the_same_under_two_thread_and_batch_settings(examp
         assert runtime["n_batch"] == options.get("n_batch", 2048) and runtime["n_ubatch"] == runtime["n_batch"]
         assert len(runtime["model_sha256"]) == 64 and runtime["llama_cpp_python"]
         assert "AVX" in runtime["system_info"] or "NEON" in runtime["system_info"]
-    assert answers[0] == answers[1] and len(answers[0]) == 32
+    assert answers[0] == answers[1] and len(answers[0]) == 16
     assert outcomes[0].gate.headline() == outcomes[1].gate.headline()
     assert outcomes[0].gate.exit_code == outcomes[1].gate.exit_code
     # every figure but the durations (wall time) is computed from the same answers

@@ -177,11 +177,12 @@ def test_grade_refuses_a_judge_below_the_floor(fake_api, example_skill: Path, tm
 @pytest.mark.model
 def test_judge_check_measures_the_embedded_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedded judge for real on a balanced quick look at the labelled cases (all 56 take
-    6-11 minutes here): its agreement, its interval and the note that it is a tiny model; it
-    writes nothing (no cache entry) without --save, and a quick look cannot be saved."""
+    6-11 minutes here; the smallest look, one case of each verdict, is enough for what is
+    asserted): its agreement, its interval and the note that it is a tiny model; it writes
+    nothing (no cache entry) without --save, and a quick look cannot be saved."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out_file = tmp_path / "local.json"
-    n = 6
+    n = 2
     result = cli(["judge-check", "--judge", "local", "--cases", str(n), "--output", str(out_file)])
     assert result.exit_code in (0, 1), result.output
     measured = json.loads(out_file.read_text())

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from budget_support import arm_totals, budget_suite, cost_range, graded_usages
 from cli_runner import invoke
 from fake_openai_api import FakeOpenAI
 
@@ -85,17 +86,8 @@ def test_scheduler_never_passes_the_budget(concurrency: int) -> None:
 
 
 def write_config(skill: Path, extra: dict) -> None:
-    path = skill / "evals" / "benchmark_config.json"
-    config = json.loads(path.read_text())
-    config.update({"executor": "openai", "model": "fake-model", "max_tokens": None, "temperature": None,
-                   "prices": {"fake-model": {"input": PRICE, "output": PRICE}},
-                   "thresholds": {"min_pass_rate": 0.3}}, **extra)
-    path.write_text(json.dumps(config))
-
-
-def trial_costs(ws: Path) -> list[dict]:
-    return [json.loads(p.read_text())["usage"] for p in sorted(ws.glob("iteration-*/*/*/run-*/outputs/metrics.json"))
-            if (p.parent.parent / "grading.json").is_file()]
+    budget_suite(skill, executor="openai", model="fake-model", max_tokens=None, temperature=None,
+                 prices={"fake-model": {"input": PRICE, "output": PRICE}}, **extra)
 
 
 @pytest.fixture
@@ -118,25 +110,23 @@ def test_budget_below_the_plan_stops_within_it_and_a_higher_budget_resumes(examp
     assert "32 to run" in plan.flat and not ws.exists()  # nothing written
     first = invoke(*args, "--max-cost", "1.0")
     assert first.exit_code == 3, first.output
-    usages = trial_costs(ws)
+    usages = graded_usages(ws)
     spent = sum(u["cost_usd"] for u in usages)
     assert {u["cost_source"] for u in usages} == {"priced"}
     assert 0 < spent <= 1.0 and len(usages) < 32
     assert "max_cost_usd" in first.flat and "more would finish the plan" in first.flat
     bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
-    totals = sum(c["total_usd"] for c in bench["cost"]["configurations"].values())
-    assert totals == pytest.approx(spent, abs=1e-9)  # the arm totals are the trials' costs
+    assert arm_totals(ws) == pytest.approx(spent, abs=1e-9)  # the arm totals are the trials' costs
     assert any("budget" in n for n in bench["notes"])
     # the estimate now comes from the trials that ran, and brackets what the rest costs
     rest = invoke(*args, "--dry-run")
     assert "earlier iterations' per-trial costs" in rest.flat, rest.output
     second = invoke(*args, "--max-cost", "5")
     assert second.exit_code != 3 or "max_cost_usd" not in second.flat, second.output
-    usages = trial_costs(ws)
+    usages = graded_usages(ws)
     assert len(usages) == 32 and not (ws / "iteration-2").exists()  # resumed, not restarted
     assert sum(u["cost_usd"] for u in usages) == pytest.approx(32 * PER_TRIAL)
-    bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
-    assert sum(c["total_usd"] for c in bench["cost"]["configurations"].values()) == pytest.approx(32 * PER_TRIAL)
+    assert arm_totals(ws) == pytest.approx(32 * PER_TRIAL)
 
 
 def test_dry_run_brackets_the_cost_of_the_run_that_follows(example_skill: Path, tmp_path: Path,
@@ -147,10 +137,9 @@ def test_dry_run_brackets_the_cost_of_the_run_that_follows(example_skill: Path, 
             "-o", "token_budget=100"]
     plan = invoke(*args, "--dry-run")
     assert plan.exit_code == 0 and not ws.exists()
-    line = next(x for x in plan.output.splitlines() if x.startswith("cost: "))
-    low, high = (float(v.strip("$,")) for v in line.split()[1].split(".."))
+    low, high = cost_range(plan.output)
     assert invoke(*args).exit_code in (0, 1, 3)
-    actual = sum(u["cost_usd"] for u in trial_costs(ws))
+    actual = sum(u["cost_usd"] for u in graded_usages(ws))
     assert low <= actual <= high, (low, actual, high)
 
 
@@ -161,7 +150,7 @@ def test_max_cost_from_the_config_and_a_bad_one_is_refused(example_skill: Path, 
     args = ["run", str(example_skill), "--workspace", str(ws), "--trials", "1", "-o", f"base_url={api.base_url}"]
     got = invoke(*args)
     assert got.exit_code == 3, got.output
-    assert sum(u["cost_usd"] for u in trial_costs(ws)) <= 0.3
+    assert sum(u["cost_usd"] for u in graded_usages(ws)) <= 0.3
     bad = invoke(*args, "--max-cost", "0")
     assert bad.exit_code == 2 and "--max-cost" in bad.output
 
@@ -172,6 +161,6 @@ def test_adaptive_rounds_stop_at_the_budget(example_skill: Path, tmp_path: Path,
     got = invoke("run", str(example_skill), "--workspace", str(ws), "-o", f"base_url={api.base_url}",
                  "--concurrency", "2", "--max-cost", "0.5")
     assert got.exit_code == 3, got.output
-    usages = trial_costs(ws)
+    usages = graded_usages(ws)
     assert 0 < sum(u["cost_usd"] for u in usages) <= 0.5 and len(usages) < 16  # inside the first round
     assert "max_cost_usd" in got.flat

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from budget_support import arm_totals, budget_suite, cost_range, graded_usages
 from cli_runner import invoke
 from fake_model_api import FakeModelAPI, Reply
 
@@ -17,31 +18,14 @@ pytestmark = [pytest.mark.agent_cli,
 FAKE_KEY = "sk-ant-fake-test-key-0123456789"
 
 
-def small_suite(example_skill: Path) -> None:
-    """Two evals of the example skill, one trial each per arm: four trials."""
-    evals_path = example_skill / "evals" / "evals.json"
-    evals = json.loads(evals_path.read_text())
-    evals["evals"] = evals["evals"][:2]
-    evals_path.write_text(json.dumps(evals))
-    config_path = example_skill / "evals" / "benchmark_config.json"
-    config = json.loads(config_path.read_text())
-    config.update({"executor": "claude-code", "model": "claude-sonnet-4-5", "max_tokens": None,
-                   "temperature": None, "trials_per_eval": 1, "thresholds": {"min_pass_rate": 0.3}})
-    config_path.write_text(json.dumps(config))
-
-
-def graded_usages(ws: Path) -> list[dict]:
-    return [json.loads(p.read_text())["usage"] for p in sorted(ws.glob("iteration-*/*/*/run-*/outputs/metrics.json"))
-            if (p.parent.parent / "grading.json").is_file()]
-
-
 def test_claude_code_costs_sum_to_the_arm_totals_and_the_budget_holds(
         example_skill: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     monkeypatch.delenv("CLAUDECODE", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    small_suite(example_skill)
+    budget_suite(example_skill, evals=2, executor="claude-code", model="claude-sonnet-4-5", max_tokens=None,
+                 temperature=None, trials_per_eval=1)  # four trials
     ws = tmp_path / "ws"
     script = [Reply(text="The server listens on port 4433.", input_tokens=1000, output_tokens=200)] * 8
     with FakeModelAPI(script) as api:
@@ -55,8 +39,7 @@ def test_claude_code_costs_sum_to_the_arm_totals_and_the_budget_holds(
         assert 0 < spent <= 0.015 and len(usages) == 2, usages
         assert "max_cost_usd" in first.flat
         estimate = invoke(*args, "--dry-run")
-        line = next(x for x in estimate.output.splitlines() if x.startswith("cost: "))
-        low, high = (float(v.strip("$,")) for v in line.split()[1].split(".."))
+        low, high = cost_range(estimate.output)
         second = invoke(*args, "--max-cost", "1")
         assert "max_cost_usd" not in second.flat, second.output
     usages = graded_usages(ws)
@@ -66,5 +49,4 @@ def test_claude_code_costs_sum_to_the_arm_totals_and_the_budget_holds(
     bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
     assert {cfg: sum(r["configuration"] == cfg for r in bench["runs"]) for cfg in bench["cost"]["configurations"]} \
         == {"with_skill": 2, "without_skill": 2}
-    assert sum(a["total_usd"] for a in bench["cost"]["configurations"].values()) == \
-        pytest.approx(sum(u["cost_usd"] for u in usages), abs=1e-9)
+    assert arm_totals(ws) == pytest.approx(sum(u["cost_usd"] for u in usages), abs=1e-9)

@@ -4,51 +4,25 @@ trials priced by a price table in the config: nothing here is faked."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from budget_support import arm_totals, budget_suite, cost_range, graded_usages
 from cli_runner import invoke
-
-from tests.executors.test_openai_api import llama_server  # noqa: F401 - the session's real server
 
 pytestmark = pytest.mark.model
 PRICE = 10.0  # USD per million tokens, in and out
 CEILING = 3000  # token_budget: a trial's worst case is 3000 tokens x $10/M = $0.03
 
 
-def suite(example_skill: Path) -> None:
-    """Two evals of the example skill, two trials per arm: eight trials."""
-    evals_path = example_skill / "evals" / "evals.json"
-    evals = json.loads(evals_path.read_text())
-    evals["evals"] = evals["evals"][:2]
-    evals_path.write_text(json.dumps(evals))
-    config_path = example_skill / "evals" / "benchmark_config.json"
-    config = json.loads(config_path.read_text())
-    config.update({"executor": "openai", "model": "smollm2-135m", "max_tokens": 48, "temperature": 0.0,
-                   "trials_per_eval": 2, "timeout_seconds": 120,
-                   "prices": {"smollm2-135m": {"input": PRICE, "output": PRICE}},
-                   "thresholds": {"min_pass_rate": 0.3}})
-    config_path.write_text(json.dumps(config))
-
-
-def graded_usages(ws: Path) -> list[dict]:
-    return [json.loads(p.read_text())["usage"] for p in sorted(ws.glob("iteration-*/*/*/run-*/outputs/metrics.json"))
-            if (p.parent.parent / "grading.json").is_file()]
-
-
-def cost_range(output: str) -> tuple[float, float]:
-    line = next(x for x in output.splitlines() if x.startswith("cost: "))
-    low, high = (float(v.strip("$,")) for v in line.split()[1].split(".."))
-    return low, high
-
-
 def test_priced_trials_budget_and_estimate_against_llama_server(
-        llama_server: str, example_skill: Path, tmp_path: Path,  # noqa: F811
+        llama_server: str, example_skill: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    suite(example_skill)
+    budget_suite(example_skill, evals=2, executor="openai", model="smollm2-135m", max_tokens=48, temperature=0.0,
+                 trials_per_eval=2, timeout_seconds=120,  # eight trials
+                 prices={"smollm2-135m": {"input": PRICE, "output": PRICE}})
     ws = tmp_path / "ws"
     args = ["run", str(example_skill), "--workspace", str(ws), "--concurrency", "1", "-o", f"base_url={llama_server}",
             "-o", f"token_budget={CEILING}", "-o", "max_turns=3"]
@@ -69,5 +43,4 @@ def test_priced_trials_budget_and_estimate_against_llama_server(
     total = sum(u["cost_usd"] for u in usages)
     assert len(usages) == 8 and not (ws / "iteration-2").exists()
     assert low <= total <= high, (low, total, high)
-    bench = json.loads((ws / "iteration-1" / "benchmark.json").read_text())
-    assert sum(a["total_usd"] for a in bench["cost"]["configurations"].values()) == pytest.approx(total, abs=1e-9)
+    assert arm_totals(ws) == pytest.approx(total, abs=1e-9)

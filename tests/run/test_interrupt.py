@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import repo_paths
-from process_support import alive, recorded_pids, wait_for
+from process_support import alive, interrupt_when, recorded_pids, wait_for
 
 REPO = repo_paths.REPO
 EVALS = 4  # eval 1 is quick, the others sleep while the slow flag exists
@@ -85,15 +85,7 @@ def test_ctrl_c_stops_a_concurrent_run_keeps_what_finished_and_resumes(tmp_path:
     skill, ws = slow_run
     argv = run_argv(skill, ws, command_argv(tmp_path))
     proc = start(argv, tmp_path, write_behind)
-    try:
-        wait_for(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 4), 120, proc)
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    took, err = interrupt_when(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 4), proc)
     assert took < 5, f"Ctrl-C took {took:.1f}s to stop the run"
     assert proc.returncode == 130, err
     assert "resume" in err and "interrupted" in err, err
@@ -118,17 +110,7 @@ def test_a_second_ctrl_c_ends_the_run_at_once(tmp_path: Path, slow_run) -> None:
     kills them and ends the run without waiting."""
     skill, ws = slow_run
     proc = start(run_argv(skill, ws, command_argv(tmp_path, trap_term=True)), tmp_path)
-    try:
-        wait_for(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 4), 120, proc)
-        os.killpg(proc.pid, signal.SIGINT)
-        time.sleep(0.3)
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    took, _ = interrupt_when(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 4), proc, presses=2)
     assert took < 1.5, f"the second Ctrl-C took {took:.1f}s"
     assert proc.returncode == 130
     time.sleep(0.2)
@@ -153,15 +135,7 @@ def test_sigterm_and_sighup_end_the_agents_before_the_run(tmp_path: Path, slow_r
 def test_ctrl_c_with_concurrency_one_also_keeps_what_finished(tmp_path: Path, slow_run) -> None:
     skill, ws = slow_run
     proc = start(run_argv(skill, ws, command_argv(tmp_path), concurrency=1), tmp_path)
-    try:
-        wait_for(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 1), 120, proc)
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    took, err = interrupt_when(lambda: len(graded(ws)) == 4 and sleeping_started(tmp_path, 1), proc)
     assert took < 5, took
     assert proc.returncode == 130, err
     assert len(json.loads((ws / "iteration-1" / "benchmark.json").read_text())["runs"]) == 4

@@ -8,15 +8,12 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_model_api import FakeModelAPI, Reply, ToolCall
-from sandbox_support import KEY, KEY_VAR, needs_bwrap
+from sandbox_support import KEY, KEY_VAR, Upstream, needs_bwrap
 
 from skillassay.executors.agent_cli import trial_allowance
 from skillassay.executors.base import ExecutorSettings, TrialRequest
@@ -28,38 +25,10 @@ ANSWER = json.dumps({"usage": {"input_tokens": 1000, "output_tokens": 100}}).enc
 PRICE = ModelPrice(input=3.0, output=15.0)  # a request: 1000 x $3/M + 100 x $15/M = $0.0045
 
 
-class Upstream:
-    def __init__(self) -> None:
-        self.requests = 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                self.rfile.read(int(self.headers["Content-Length"]))
-                owner.requests += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(ANSWER)))
-                self.end_headers()
-                self.wfile.write(ANSWER)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
-    up = Upstream()
-    yield up
-    up.server.shutdown()
-    up.server.server_close()
+    with Upstream(ANSWER) as up:
+        yield up
 
 
 def post(url: str) -> tuple[int, dict]:
@@ -70,10 +39,10 @@ def post(url: str) -> tuple[int, dict]:
 
 
 def test_requests_past_the_trials_share_are_refused_and_never_reach_the_provider(upstream: Upstream) -> None:
-    with MeteringProxy(upstream.url, {"x-api-key": "sk-real"}, allowance=trial_allowance(0.01, PRICE)) as proxy:
+    with MeteringProxy(upstream.url(), {"x-api-key": "sk-real"}, allowance=trial_allowance(0.01, PRICE)) as proxy:
         answers = [post(proxy.url) for _ in range(4)]
     assert [status for status, _ in answers] == [200, 200, 200, 402]  # $0.0135 >= $0.01 before the 4th
-    assert upstream.requests == 3
+    assert len(upstream.seen) == 3
     assert answers[3][1]["error"]["type"] == "budget_exceeded" and "--max-cost" in answers[3][1]["error"]["message"]
     assert metered_usd(proxy.totals(), PRICE) == pytest.approx(3 * 0.0045)
 

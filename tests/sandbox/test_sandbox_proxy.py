@@ -7,12 +7,10 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
+from sandbox_support import Upstream
 
 from skillassay.sandbox import PLACEHOLDER_KEY, MeteringProxy
 from skillassay.sandbox.proxy import usage_of
@@ -21,40 +19,10 @@ SSE = (b'event: message_start\ndata: {"type":"message_start","message":{"usage":
        b'"output_tokens":1}}}\n\nevent: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":54}}\n\n')
 
 
-class Upstream:
-    """A loopback stand-in for the provider: records what reached it, answers SSE."""
-
-    def __init__(self) -> None:
-        self.seen: list[dict[str, Any]] = []
-        seen = self.seen
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                seen.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(SSE)))
-                self.end_headers()
-                self.wfile.write(SSE)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
-    up = Upstream()
-    yield up
-    up.server.shutdown()
-    up.server.server_close()
+    with Upstream(SSE, "text/event-stream") as up:
+        yield up
 
 
 def post(url: str, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
@@ -66,7 +34,7 @@ def post(url: str, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
 
 
 def test_the_real_key_goes_out_the_placeholder_never_and_usage_is_recorded(upstream: Upstream) -> None:
-    with MeteringProxy(upstream.url, {"x-api-key": "sk-real-0123456789"}) as proxy:
+    with MeteringProxy(upstream.url("/v1"), {"x-api-key": "sk-real-0123456789"}) as proxy:
         assert proxy.url.endswith("/v1")
         status, body = post(proxy.url, "/v1/messages", {"x-api-key": PLACEHOLDER_KEY,
                                                         "Authorization": f"Bearer {PLACEHOLDER_KEY}"})

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import repo_paths
-from process_support import alive, recorded_pids, wait_for
+from process_support import alive, interrupt_when, recorded_pids
 
 QUICK, SLOW, RUNS = 2, 6, 2  # queries; 16 runs in all, 4 of them quick
 
@@ -71,15 +71,8 @@ def setup(tmp_path: Path):
 
 def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, setup: list[str]) -> None:
     proc = start(setup, tmp_path)
-    try:
-        wait_for(lambda: finished(tmp_path) == QUICK * RUNS and len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc, "triggers")
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    took, err = interrupt_when(lambda: finished(tmp_path) == QUICK * RUNS and len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4,
+                               proc, "triggers")
     assert took < 5, f"Ctrl-C took {took:.1f}s to stop triggers"
     assert proc.returncode == 130, err
     assert "interrupted" in err and "resume" in err and f"{QUICK * RUNS} finished runs" in err, err
@@ -100,17 +93,7 @@ def test_ctrl_c_stops_triggers_keeps_what_finished_and_resumes(tmp_path: Path, s
 
 def test_a_second_ctrl_c_ends_triggers_at_once(tmp_path: Path, setup: list[str]) -> None:
     proc = start(setup, tmp_path)
-    try:
-        wait_for(lambda: len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4, 120, proc, "triggers")
-        os.killpg(proc.pid, signal.SIGINT)
-        time.sleep(0.3)
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    took, err = interrupt_when(lambda: len(recorded_pids(tmp_path)) >= QUICK * RUNS + 4, proc, "triggers", presses=2)
     assert took < 2, f"a second Ctrl-C took {took:.1f}s"
     assert proc.returncode == 130, err
     assert "again" in err, err

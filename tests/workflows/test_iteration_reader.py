@@ -7,11 +7,11 @@ run (a skipped run, a figure read as missing) the plain path must hand the run o
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from iteration_factory import read_plain
 
 from skillassay.analyze.benchmark import graded_run_json, run_json
 from skillassay.analyze.cells import Arm
@@ -127,14 +127,6 @@ def make_run(run: Path, case: tuple[str, Any, Any, Any, Any]) -> Path:
     return run
 
 
-def plain(run: Path) -> read.PlainRun | None:
-    fd = os.open(run.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        return read.read_plain_run(fd, run.name)
-    finally:
-        os.close(fd)
-
-
 TAKEN = {c[0] for c in CASES[:next(i for i, c in enumerate(CASES) if c[0] == "huge-tokens")]}
 
 
@@ -142,7 +134,7 @@ TAKEN = {c[0] for c in CASES[:next(i for i, c in enumerate(CASES) if c[0] == "hu
 def test_plain_path_gives_what_the_general_path_gives_or_hands_over(tmp_path: Path, case: tuple) -> None:
     run = make_run(tmp_path / "with_skill" / "run-3", case)
     record, issues = read.read_trial(str(run), 4, "four", "with_skill", 3)
-    fast = plain(run)
+    fast = read_plain(run)
     assert (fast is not None) == (case[0] in TAKEN)
     if record is None or issues or not record.completed or record.ungraded:
         assert fast is None, "a run the general path has something to say about, or not plain, must be handed over"
@@ -166,7 +158,7 @@ def test_huge_integers_are_handed_over_and_read_exactly(tmp_path: Path) -> None:
     """orjson reads an integer beyond 64 bits as a float: the plain path hands such a run over,
     and read_trial (json) keeps the exact integer."""
     run = make_run(tmp_path / "run-1", ("huge", GRADING, '{"total_tokens": 18446744073709551616}', METRICS, GONE))
-    assert plain(run) is None
+    assert read_plain(run) is None
     record, issues = read.read_trial(str(run), 1, "e", "with_skill", 1)
     assert record is not None and issues == [] and record.tokens == 18446744073709551616
     assert type(record.tokens) is int

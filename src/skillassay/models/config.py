@@ -57,7 +57,8 @@ class Adaptive(ClosedSpecModel):
 class SandboxConfig(ClosedSpecModel):
     """Where each trial's programs run (docs/sandbox.md). `run --sandbox` overrides `kind`."""
 
-    kind: Literal["auto", "none", "bwrap", "docker"] = "auto"
+    kind: str = Field("auto", description="auto, or a `skillassay.sandboxes` plugin: none, bwrap, docker, "
+                                          "or one a package installs (`skillassay plugins`).")
     image: str | None = Field(None, description="docker: the image each trial's container starts from.")
     cpus: float | None = Field(None, gt=0, strict=True, description="docker: --cpus of each container.")
     memory: str | None = Field(None, pattern=r"^[0-9]+[bkmgBKMG]?$", description="docker: --memory, e.g. 4g.")
@@ -101,11 +102,13 @@ class BenchmarkConfig(ClosedSpecModel):
     concurrency: int | None = Field(None, ge=1)
     timeout_seconds: float | None = Field(None, gt=0)
     adaptive: Adaptive | None = Field(None, description="Adaptive trials; see Adaptive. Absent: a fixed trials_per_eval.")
-    backend: Literal["local", "ray"] | None = Field(
-        None, description="Where trials run: local (a thread pool, the default) or ray (a Ray cluster).")
-    sandbox: Literal["auto", "none", "bwrap", "docker"] | SandboxConfig | None = Field(
-        None, description="Each trial's sandbox: auto (bwrap where it works, else none with a warning), none, "
-                          "bwrap, or docker (then an object with image, cpus, memory, network).")
+    backend: str | None = Field(
+        None, description="Where trials run, a `skillassay.backends` plugin: local (a thread pool, the default), "
+                          "ray (a Ray cluster), or one a package installs (`skillassay plugins`).")
+    sandbox: str | SandboxConfig | None = Field(
+        None, description="Each trial's sandbox: auto (bwrap where it works, else none with a warning), or a "
+                          "`skillassay.sandboxes` plugin: none, bwrap, docker (then an object with image, cpus, "
+                          "memory, network), or one a package installs.")
     ray_address: str | None = Field(
         None, description="With backend ray: what ray.init(address=...) takes (auto, ray://host:10001, "
                           "host:6379); unset: a local Ray instance.")

@@ -24,7 +24,7 @@ from skillassay.grade.grader import (
     plain_expectation_problems,
 )
 from skillassay.models import BenchmarkConfig, EvalSet
-from skillassay.models.config import MAX_SKILL_FILE_BYTES
+from skillassay.models.config import MAX_SKILL_FILE_BYTES, SandboxConfig
 from skillassay.spec.scaffold import placeholder_problems
 from skillassay.spec.skill import Skill, load_skill
 from skillassay.spec.skillmd import check_skill_folder
@@ -104,6 +104,8 @@ def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
         return problems
     if config.executor is not None and config.executor not in executor_names():
         return [Problem(str(path), "$.executor", f"{config.executor!r}: {unknown_executor(config.executor)}")]
+    if unknown := plugin_problems(config, path):
+        return unknown
     if config.executor is not None and config.model is not None:  # else --executor may choose another
         try:
             refused = load_executor_class(config.executor).model_problem(config.model)
@@ -112,6 +114,18 @@ def config_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
         if refused:
             return [Problem(str(path), "$.model", f"{config.model}: {refused}")]
     return []
+
+
+def plugin_problems(config: BenchmarkConfig, path: Path) -> list[Problem]:
+    """The config's backend and sandbox are plugin names (plugins.py), as its executor is: one
+    no installed distribution registers is refused by key, with the names that are installed."""
+    boxed = isinstance(config.sandbox, SandboxConfig)
+    sandbox = config.sandbox.kind if isinstance(config.sandbox, SandboxConfig) else config.sandbox
+    named = [("backends", "$.backend", config.backend)]
+    if sandbox != "auto":  # not a plugin: confine.resolve decides it
+        named.append(("sandboxes", "$.sandbox.kind" if boxed else "$.sandbox", sandbox))
+    return [Problem(str(path), key, f"{name!r}: {plugins.unknown(kind, name)}")
+            for kind, key, name in named if name is not None and plugins.find(kind, name) is None]
 
 
 def eval_set_problems(evals: EvalSet, evals_path: Path, skill: Skill | None, judge: str | None = "none"

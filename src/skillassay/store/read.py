@@ -351,12 +351,18 @@ def _within(top: float) -> Callable[[Any], bool]:
     return lambda v: _is_num(v) and abs(v) <= top
 
 
+# timing.json's durations, in _duration's order of precedence, and the largest magnitude each may
+# have: past it no trial's (5e268 s overflowed a mean). Both read paths check against this table.
+DURATION_LIMITS = {"total_duration_seconds": MAX_SECONDS, "duration_ms": MAX_SECONDS * 1000,
+                   "executor_duration_seconds": MAX_SECONDS}
+_TOTAL_S, _MS, _EXECUTOR_S = DURATION_LIMITS  # the keys, for the plain path's inline checks
+_TOP_TOTAL_S, _TOP_MS, _TOP_EXECUTOR_S = DURATION_LIMITS.values()
+
+
 def _timing_figures(timing: dict, path: str, issues: list[RunIssue]) -> tuple[int | None, float | None]:
     """(total_tokens, duration) from timing.json."""
     tokens = _checked(timing, "total_tokens", lambda v: _is_int(v) and v >= 0, path, issues)
-    limits = {"total_duration_seconds": MAX_SECONDS, "duration_ms": MAX_SECONDS * 1000,
-              "executor_duration_seconds": MAX_SECONDS}  # past them no trial's (5e268 s overflowed a mean)
-    duration = _duration(*(_checked(timing, k, _within(top), path, issues) for k, top in limits.items()))
+    duration = _duration(*(_checked(timing, k, _within(top), path, issues) for k, top in DURATION_LIMITS.items()))
     return tokens, duration
 
 
@@ -541,16 +547,15 @@ def read_plain_run(dir_fd: int, name: str) -> PlainRun | None:
         if type(timing) is not dict:
             return None
         if timing:
-            tokens, total_s, ms, executor_s = (timing.get("total_tokens"), timing.get("total_duration_seconds"),
-                                               timing.get("duration_ms"), timing.get("executor_duration_seconds"))
-            # _timing_figures' checks, inline (four calls a run): anything it would report hands over
-            # (a float must also not be _huge: -_HUGE <= v < _HUGE holds for no NaN or infinity)
-            # (and a duration past MAX_SECONDS, which _timing_figures reports as missing)
+            tokens = timing.get("total_tokens")
+            total_s, ms, executor_s = timing.get(_TOTAL_S), timing.get(_MS), timing.get(_EXECUTOR_S)
+            # _timing_figures' checks, inline (four calls a run): anything it would report hands over,
+            # a duration past its DURATION_LIMITS entry included (no NaN or infinity is within one)
             if not ((tokens is None or (type(tokens) is int and tokens >= 0))
-                    and (total_s is None or (type(total_s) in (int, float) and -MAX_SECONDS <= total_s <= MAX_SECONDS))
-                    and (ms is None or (type(ms) in (int, float) and -MAX_SECONDS * 1000 <= ms <= MAX_SECONDS * 1000))
+                    and (total_s is None or (type(total_s) in (int, float) and -_TOP_TOTAL_S <= total_s <= _TOP_TOTAL_S))
+                    and (ms is None or (type(ms) in (int, float) and -_TOP_MS <= ms <= _TOP_MS))
                     and (executor_s is None
-                         or (type(executor_s) in (int, float) and -MAX_SECONDS <= executor_s <= MAX_SECONDS))):
+                         or (type(executor_s) in (int, float) and -_TOP_EXECUTOR_S <= executor_s <= _TOP_EXECUTOR_S))):
                 return None
             duration = _duration(total_s, ms, executor_s)
     if m is MISSING:
