@@ -31,6 +31,7 @@ def _scenario(rng: np.random.Generator) -> tuple[list, int]:
     return records(passes), k
 
 
+@pytest.mark.sim  # 300 random scenarios through build_statistics: ~20 CPU-s
 def test_difference_interval_holds_zero_exactly_when_its_test_cannot_confirm() -> None:
     """Random scenarios (3-12 evals, 1-5 trials, effects 0 to +0.5): on the old code the t
     interval excluded 0 beside a sign-flip p >= 0.05 (or held it beside p < 0.05) in about 6.5%
