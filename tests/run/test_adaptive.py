@@ -319,8 +319,10 @@ def test_adaptive_config_block(example_skill: Path, tmp_path: Path) -> None:
 def test_aa_false_calls_stay_within_the_fixed_designs_bound() -> None:
     """A/A (the skill changes nothing), thresholds at the truth, through the benchmark's own
     simulation (the engine's round loop, build_benchmark, the gate): false PASS or FAIL of the
-    improvement-ratio and pass-rate gates stay rare (at most 5 of 48 calls) and the design stops
-    early. 24 experiments cannot resolve 2.5%, and with 10-12 evals the gates' floors absorb a
+    improvement-ratio and pass-rate gates stay rare (at most 5 of 48 calls). With futility off
+    (issue 34: stopping for futility gave up real passes) nothing at the truth is decided early,
+    so under A/A the design runs every eval to its maximum; its savings under a real effect are
+    measured by benchmarks/adaptive.py (docs/calibration.md). 24 experiments cannot resolve 2.5%, and with 10-12 evals the gates' floors absorb a
     mild bias (a rule stopping evals while the skill leads made 1 false call here), so the bias
     itself is checked directly by test_stopping_keeps_the_aa_difference_centred."""
     sys.path.insert(0, str(REPO / "benchmarks"))
@@ -334,7 +336,7 @@ def test_aa_false_calls_stay_within_the_fixed_designs_bound() -> None:
     false = (t.rate("none", "min_improvement_ratio", "PASS").hits + t.rate("none", "min_improvement_ratio", "FAIL").hits
              + t.rate("none", "min_pass_rate", "PASS").hits + t.rate("none", "min_pass_rate", "FAIL").hits)
     assert false <= 5, sim.report(tallies, ["none"])
-    assert np.mean(t.trials) < 0.8  # and it did stop early
+    assert np.mean(t.trials) == pytest.approx(1.0)  # no futility stop: an A/A gate is never given up early
 
 
 def test_rounds_stop_when_the_executor_stops_early() -> None:

@@ -46,8 +46,8 @@ def logged(tmp_path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-@pytest.mark.slow
-def test_a_killed_matrix_run_resumes_without_running_finished_trials(tmp_path: Path) -> None:
+def start_slow_matrix_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, list[str]]:
+    """The matrix run as its own process group, its later trials held by the `slow` file."""
     (tmp_path / "slow").touch()
     skill = make_skill(tmp_path / "skills", tmp_path)
     ws = tmp_path / "ws"
@@ -55,6 +55,12 @@ def test_a_killed_matrix_run_resumes_without_running_finished_trials(tmp_path: P
     env = {**os.environ, "PYTHONPATH": str(repo_paths.REPO / "src"), "CI": ""}
     proc = subprocess.Popen([sys.executable, "-m", "skillassay", *args], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return proc, ws, args
+
+
+@pytest.mark.slow
+def test_a_killed_matrix_run_resumes_without_running_finished_trials(tmp_path: Path) -> None:
+    proc, ws, args = start_slow_matrix_run(tmp_path)
     try:
         # the four quick trials (eval 1, both arms, both agents) finish; two slow ones are running
         wait_for(lambda: len(graded(ws)) >= 4 and len(recorded_pids(tmp_path)) >= 6, 120, proc)
@@ -84,13 +90,7 @@ def test_a_killed_matrix_run_resumes_without_running_finished_trials(tmp_path: P
 
 @pytest.mark.slow
 def test_ctrl_c_keeps_and_aggregates_every_agents_finished_trials(tmp_path: Path) -> None:
-    (tmp_path / "slow").touch()
-    skill = make_skill(tmp_path / "skills", tmp_path)
-    ws = tmp_path / "ws"
-    args = ["run", str(skill), "--workspace", str(ws), "--config", str(tmp_path / "config.json"), "--fail-fast", "0"]
-    env = {**os.environ, "PYTHONPATH": str(repo_paths.REPO / "src"), "CI": ""}
-    proc = subprocess.Popen([sys.executable, "-m", "skillassay", *args], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc, ws, args = start_slow_matrix_run(tmp_path)
     try:
         wait_for(lambda: len(graded(ws)) >= 4 and len(recorded_pids(tmp_path)) >= 6, 120, proc)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole group

@@ -4,16 +4,14 @@ The seam is one call, `Backend.execute`, which TrialRunner makes in place of exe
 everything around it (planning, resume, grading, the atomic writes, grading.json last) stays
 on the driver, so a Ray run has the local run's layout and resume rules by construction.
 
-Ray: a pool of long-lived actors, one per node, created once per run (Ray's pattern for many
-short calls: a task per trial started one worker process per concurrent trial, 1-3 s of CPU
-each, which on a small node cost more than the trials). Each actor is a threaded actor holding
-all of its node's `skillassay_slots` and running that many trials at once, so one process
-serves a node's trials of a latency-bound agent; its executor is built once. The skill folder
-and the eval's input files travel as bytes through the object store (ray.put, once per skill
-and per eval), never through a filesystem the nodes would have to share. The actor runs
-execute_trial exactly as the local backend does, in its own temporary run folder, and returns
-the TrialResult, metrics, timing and every file it wrote; the driver writes them into the real
-run folder. `ray` is imported only here, only when the Ray backend is chosen (an optional extra)."""
+Ray: a pool of long-lived threaded actors, one per node, created once per run, each running its
+node's `skillassay_slots` trials at once with one executor (a task per trial started a worker
+process each, 1-3 s of CPU, more than the trials cost on a small node). The skill folder and the
+eval's input files travel as bytes through the object store (once per skill and per eval), never
+through a shared filesystem. The actor runs execute_trial as the local backend does, in its own
+temporary run folder, and returns the TrialResult, metrics, timing and every file it wrote; the
+driver writes them into the real run folder. `ray` is imported only here, only when the Ray
+backend is chosen (an optional extra)."""
 
 from __future__ import annotations
 
@@ -89,8 +87,7 @@ class Backend:
 
 
 def open_backend(name: str | None, address: str | None, executor: Executor) -> Backend:
-    """The chosen backend plugin (plugins.py), connected and checked (preflight) before any
-    trial is spent."""
+    """The chosen backend plugin (plugins.py), connected and checked (preflight) before any trial is spent."""
     name = name or "local"
     if plugins.find("backends", name) is None:
         raise InputError.one("--backend", name, plugins.unknown("backends", name))
@@ -529,8 +526,7 @@ class RayBackend(Backend):
                 break
             dead = False
             try:
-                returned: Returned = self.ray.get(
-                    member.handle.trial.remote(trial, skill_arg, inputs, policy, self.max_output_bytes))
+                returned: Returned = self.ray.get(self.send(member, trial, executor, skill_arg, inputs, policy))
             except RayActorError as exc:
                 dead, lost = True, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 continue
@@ -543,6 +539,10 @@ class RayBackend(Backend):
             self.nodes[str(trial.run_dir)] = returned.node
             return returned.result, returned.metrics, returned.timing
         return self.failed(trial, executor, f"the Ray task failed: no node could run it ({lost or 'no actor left'})")
+
+    def send(self, member: Member, trial: Trial, executor: Executor, skill_arg: Any, inputs: Any,
+             policy: RetryPolicy) -> Any:  # the remote call; a matrix backend sends the agent too
+        return member.handle.trial.remote(trial, skill_arg, inputs, policy, self.max_output_bytes)
 
     def failed(self, trial: Trial, executor: Executor, error: str) -> Executed:
         """A trial Ray could not run is a failed trial (error), written like any other."""

@@ -11,7 +11,6 @@ from typing import Any
 
 from skillassay.executors import Executor, ExecutorSettings
 from skillassay.run.backends import (
-    Executed,
     Member,
     RayBackend,
     Returned,
@@ -19,12 +18,9 @@ from skillassay.run.backends import (
     key_env,
     worker_ready,
     worker_trial,
-    write_returned,
 )
 from skillassay.run.execute import RetryPolicy
 from skillassay.run.plan import Trial
-from skillassay.spec.skill import Skill
-from skillassay.store.writebehind import DIRECT, FileSink
 
 
 class MatrixTrialActor(TrialActor):
@@ -69,33 +65,11 @@ class MatrixRayBackend(RayBackend):
         ).remote([(e.name, e.settings) for e in self.executors], key_env())
         return Member(handle, node, int(amount))
 
-    def execute(self, trial: Trial, executor: Executor, skill: Skill | None, input_files: list[Any],
-                policy: RetryPolicy, redactor: Any, sink: FileSink = DIRECT) -> Executed:
-        """As RayBackend.execute, the trial sent with its agent's executor name and settings."""
-        from ray.exceptions import RayActorError
-
-        skill_arg, inputs = self.skill_ref(skill), self.inputs_ref(trial.eval.id, input_files)
-        lost = ""
-        for _ in range(self.retries + 1):
-            member = self.take()
-            if member is None:
-                break
-            dead = False
-            try:
-                returned: Returned = self.ray.get(member.handle.agent_trial.remote(
-                    executor.name, executor.settings, trial, skill_arg, inputs, policy, self.max_output_bytes))
-            except RayActorError as exc:
-                dead, lost = True, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                continue
-            except Exception as exc:  # the trial's own code failed on the worker
-                return self.failed(trial, executor,
-                                   f"the Ray task failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-            finally:
-                self.give_back(member, dead)
-            write_returned(trial.run_dir, returned)
-            self.nodes[str(trial.run_dir)] = returned.node
-            return returned.result, returned.metrics, returned.timing
-        return self.failed(trial, executor, f"the Ray task failed: no node could run it ({lost or 'no actor left'})")
+    def send(self, member: Member, trial: Trial, executor: Executor, skill_arg: Any, inputs: Any,
+             policy: RetryPolicy) -> Any:
+        """As RayBackend.send, the trial sent with its agent's executor name and settings."""
+        return member.handle.agent_trial.remote(executor.name, executor.settings, trial, skill_arg, inputs, policy,
+                                                self.max_output_bytes)
 
 
 def open_matrix_ray(address: str | None, executors: list[Executor]) -> MatrixRayBackend:

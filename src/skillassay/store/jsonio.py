@@ -426,9 +426,13 @@ def parse_json_file_bytes(raw: bytes, path: Path | str) -> Any:
 
 def load_json_lenient(path: Path | str, default: Any = None) -> Any:
     """For files whose damage should only hide what they add (a cache, a viewer panel): the
-    parsed value, or `default` when the file is missing or broken in any way."""
+    parsed value, or `default` when the file is missing or broken in any way, or is no regular
+    file (a FIFO would block the read forever) or is over the size limit."""
+    p = Path(path)
     try:
-        return parse_json_bytes(Path(path).read_bytes())
+        if not p.is_file() or p.stat().st_size > MAX_JSON_BYTES:
+            return default
+        return parse_json_bytes(p.read_bytes())
     except (OSError, ValueError):
         return default
 
