@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import repo_paths
 from cli_runner import invoke
+from turns_support import PROMPTS, write_skill
 
 from skillassay.executors.base import ExecutorSettings, TrialRequest
 from skillassay.executors.command import CommandExecutor
 
 AGENT = str(repo_paths.REPO / "tests" / "turns_agent.py")
-PROMPTS = ("first question", "second question", "third question")
 
 
 def argv(tmp_path: Path, mode: str = "fail") -> list[str]:
@@ -40,14 +40,6 @@ def test_each_turn_gets_its_message_and_the_history_before_it(tmp_path: Path) ->
     assert sorted(p.name for p in work.iterdir()) == ["turn1.txt", "turn2.txt", "turn3.txt"]  # one work dir
     assert [t.transcript_start for t in result.turns] == [0, 5, 10]  # argv, marker, stdout, stderr, exit per turn
 
-
-def write_skill(root: Path) -> Path:
-    (root / "evals").mkdir(parents=True)
-    (root / "SKILL.md").write_text("---\nname: talker\ndescription: Talks. Use when asked.\n---\nTalk.\n")
-    evals = [{"id": 1, "name": "talk", "turns": [{"prompt": p, "expectations": [{"type": "contains", "value": p}]}
-                                                 for p in PROMPTS]}]
-    (root / "evals" / "evals.json").write_text(json.dumps({"skill_name": "talker", "evals": evals}))
-    return root
 
 
 @pytest.mark.slow  # two whole runs of real subprocesses

@@ -17,7 +17,9 @@ from skillassay.models import Benchmark
 from skillassay.models.adaptive import AdaptiveDesign
 from skillassay.models.comparison import IterationComparison
 from skillassay.models.cost import Cost
+from skillassay.models.matrix import MatrixSummary
 from skillassay.models.statistics import Statistics
+from skillassay.models.turns import TurnsSection
 
 GOLDEN = repo_paths.FIXTURES / "golden_ws" / "workspace" / "iteration-1"
 
@@ -31,7 +33,7 @@ def _described(model: Any) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("model", [Statistics, AdaptiveDesign, IterationComparison, Cost])
+@pytest.mark.parametrize("model", [Statistics, AdaptiveDesign, IterationComparison, Cost, MatrixSummary, TurnsSection])
 def test_every_field_has_a_description(model: Any) -> None:
     seen: set[type] = set()
     missing: list[str] = []

@@ -18,19 +18,11 @@ from pathlib import Path
 import pytest
 import repo_paths
 from process_support import alive, wait_for
+from turns_support import write_skill
 
 REPO = repo_paths.REPO
 AGENT = str(REPO / "tests" / "turns_agent.py")
-PROMPTS = ("first question", "second question", "third question")
 
-
-def write_skill(root: Path) -> Path:
-    (root / "evals").mkdir(parents=True)
-    (root / "SKILL.md").write_text("---\nname: talker\ndescription: Talks. Use when asked.\n---\nTalk.\n")
-    evals = [{"id": 1, "name": "talk", "turns": [{"prompt": p, "expectations": [{"type": "contains", "value": p}]}
-                                                 for p in PROMPTS]}]
-    (root / "evals" / "evals.json").write_text(json.dumps({"skill_name": "talker", "evals": evals}))
-    return root
 
 
 def log_lines(tmp_path: Path) -> list[tuple[int, int]]:
