@@ -13,6 +13,7 @@ within-eval scatter.
     PYTHONPATH=src nice -n 10 python benchmarks/token_interval_sim.py            # the table
     PYTHONPATH=src python benchmarks/token_interval_sim.py --reps 4000 --check   # also via the library
     PYTHONPATH=src nice -n 10 python benchmarks/token_interval_sim.py --alternatives --reps 2000 --evals 10 20 50
+    PYTHONPATH=src python benchmarks/token_interval_sim.py --grid-streams mix 1 10 12300   # the grid's own draws
 
 The interval is computed exactly as the library does (the same pivot draws, GPQ_DRAWS of them);
 --check recomputes a sample of the replicates through cost_interval itself and asserts the two agree.
@@ -195,6 +196,27 @@ def alternatives(reps: int, k: int, evals: list[int], seed: int) -> None:
             print(", ".join(parts), flush=True)
 
 
+def grid_streams(population: str, k: int, evals: int, n: int) -> tuple[int, int]:
+    """calibration.py's A/A token data for experiments 0..n-1 of one setting, drawn from each
+    experiment's own stream as aa_experiment draws them (rates, token means, then per eval the
+    passes and the tokens, whole numbers), through cost_interval: (upper misses, experiments).
+    The grid's first 300 are its own cell; the rest continue the same streams."""
+    import calibration as cal  # noqa: PLC0415 (a sibling script: only this option needs it)
+
+    setting, miss = cal.Setting(population, k, evals), 0
+    for i in range(n):
+        rng = cal.experiment_rng(0, setting, cal.AA, i)
+        rates = cal.draw_rates(rng, population, evals)
+        mu = cal.TOKEN_MEAN * rng.lognormal(0, 0.5, evals)
+        sums = []
+        for _rate, m in zip(rates, mu, strict=True):
+            rng.random(k)
+            sums.append(float(sum(int(t) for t in m * rng.lognormal(-0.3**2 / 2, 0.3, k))))
+        iv = rate_intervals.cost_interval(sums, [k] * evals, [None] * evals)
+        miss += iv is not None and iv[1] < cal.TOKEN_POP_MEAN
+    return miss, n
+
+
 def _wilson(hits: int, n: int) -> str:
     from skillassay.stats.binomial import wilson_interval  # noqa: PLC0415
 
@@ -211,7 +233,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--check", action="store_true", help="also check a sample against cost_interval")
     ap.add_argument("--alternatives", action="store_true",
                     help="instead: skewness-aware ends joined (Hall, bootstrap-t) at K=3, --reps eval sets each")
+    ap.add_argument("--grid-streams", nargs=4, metavar=("POPULATION", "K", "EVALS", "N"), default=None,
+                    help="instead: calibration.py's own A/A streams of one setting, experiments 0..N-1")
     args = ap.parse_args(argv)
+    if args.grid_streams:
+        pop, k, e, n = args.grid_streams
+        miss, total = grid_streams(pop, int(k), int(e), int(n))
+        print(f"{pop} K={k} E={e}, calibration.py's streams 0..{total - 1}: upper miss {miss}/{total} = "
+              f"{miss / total:.2%} [{_wilson(miss, total)}]")
+        return
     if args.alternatives:
         alternatives(args.reps, 3, args.evals, args.seed)
         return
