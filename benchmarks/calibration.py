@@ -387,8 +387,11 @@ def run_unit(unit: Unit, seed: int, power: bool = True) -> tuple[Unit, AATally |
 
 
 def unit_path(cache: Path, unit: Unit, seed: int, power: bool) -> Path:
+    """A unit's cache file. A/A experiments do not depend on --no-power (only the known-effect
+    ones re-run advice), so runs with and without it share them."""
     s, kind, start, stop = unit
-    return cache / f"{seed}-{s.population}-k{s.k}-e{s.n_evals}-{kind}{'' if power else 'r'}-{start}-{stop}.pkl"
+    suffix = "" if power or kind == AA else "r"
+    return cache / f"{seed}-{s.population}-k{s.k}-e{s.n_evals}-{kind}{suffix}-{start}-{stop}.pkl"
 
 
 def _timed(args: tuple[Unit, int, bool, Path | None]) -> tuple[Unit, AATally | EffectTally, float]:

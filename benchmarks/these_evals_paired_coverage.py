@@ -1,7 +1,9 @@
 """The paired "these evals" intervals against their own truth (issue 34): per setting one fixed eval
-set (baseline rates from calibration.py's populations, the skill +0.15), trials redrawn 1,000
+set (baseline rates from calibration.py's populations, the skill +0.15), trials redrawn 2,000
 times; coverage of the difference (difference_these_evals) and of the ratio (ratio_these_evals),
-and how often the ratio's interval lies wholly above / below the truth. docs/statistics.md quotes it.
+and how often the ratio's interval lies wholly above / below the truth. Last, the A/A worst case
+of a small design: every eval at 1/2 in both arms (truth: difference 0, ratio 1). docs/statistics.md
+quotes it.
 
     PYTHONPATH=src python benchmarks/these_evals_paired_coverage.py
 """
@@ -13,17 +15,20 @@ from calibration import draw_rates
 
 from skillassay.analyze import paired_intervals as pi
 
-DRAWS = 1000
+DRAWS = 2000
 
 
 def main() -> None:
     rng = np.random.default_rng(0)
     rows = []
-    for pop in ("beta22", "mix"):
+    for pop in ("beta22", "mix", "all 1/2, A/A"):
         for k in (1, 3, 10):
             for e in (5, 10, 20):
-                rates_b = draw_rates(rng, pop, e)
-                rates_a = np.clip(rates_b + 0.15, 0, 1)  # the evals are fixed; only trials are redrawn
+                if pop == "all 1/2, A/A":
+                    rates_b = rates_a = np.full(e, 0.5)
+                else:
+                    rates_b = draw_rates(rng, pop, e)
+                    rates_a = np.clip(rates_b + 0.15, 0, 1)  # the evals are fixed; only trials are redrawn
                 truth_r = rates_a.mean() / rates_b.mean() if rates_b.mean() > 0 else np.inf
                 truth_d = (rates_a - rates_b).mean()
                 cover_d = cover_r = above = below = 0

@@ -270,73 +270,110 @@ class FixedSetDifference:
 
 
 def difference_these_evals(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
-                           trials_b: Sequence[int], conf: float = 0.95, pseudo: float = 0.5) -> FixedSetDifference | None:
+                           trials_b: Sequence[int], conf: float = 0.95) -> FixedSetDifference | None:
     """The mean per-eval difference over the evals as written ("these evals", the fixed set: only
-    trial noise varies), a stratified z interval: var = sum_e (t_a(1-t_a)/k_a + t_b(1-t_b)/k_b) / E^2
-    with each eval's rates shrunk by `pseudo` successes and failures (so 3/3 does not claim zero
-    noise), and the z test of 0 it inverts. Measured against its own truth (fixed eval rates,
-    trials redrawn; tests/analyze/test_paired_intervals.py): 95.0-97.9% at 1-10 trials, 5-20 evals.
-    Not printed yet: the paired figures' reading is "evals like these" (the gate's)."""
-    ca, ka = np.asarray(passes_a, dtype=float), np.asarray(trials_a, dtype=float)
-    cb, kb = np.asarray(passes_b, dtype=float), np.asarray(trials_b, dtype=float)
-    if ca.size == 0 or np.any(ka <= 0) or np.any(kb <= 0):
+    trial noise varies): the z interval around the adjusted means' difference at the fixed set's
+    trial-noise SE (fixed_set_means), and the z test of 0 it inverts. Measured against its own
+    truth: benchmarks/these_evals_paired_coverage.py, docs/statistics.md."""
+    m = fixed_set_means(passes_a, trials_a, passes_b, trials_b)
+    if m is None:
         return None
-    ta, tb = (ca + pseudo) / (ka + 2 * pseudo), (cb + pseudo) / (kb + 2 * pseudo)
-    se = math.sqrt(float((ta * (1 - ta) / ka + tb * (1 - tb) / kb).sum())) / ca.size
-    mean = float((ca / ka - cb / kb).mean())
+    se = math.hypot(m.se_a, m.se_b)
+    center = m.adjusted_a - m.adjusted_b
     z = float(dists.norm_ppf((1 + conf) / 2))
-    p = float(2 * ufuncs().ndtr(-abs(mean) / se)) if se > 0 else (1.0 if mean == 0 else 0.0)
-    return FixedSetDifference(mean, se, (max(-1.0, mean - z * se), min(1.0, mean + z * se)), p)
+    p = float(2 * ufuncs().ndtr(-abs(center) / se)) if se > 0 else (1.0 if center == 0 else 0.0)
+    return FixedSetDifference(m.mean_a - m.mean_b, se, (max(-1.0, center - z * se), min(1.0, center + z * se)), p)
 
 
-FIXED_SET_METHOD = "stratified z test over the trials of these evals, inverted"
+FIXED_SET_METHOD = "stratified z test over the trials of these evals (Agresti-Caffo adjusted), inverted"
 
 
-def _fixed_set_ses(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
-                   trials_b: Sequence[int], pseudo: float = 0.5) -> tuple[float, float, float, float] | None:
-    """(mean a, mean b, SE of mean a, SE of mean b) over the fixed set: only trial noise, each
-    eval's rate shrunk by `pseudo` successes and failures in the SE (as difference_these_evals)."""
+def _trial_variances(passes: np.ndarray, trials: np.ndarray, pseudo: float = 0.5) -> np.ndarray:
+    """Each eval's trial variance p_e (1 - p_e), estimated for the fixed set's SE. From 2 trials
+    on: the larger of the unbiased k/(k-1) p(1-p) and the rate shrunk by `pseudo` successes and
+    failures (so 3/3 does not claim zero noise). From 1 trial an eval's own variance cannot be
+    read (its shrunk rate is always 1/4 or 3/4: 0.1875, where a rate near 1/2 has 0.25), so such an
+    eval gets the arm's pooled rate's, an upper bound on the mean of p_e (1 - p_e) (concavity)."""
+    p = passes / trials
+    shrunk = (passes + pseudo) / (trials + 2 * pseudo)
+    own = np.maximum(p * (1 - p) * trials / np.maximum(trials - 1, 1), shrunk * (1 - shrunk))
+    pooled = (float(passes.sum()) + 1) / (float(trials.sum()) + 2)
+    return np.where(trials >= 2, own, pooled * (1 - pooled))
+
+
+@dataclass(frozen=True)
+class FixedSetMeans:
+    """Both arms' mean pass rates over the fixed set: as measured, adjusted, and the SEs."""
+
+    mean_a: float
+    mean_b: float
+    adjusted_a: float
+    adjusted_b: float
+    se_a: float
+    se_b: float
+
+
+def _arm(passes: np.ndarray, trials: np.ndarray) -> tuple[float, float, float]:
+    """(mean, adjusted mean, SE) of one arm. Agresti and Caffo's (2000) adjustment, one success and
+    one failure added to the arm's (effective, Kish) trial count N: the mean moves to
+    (C + 1) / (N + 2) and the variance sum_e v_e / k_e / E^2 shrinks by N / (N + 2). Without it
+    the z interval is Wald's, which at 5 evals x 1 trial, every rate 1/2 (an A/A test), covered
+    87.5% (docs/statistics.md)."""
+    e = passes.size
+    mean = float((passes / trials).mean())
+    n_eff = e * e / float((1.0 / trials).sum())
+    var = float((_trial_variances(passes, trials) / trials).sum()) / (e * e) * n_eff / (n_eff + 2)
+    return mean, (mean * n_eff + 1) / (n_eff + 2), math.sqrt(var)
+
+
+def fixed_set_means(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
+                    trials_b: Sequence[int]) -> FixedSetMeans | None:
+    """Both arms over the fixed set (only trial noise): None without trials in every eval."""
     ca, ka = np.asarray(passes_a, dtype=float), np.asarray(trials_a, dtype=float)
     cb, kb = np.asarray(passes_b, dtype=float), np.asarray(trials_b, dtype=float)
-    if ca.size == 0 or np.any(ka <= 0) or np.any(kb <= 0):
+    if ca.size == 0 or ca.size != cb.size or np.any(ka <= 0) or np.any(kb <= 0):
         return None
-    ta, tb = (ca + pseudo) / (ka + 2 * pseudo), (cb + pseudo) / (kb + 2 * pseudo)
-    se_a = math.sqrt(float((ta * (1 - ta) / ka).sum())) / ca.size
-    se_b = math.sqrt(float((tb * (1 - tb) / kb).sum())) / ca.size
-    return float((ca / ka).mean()), float((cb / kb).mean()), se_a, se_b
+    (ma, adj_a, se_a), (mb, adj_b, se_b) = _arm(ca, ka), _arm(cb, kb)
+    return FixedSetMeans(ma, mb, adj_a, adj_b, se_a, se_b)
 
 
 def ratio_these_evals(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
                       trials_b: Sequence[int], conf: float = 0.95) -> RatioEstimate | None:
     """The improvement ratio over "these evals": Fieller's interval for mean(a) / mean(b) at the
-    fixed set's trial-noise SEs, i.e. the z test of mean(a) - r mean(b) = 0 (ratio_these_p)
-    inverted. At r = 1 that test is difference_these_evals's, so the two never disagree."""
-    m = _fixed_set_ses(passes_a, trials_a, passes_b, trials_b)
+    adjusted means and the fixed set's trial-noise SEs, i.e. the z test of mean(a) - r mean(b) = 0
+    (ratio_these_p) inverted. At r = 1 that test is difference_these_evals's, so the two never
+    disagree. Over a baseline that passed nothing the ratio is unbounded and so is the interval."""
+    m = fixed_set_means(passes_a, trials_a, passes_b, trials_b)
     if m is None:
         return None
-    ma, mb, fa, fb = m
     n = len(passes_a)
-    if ma == 0 and mb == 0:
-        return RatioEstimate(None, None, FIXED_SET_METHOD, n, zero_baseline_reason(ma))
-    r = math.inf if mb == 0 else ma / mb
-    iv = _fieller(ma, mb, fa, fb, float(dists.norm_ppf((1 + conf) / 2))) or (0.0, math.inf)
-    se = math.hypot(fa, r * fb) / mb if mb > 0 else None
-    return RatioEstimate(r, iv, FIXED_SET_METHOD, n, zero_baseline_reason(ma) if mb == 0 else None, se)
+    if m.mean_a == 0 and m.mean_b == 0:
+        return RatioEstimate(None, None, FIXED_SET_METHOD, n, zero_baseline_reason(m.mean_a))
+    r = math.inf if m.mean_b == 0 else m.mean_a / m.mean_b
+    iv = _fieller(m.adjusted_a, m.adjusted_b, m.se_a, m.se_b, float(dists.norm_ppf((1 + conf) / 2))) or (0.0, math.inf)
+    if math.isinf(r):
+        iv = (iv[0], math.inf)
+    se = math.hypot(m.se_a, r * m.se_b) / m.mean_b if m.mean_b > 0 else None
+    return RatioEstimate(r, iv, FIXED_SET_METHOD, n, zero_baseline_reason(m.mean_a) if m.mean_b == 0 else None, se)
 
 
 def ratio_these_p(passes_a: Sequence[int], trials_a: Sequence[int], passes_b: Sequence[int],
                   trials_b: Sequence[int], r0: float, side: str = "two-sided") -> float | None:
-    """The z test of mean(a) = r0 mean(b) over the fixed set: two-sided, or one-sided "less"
-    (the p that the ratio is at least r0: a FAIL's) or "greater" (at most r0: a PASS's)."""
-    m = _fixed_set_ses(passes_a, trials_a, passes_b, trials_b)
+    """The z test of mean(a) = r0 mean(b) over the fixed set, at the adjusted means: two-sided, or
+    one-sided "less" (the p that the ratio is at least r0: a FAIL's) or "greater" (at most r0: a
+    PASS's). Over a baseline that passed nothing no ratio is too large (ratio_these_evals' interval
+    reaches infinity): the FAIL side's p is 1."""
+    m = fixed_set_means(passes_a, trials_a, passes_b, trials_b)
     if m is None:
         return None
-    ma, mb, fa, fb = m
-    se = math.hypot(fa, r0 * fb)
-    z = (ma - r0 * mb) / se if se > 0 else (0.0 if ma == r0 * mb else math.copysign(math.inf, ma - r0 * mb))
+    se = math.hypot(m.se_a, r0 * m.se_b)
+    diff = m.adjusted_a - r0 * m.adjusted_b
+    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
     ndtr = ufuncs().ndtr
+    less = 1.0 if m.mean_b == 0 and m.mean_a > 0 else float(ndtr(z))
+    greater = float(ndtr(-z))
     if side == "less":
-        return float(ndtr(z))
+        return less
     if side == "greater":
-        return float(ndtr(-z))
-    return float(2 * ndtr(-abs(z)))
+        return greater
+    return min(1.0, 2 * min(less, greater))

@@ -143,16 +143,24 @@ def stats_exp(x: float) -> float:
     return math.exp(x) if x < 709.0 else math.inf
 
 
+def _cost_evals(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None],
+                ) -> tuple[np.ndarray, np.ndarray, list[float | None]] | None:
+    """(sums, counts, within-eval variances) of the evals with trials, or None with fewer than 2:
+    the one filter cost_interval and the test it inverts (cost_p_at_most) both read through."""
+    s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    keep = n > 0
+    wv = [w for w, k in zip(within_var, keep, strict=True) if k]
+    return (s[keep], n[keep], wv) if len(wv) >= 2 else None
+
+
 def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None],
                   reading: Reading = DEFAULT_READING, conf: float = 0.95) -> Interval | None:
     """Interval for a mean cost (tokens, seconds; None with fewer than 2 evals). Method and
     measurements: docs/statistics.md, "analyze/rate_intervals.cost_interval"."""
-    s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
-    keep = n > 0
-    s, n = s[keep], n[keep]
-    wv = [w for w, k in zip(within_var, keep, strict=True) if k]
-    if s.size < 2:
+    kept = _cost_evals(sums, counts, within_var)
+    if kept is None:
         return None
+    s, n, wv = kept
     mean = float(s.sum() / n.sum())
     if reading == "these_evals":
         if any(w is None for w in wv):
@@ -175,12 +183,10 @@ def cost_interval(sums: Sequence[float], counts: Sequence[int], within_var: Sequ
 def cost_p_at_most(sums: Sequence[float], counts: Sequence[int], within_var: Sequence[float | None], x: float,
                    reading: Reading = DEFAULT_READING) -> float | None:
     """One-sided p-value that the mean cost is at most x, from the test cost_interval inverts."""
-    s, n = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
-    keep = n > 0
-    s, n = s[keep], n[keep]
-    wv = [w for w, k in zip(within_var, keep, strict=True) if k]
-    if s.size < 2:
+    kept = _cost_evals(sums, counts, within_var)
+    if kept is None:
         return None
+    s, n, wv = kept
     special = ufuncs()
     mean = float(s.sum() / n.sum())
     if reading == "these_evals":
