@@ -25,6 +25,9 @@ os.environ["SKILLASSAY_PLUGINS"] = "skillassay"
 # core another worker holds. Measured here under load: the paired-coverage simulation took 13.2
 # CPU-s and 35 s with two BLAS threads, 4.5 CPU-s and 9 s with one.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# llama.cpp's idle OpenMP threads sleep rather than spin, as executors/llama_runtime.py sets for
+# the processes that load the model, here also for the llama.cpp server tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "acme-vpn"
