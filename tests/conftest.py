@@ -20,6 +20,15 @@ if TYPE_CHECKING:  # imported in the fixtures: the viewer pulls in matplotlib, w
 # installed here, in this process and in every child a test starts.
 os.environ["SKILLASSAY_PLUGINS"] = "skillassay"
 
+# One BLAS thread per process (set before numpy loads OpenBLAS, inherited by every child): the
+# suite runs 4 xdist workers on 2 cores, and each worker's OpenBLAS threads spin waiting for a
+# core another worker holds. Measured here under load: the paired-coverage simulation took 13.2
+# CPU-s and 35 s with two BLAS threads, 4.5 CPU-s and 9 s with one.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# llama.cpp's idle OpenMP threads sleep rather than spin, as executors/llama_runtime.py sets for
+# the processes that load the model, here also for the llama.cpp server tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "acme-vpn"
 

@@ -23,6 +23,7 @@ from skillassay.run.stop import SameErrorStreak
 KEY = "sk-fake-0123456789abcdef0123"
 HIGH_DEMAND = "We\u2019re currently experiencing high demand, which may cause temporary errors."
 CLIS = {"claude-code": ("claude", "ANTHROPIC_API_KEY", ""), "codex": ("codex", "OPENAI_API_KEY", "/v1")}
+STALL_SECONDS = 5
 OVERLOADED = {"claude-code": HttpError(529, "overloaded_error", "Overloaded"),
               "codex": HttpError(500, "server_error", HIGH_DEMAND)}
 
@@ -48,6 +49,8 @@ def _dead(executor: str, item: ScriptItem, command: str, skill: Path, ws: Path) 
     model = "claude-sonnet-4-5" if executor == "claude-code" else "gpt-5"
     with FakeModelAPI([item] * 2000) as api:
         extra = ["--concurrency", "2"] if command == "run" else ["--runs", "1", "--concurrency", "2"]
+        if isinstance(item, Stall):  # a silent stream ends at the first-answer horizon: 5 s, not the default 30
+            extra += ["-o", f"first_answer_seconds={STALL_SECONDS}"]
         code, out, seconds = _skillassay(command, str(skill), "--executor", executor, "--model", model,
                                          "-o", f"base_url={api.base_url}{suffix}", "--workspace", str(ws), *extra,
                                          env=_env(key_var))
@@ -75,14 +78,14 @@ def test_run_against_an_overloaded_provider_stops_within_a_minute(executor, exam
 @pytest.mark.parametrize("executor", sorted(CLIS))
 def test_run_against_a_stalled_provider_stops_within_a_minute(executor, example_skill, tmp_path):
     code, out, seconds = _dead(executor, Stall(), "run", example_skill, tmp_path / "ws")
-    _ended_fast(code, out, seconds, "run", "the provider sent no answer within 30s")
+    _ended_fast(code, out, seconds, "run", f"the provider sent no answer within {STALL_SECONDS}s")
 
 
 @pytest.mark.agent_cli
 @pytest.mark.parametrize(("executor", "item"), [("claude-code", OVERLOADED["claude-code"]), ("codex", Stall())])
 def test_triggers_against_a_dead_provider_stop_within_a_minute(executor, item, example_skill, tmp_path):
     code, out, seconds = _dead(executor, item, "triggers", example_skill, tmp_path / "ws")
-    _ended_fast(code, out, seconds, "triggers", "529" if executor == "claude-code" else "no answer within 30s")
+    _ended_fast(code, out, seconds, "triggers", "529" if executor == "claude-code" else f"no answer within {STALL_SECONDS}s")
 
 
 # ------------------------------------------------------------------ the rule, on plain data
@@ -172,3 +175,18 @@ def test_a_real_trial_killed_at_its_timeout_while_retrying_529s_is_that_failure(
         error = failed_in_a_row(5, "API status 529 overloaded")
 
     assert error_signature(r) == error_signature(CutShort())
+
+
+def test_the_first_answer_horizon_is_an_executor_option_checked_before_any_trial():
+    from skillassay.errors import InputError
+    from skillassay.executors.base import ExecutorSettings
+    from skillassay.executors.claude_code import ClaudeCodeExecutor
+    from skillassay.executors.give_up import with_first_answer
+
+    assert ClaudeCodeExecutor(ExecutorSettings(options={"first_answer_seconds": "5"})).first_answer_seconds == 5
+    assert ClaudeCodeExecutor(ExecutorSettings()).first_answer_seconds is None
+    for bad in ("0", "-1", "soon"):
+        with pytest.raises(InputError, match="first_answer_seconds"):
+            ClaudeCodeExecutor(ExecutorSettings(options={"first_answer_seconds": bad}))
+    assert with_first_answer(GiveUp(5), 5) == GiveUp(5, 5.0)
+    assert with_first_answer(GiveUp(5), None) == GiveUp(5) and with_first_answer(None, 5) is None

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.ray
 pytest.importorskip("ray")
 
 from ray_cluster import REPO, Cluster, ray_env, start_cluster  # noqa: E402
-from test_ray_backend import trial_files  # noqa: E402
+from test_backends_ray import trial_files  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ with the statistics beside them. Pure: reading records from disk is in `store.re
 from __future__ import annotations
 
 import json
-import statistics as pystats
 from collections.abc import Callable, Sequence
 from typing import IO
 
@@ -22,12 +21,13 @@ from skillassay.analyze.statistics import build_statistics
 from skillassay.analyze.triggered import trigger_split
 from skillassay.analyze.turns import turn_statistics
 from skillassay.models import Benchmark, ExpectationResult, Thresholds
+from skillassay.stats.exact_sd import stdev
 from skillassay.store.benchmark_file import RUN_INDENT, write_run_texts
 from skillassay.store.records import ExpectationTally, Outcome, TrialRecord
 
 
 def _std(xs: Sequence[float]) -> float | None:
-    return pystats.stdev(xs) if len(xs) > 1 else (0.0 if xs else None)
+    return stdev(xs) if len(xs) > 1 else (0.0 if xs else None)
 
 
 def _stat(xs: Sequence[float]) -> dict[str, float | None]:

@@ -126,12 +126,17 @@ class Arm:
     @property
     def expectation_rates(self) -> list[float]:
         """Completed trials' expectation pass rates, trials without expectations left out."""
-        return [x for x in self.rates if x == x]
+        rates = np.frombuffer(self.rates, dtype=np.float64)  # a view: numpy, not a Python loop per trial
+        kept: list[float] = rates[~np.isnan(rates)].tolist()
+        return kept
 
     @property
     def run_rates(self) -> array[float]:
         """As skill-creator's run_summary counts them: a trial without expectations is 0."""
-        return array("d", (x if x == x else 0.0 for x in self.rates))
+        out = array("d", self.rates)
+        view = np.frombuffer(out, dtype=np.float64)
+        view[np.isnan(view)] = 0.0
+        return out
 
 
 def mean_or_none(xs: Sequence[float]) -> float | None:

@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 
 from skillassay.executors.agent_home import private_home
 from skillassay.executors.agent_sandbox import ApiRoute, agent_env, contaminating, temp_contamination
-from skillassay.executors.base import Executor, TransientError, TrialRequest, TrialResult
+from skillassay.executors.base import Executor, ExecutorSettings, TransientError, TrialRequest, TrialResult
 from skillassay.executors.conversation import request_prompts, run_turns
-from skillassay.executors.give_up import ProviderWatch
+from skillassay.executors.give_up import ProviderWatch, first_answer_option, with_first_answer
 from skillassay.executors.harness_faults import broken_tools_error
 from skillassay.executors.pricing import ModelPrice, metered_usd, price_for
 from skillassay.executors.subprocess_util import (
@@ -57,6 +57,10 @@ class AgentCliExecutor(Executor):
     # run() kills the CLI's process group at settings.timeout_seconds and keeps the partial
     # transcript, so the engine need not abandon a thread.
     handles_timeout: ClassVar[bool] = True
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        super().__init__(settings)
+        self.first_answer_seconds = first_answer_option(settings.options)  # a bad value: exit 2 before any trial
 
     # ------------------------------------------------------------------- CLI-specific hooks
 
@@ -181,7 +185,8 @@ class AgentCliExecutor(Executor):
                 return TrialResult(status="error", error=f"not run: {', '.join(map(str, found))} above the "
                                    "trial would reach the agent in both arms")
             host_env = self.child_env(os.environ, Path(home))
-            watch = ProviderWatch(request.give_up, self.provider_retry, self.model_answered)
+            watch = ProviderWatch(with_first_answer(request.give_up, self.first_answer_seconds),
+                                  self.provider_retry, self.model_answered)
 
             def stop(line: str) -> bool:
                 return watch.line(line) or (stop_when is not None and stop_when(line))

@@ -105,7 +105,7 @@ def key_env(env: dict[str, str] | None = None) -> dict[str, str]:
     created: the only way a key reaches a node. Not through runtime_env's env_vars, although
     that is Ray's documented way: Ray 2.60 writes a runtime_env, values included, into every
     node's logs/runtime_env_agent.log and onto its workers' command lines (visible to `ps`),
-    which tests/run/test_ray_backend.py caught. Ray's own settings (RAY_AUTH_MODE) stay out."""
+    which tests/run/test_backends_ray.py caught. Ray's own settings (RAY_AUTH_MODE) stay out."""
     env = dict(os.environ) if env is None else env
     return {k: v for k, v in env.items() if looks_secret(k) and not k.startswith("RAY_")}
 

@@ -65,18 +65,20 @@ def _bisect_root(f: Callable[[float], float], a: float, b: float, xtol: float) -
     return 0.5 * (a + b)
 
 
-def _bb_loglik(c: np.ndarray, n: np.ndarray, mu: float, log_phi: float) -> float:
-    """Beta-binomial log-likelihood (without the binomial coefficients, which cancel in ratios)."""
-    special = ufuncs()  # scipy.special's ufuncs without its package import (stats.ufuncs)
-
-    phi = math.exp(log_phi)
-    a, b = mu * phi, (1.0 - mu) * phi
-    return float(np.sum(special.betaln(c + a, n - c + b) - special.betaln(a, b)))
-
-
 def _bb_profile(c: np.ndarray, n: np.ndarray, mu: float) -> float:
-    """The log-likelihood at mean `mu`, maximised over the Beta's precision."""
-    _, neg = _golden_min(lambda t: -_bb_loglik(c, n, mu, t), *_LOG_PHI_BOUNDS, xatol=1e-5)
+    """The log-likelihood at mean `mu`, maximised over the Beta's precision. The beta-binomial
+    log-likelihood (without the binomial coefficients, which cancel in ratios) is written out in
+    the search's function, with what does not change between its ~40 calls computed once: the
+    simulations call it millions of times."""
+    betaln = ufuncs().betaln  # scipy.special's ufuncs without its package import (stats.ufuncs)
+    fails = n - c
+
+    def neg_loglik(log_phi: float) -> float:
+        phi = math.exp(log_phi)
+        a, b = mu * phi, (1.0 - mu) * phi
+        return -float((betaln(c + a, fails + b) - betaln(a, b)).sum())
+
+    _, neg = _golden_min(neg_loglik, *_LOG_PHI_BOUNDS, xatol=1e-5)
     return -neg
 
 

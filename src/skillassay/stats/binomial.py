@@ -41,7 +41,7 @@ def wilson_interval(c: int, n: int, conf: float = 0.95) -> Interval | None:
 
 def _wilson_bounds(c: int, n: int, alpha: float) -> tuple[float, float]:
     """statsmodels' proportion_confint(c, n, alpha, method="wilson"), step for step on the same
-    numpy types, so the bounds are bit-identical (tests/analyze/test_numerics.py compares them): importing
+    numpy types, so the bounds are bit-identical (tests/stats/test_binomial.py compares them): importing
     statsmodels for these six lines costs 0.4-0.9 s (it pulls in pandas), which `aggregate`
     paid on every call to beat skill-creator's script."""
     count, nobs = np.asarray(c), np.asarray(n)
