@@ -145,3 +145,25 @@ def test_run_judge_local_with_nothing_cached_refuses_within_seconds(empty_cache:
     assert f"agreed with the right verdict on {record['agreed']} of {record['cases']} labelled cases" in text
     assert OVERRIDE_FLAG in text and "Traceback" not in text
     assert not (tmp_path / "ws").exists()  # no trial spent
+
+
+def test_the_override_records_the_shipped_standing_and_never_a_record_of_another_model_file(
+        empty_cache: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --allow-weak-judge and nothing cached, iteration.json gets the shipped standing
+    (it said `measured: false` before it shipped); a record of another model file is not it."""
+    pytest.importorskip("llama_cpp")
+    from skillassay.executors.local import find_embedded_model
+
+    if find_embedded_model() is None:
+        pytest.skip("the embedded model is not installed")
+    grader = make_grader("local", None, 1, use_cache=False)
+    record = judge_check.standing(grader, allow_weak=True)
+    assert record["measured"] is True and record["source"] == "shipped" and record["allowed_by"] == OVERRIDE_FLAG
+    shipped = find_record(current_key(grader), shipped_data())
+    assert shipped is not None and record["agreed"] == shipped["agreed"]
+
+    data = shipped_data()
+    for rec in data["records"]:
+        rec["key"]["model_sha256"] = "0" * 64  # the same judge measured on another model file
+    monkeypatch.setattr(judge_check, "shipped_data", lambda: data)
+    assert judge_check.standing(grader, allow_weak=True)["measured"] is False  # unmeasured, not the stale figure
