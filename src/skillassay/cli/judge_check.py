@@ -33,6 +33,7 @@ def judge_check(
         check_judge,
         judge_label,
         load_cases,
+        progress_lines,
         remember,
     )
 
@@ -47,8 +48,10 @@ def judge_check(
         from skillassay.errors import InputError
 
         raise InputError.one("--judge", judge, "choose a judge to measure: local, openai or anthropic")
-    with count_bar(err, "cases judged") as on_case:
-        agreement = check_judge(grader, balanced_subset(load_cases(), cases) if cases else None, on_case=on_case)
+    asked = balanced_subset(load_cases(), cases) if cases else load_cases()
+    with count_bar(err, "cases judged") as bar:  # off a terminal: a line every few cases
+        on_case = bar or progress_lines(lambda line: err.print(line, highlight=False), len(asked))
+        agreement = check_judge(grader, asked, on_case=on_case)
     identity = grader.identity() or {}
     for d in agreement.disagreements:
         verdict = {True: "passed", False: "failed", None: "ungraded"}[d["judge"]]

@@ -5,8 +5,10 @@ ones the CLI will use)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
@@ -38,7 +40,8 @@ def probe_models_url(url: str, headers: Mapping[str, str]) -> str | None:
     """GET an endpoint's model list with the headers the agent CLI will send. Plain urllib, not
     an API SDK: the agent CLIs need no SDK installed (they are not behind an extra), and one
     GET needs no client library."""
-    request = urllib.request.Request(url, headers=dict(headers), method="GET")
+    target, sent = without_userinfo(url, headers)
+    request = urllib.request.Request(target, headers=sent, method="GET")
     shown = mask_userinfo(url)
     try:
         with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_SECONDS):
@@ -50,6 +53,22 @@ def probe_models_url(url: str, headers: Mapping[str, str]) -> str | None:
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         return f"the endpoint {shown} is not answering ({reason})"
+
+
+def without_userinfo(url: str, headers: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The URL without `user:pw@` and the headers with it as HTTP Basic authorization, as HTTP
+    clients send a URL's credentials (urllib would take `user:pw@host` for the host name). A
+    key the CLI sends as `authorization` wins over the userinfo."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, dict(headers)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    sent = dict(headers)
+    if not any(name.lower() == "authorization" for name in sent):
+        pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+        sent["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), sent
 
 
 def probe_anthropic(base_url: str | None, env: Mapping[str, str] = os.environ) -> str | None:

@@ -9,7 +9,9 @@ those verdicts is stated with a Wilson 95% interval. A judge whose interval's lo
 below FLOOR is refused for grading unless the user overrides it, and the report then says so.
 An ungraded case (the judge gave no verdict that counts) is a disagreement: it is not the
 right verdict. The measurement is cached per judge (its identity: backend, model, sampling,
-prompt templates, samples) and case set, so a run does not repeat it."""
+prompt templates, samples) and case set, so a run does not repeat it; the embedded judge's
+measurement also ships with the package (grade/judge_standing.py), so it is never run by
+`run --judge local` unless the model, its prompts or the cases changed."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import hashlib
 import json
 import math
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -29,6 +32,7 @@ from skillassay.assertions.base import RunView
 from skillassay.errors import InputError
 from skillassay.grade.grader import Grader
 from skillassay.grade.judge import JudgePolicy, judge_expectations
+from skillassay.grade.judge_standing import find_record, shipped_data, standing_key
 from skillassay.models import Eval
 from skillassay.models.runfiles import Metrics, Timing
 from skillassay.store.jsonio import load_json_lenient, now_iso, write_json
@@ -209,6 +213,43 @@ def remember(grader: Grader, agreement: Agreement) -> None:
     write_json(path, data)
 
 
+def current_key(grader: Grader) -> dict[str, Any]:
+    """The key a shipped record must match (judge_standing.py): for the embedded judge, with
+    the installed model file's sha256."""
+    identity = grader.identity() or {}
+    model_sha: str | None = None
+    if identity.get("judge") == "local":
+        from skillassay.executors.llama_runtime import model_sha256
+        from skillassay.executors.local import find_embedded_model
+
+        model = find_embedded_model()
+        model_sha = model_sha256(model) if model is not None else "not installed"
+    return standing_key(identity, cases_sha256(), model_sha)
+
+
+def shipped(grader: Grader) -> Agreement | None:
+    """The standing shipped with the package for exactly this judge, model file and case set."""
+    found = find_record(current_key(grader), shipped_data())
+    try:
+        return Agreement.from_dict(found) if found is not None else None
+    except TypeError:
+        return None
+
+
+def progress_lines(notice: Callable[[str], None], total: int, lines: int = 8,
+                   clock: Callable[[], float] = time.monotonic) -> Callable[[int, int], None]:
+    """An on_case(done, total) that says how far a measurement is in about `lines` lines (a line
+    every total/lines cases and at the end): a run that has to measure a judge is not silent
+    for minutes, and a CI log does not get a line per case."""
+    step, start = max(1, math.ceil(total / lines)), clock()
+
+    def on_case(done: int, of: int) -> None:
+        if done % step == 0 or done == of:
+            notice(f"judged {done} of {of} labelled cases ({clock() - start:.0f} s)")
+
+    return on_case
+
+
 # ------------------------------------------------------------------ before grading
 
 
@@ -226,26 +267,33 @@ def judge_label(identity: dict[str, Any]) -> str:
 
 
 def standing(grader: Grader, allow_weak: bool, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The judge's measured agreement, for iteration.json: from the cache, else measured now
-    (and cached). Below the floor the judge is refused (InputError, exit 2, naming the
+    """The judge's measured agreement, for iteration.json (`source`: the user's cache, the
+    record shipped with the package, or measured now and cached), with progress lines through
+    `notice` while measuring. Below the floor the judge is refused (InputError, exit 2, naming the
     override) unless allow_weak. With the override and nothing cached it is not measured: the
     user chose to grade with it whatever it scores, and the record says it is unmeasured."""
     identity = grader.identity() or {}
-    found = cached(grader)
+    found, source = cached(grader), "cache"
+    if found is None:
+        found, source = shipped(grader), "shipped"
     if found is None and not allow_weak:
+        cases = load_cases()
         if notice:
-            notice(f"measuring the judge {judge_label(identity)} on {len(load_cases())} labelled cases before "
+            notice(f"measuring the judge {judge_label(identity)} on {len(cases)} labelled cases before "
                    f"its verdicts count (once per judge: the result is cached in {cache_path()})")
-        found = check_judge(grader)
+        found, source = check_judge(grader, cases, progress_lines(notice, len(cases)) if notice else None), "measured"
         remember(grader, found)
     tiny = identity.get("judge") == "local"
     record: dict[str, Any] = {"judge": identity, "floor": FLOOR, "allowed_by": OVERRIDE_FLAG if allow_weak else None}
     if found is None:
         return {**record, "measured": False}
-    record.update(measured=True, **{k: v for k, v in found.to_dict().items() if k != "disagreements"})
+    record.update(measured=True, source=source,
+                  **{k: v for k, v in found.to_dict().items() if k != "disagreements"})
     if not found.meets_floor and not allow_weak:
+        measured = (f" (measured {found.measured_at[:10]} and shipped with skillassay for this model, prompt and "
+                    f"case set)" if source == "shipped" else "")
         raise InputError.one("--judge", str(identity.get("judge")), (
-            f"the judge {judge_label(identity)} {found.sentence()}: the lower bound is below the floor of "
+            f"the judge {judge_label(identity)} {found.sentence()}{measured}: the lower bound is below the floor of "
             f"{FLOOR:.0%}, so its verdicts would not be a grading{' (' + TINY_NOTE + ')' if tiny else ''}. "
             f"Choose a stronger judge (--judge openai or anthropic), write the expectations as typed assertions, "
             f"or pass {OVERRIDE_FLAG} to grade with it anyway (the report then says so); "
