@@ -53,3 +53,15 @@ def improvement_text(ratio: float | None, baseline_rate: float | None, skill_rat
     if baseline_rate == 0 and skill_rate:
         return f"{UNBOUNDED} (the baseline passed nothing)"
     return "n/a"
+
+
+def points(x: float) -> str:
+    """A difference of two fractions in whole percentage points, unsigned, by the rule of
+    whole_percent (1/8 is 13, as 12.5% is 13%)."""
+    return str(abs(whole_percent(x)))
+
+
+def signed_points(x: float) -> str:
+    """A difference in whole percentage points with its sign, by the rule of whole_percent: an
+    integer's sign, so a small negative difference is "+0", never "-0"."""
+    return f"{whole_percent(x):+d}"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze.arms import pick_arms
+from skillassay.analyze.benchmark import ratio_unbounded
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.errors import InputError
@@ -293,6 +294,10 @@ def _summary(bench: dict[str, Any], role: str, key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
+def _unbounded(bench: dict[str, Any]) -> bool:
+    return isinstance(bench.get("summary"), dict) and ratio_unbounded(bench["summary"])
+
+
 def _cost_metric(cur: float | None, prev: float | None, geo: dict[str, Any]) -> dict[str, Any]:
     rel = None if cur is None or prev is None or prev == 0 else cur / prev - 1
     iv = geo.get("interval")
@@ -329,6 +334,7 @@ def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, b
                                              _summary(prev.benchmark, "with_skill", "avg_duration_seconds"),
                                              base["suite"]["duration_ratio"]),
         "improvement_ratio": {"current": cur_r, "previous": prev_r,
+                              "current_unbounded": _unbounded(cur.benchmark), "previous_unbounded": _unbounded(prev.benchmark),
                               "delta": ratio["delta"], "interval": ratio["interval"], "n_evals": ratio["n_evals"],
                               "undefined_reason": ratio["undefined_reason"],
                               "method": "difference of ratios paired by eval, delta method, t(E-1)"},

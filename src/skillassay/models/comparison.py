@@ -140,6 +140,11 @@ class MetricChange(Section):
     """False when the evals are too few for the test ever to reach 5%."""
     undefined_reason: str | None = None
     """Why there is no figure, when there is none."""
+    current_unbounded: bool | None = None
+    """Improvement ratio only: true when the current ratio is unbounded (its baseline passed
+    nothing and the skill something); `current` is then null, as JSON has no infinity."""
+    previous_unbounded: bool | None = None
+    """Improvement ratio only: the same for the previous iteration's ratio."""
     method: str | None = None
     """How the interval was computed."""
     explanation: str | None = None
