@@ -55,6 +55,12 @@ def improvement_text(ratio: float | None, baseline_rate: float | None, skill_rat
     return "n/a"
 
 
+def fdr_level(level: float) -> str:
+    """A level of calls made on Benjamini-Hochberg-adjusted p-values, in the one phrase every
+    output uses: a false discovery rate, which is family-wise only when no eval truly changed."""
+    return f"{level:g} false discovery rate (BH-adjusted p over the evals compared)"
+
+
 def points(x: float) -> str:
     """A difference of two fractions in whole percentage points, unsigned, by the rule of
     whole_percent (1/8 is 13, as 12.5% is 13%)."""

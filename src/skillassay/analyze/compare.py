@@ -29,7 +29,7 @@ from skillassay.errors import InputError
 from skillassay.stats.multiplicity import bh_adjust, bh_call_threshold, one_sided_exact_p
 from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord
-from skillassay.wording import UNBOUNDED
+from skillassay.wording import UNBOUNDED, fdr_level
 
 SCHEMA_VERSION = COMPARISON_SCHEMA_VERSION
 FILENAME = COMPARISON_FILENAME
@@ -376,7 +376,7 @@ def comparison_notes(result: dict[str, Any], changed: list[str], drift: dict[str
     if drift["changed"]:
         notes.append(f"The baseline arm (without the skill) also changed on eval(s) "
                      f"{', '.join(str(e) for e in drift['changed'])}, by more than trial noise explains at "
-                     f"{DRIFT_LEVEL:g} family-wise: the skill cannot cause that, so check whether the model, its "
+                     f"{fdr_level(DRIFT_LEVEL)}: the skill cannot cause that, so check whether the model, its "
                      "settings or the environment changed before crediting or blaming the skill.")
     return notes
 

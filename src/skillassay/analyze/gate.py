@@ -23,7 +23,7 @@ from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
-from skillassay.wording import bound, ratio_value
+from skillassay.wording import bound, fdr_level, ratio_value
 
 INVALID = "INVALID"
 NOT_GATED = "NOT_GATED"
@@ -76,7 +76,7 @@ HOLM = "Holm (1979) step-down over the gate's thresholds"
 def regression_level_words() -> str:
     """The regression check's level, in the one phrase every output uses (gate line, compare's
     design line, report.md, benchmark.md)."""
-    return f"{REGRESSION_GATE_LEVEL:g} family-wise (BH-adjusted p over the evals compared)"
+    return fdr_level(REGRESSION_GATE_LEVEL)
 
 
 def thresholds_alpha(compared: bool) -> float:

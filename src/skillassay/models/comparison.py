@@ -87,7 +87,7 @@ class BaselineDrift(Section):
     changed: list[int | str | None] | None = None
     """Evals whose baseline moved at the drift level: the skill cannot cause that (model or setup changed?)."""
     level: float | None = None
-    """The family-wise level of that call."""
+    """The level of that call: a false discovery rate over the evals compared (BH-adjusted p)."""
     possible: list[int | str | None] | None = None
     """Evals whose baseline may have moved (not called)."""
 
