@@ -53,3 +53,21 @@ def improvement_text(ratio: float | None, baseline_rate: float | None, skill_rat
     if baseline_rate == 0 and skill_rate:
         return f"{UNBOUNDED} (the baseline passed nothing)"
     return "n/a"
+
+
+def fdr_level(level: float) -> str:
+    """A level of calls made on Benjamini-Hochberg-adjusted p-values, in the one phrase every
+    output uses: a false discovery rate, which is family-wise only when no eval truly changed."""
+    return f"{level:g} false discovery rate (BH-adjusted p over the evals compared)"
+
+
+def points(x: float) -> str:
+    """A difference of two fractions in whole percentage points, unsigned, by the rule of
+    whole_percent (1/8 is 13, as 12.5% is 13%)."""
+    return str(abs(whole_percent(x)))
+
+
+def signed_points(x: float) -> str:
+    """A difference in whole percentage points with its sign, by the rule of whole_percent: an
+    integer's sign, so a small negative difference is "+0", never "-0"."""
+    return f"{whole_percent(x):+d}"

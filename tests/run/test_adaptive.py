@@ -1,7 +1,6 @@
-"""Adaptive trials (issue 19): the confidence sequences and the stopping rule as pure
-functions, an adaptive run end to end with the echo executor (rounds, resume mid-round,
-baseline reuse, the report), the config block, and the error-rate guarantee on a small
-simulation."""
+"""Adaptive trials (issue 19): the stopping rule as pure functions, an adaptive run end to end
+with the echo executor (rounds, resume mid-round, baseline reuse, the report), the config block,
+and the error-rate guarantee on a small simulation."""
 
 from __future__ import annotations
 
@@ -25,43 +24,6 @@ from skillassay.store.records import TrialRecord
 
 REPO = repo_paths.REPO
 Q = questions_for(Thresholds(min_pass_rate=0.5, min_improvement_ratio=1.0))
-
-# ---------------------------------------------------------------------------------------------
-# Confidence sequences
-
-
-def test_confidence_sequence_shape() -> None:
-    assert seq.confidence_sequence(()) == (0.0, 1.0)
-    lo, hi = seq.confidence_sequence((True,) * 10)
-    assert hi == 1.0 and 0.6 < lo < 0.75  # 10/10: far from the Wilson 0.72, as a CS must be wider
-    lo0, hi0 = seq.confidence_sequence((False,) * 10)
-    assert lo0 == 0.0 and abs(hi0 - (1 - lo)) < 2e-3  # symmetric in pass and fail
-    # more agreeing trials only narrow it (running intersection)
-    lows = [seq.confidence_sequence((True,) * n)[0] for n in range(1, 11)]
-    assert lows == sorted(lows)
-
-
-def test_confidence_sequence_is_anytime_valid() -> None:
-    """The guarantee itself: the chance that the true rate leaves the sequence at ANY of the
-    ten looks stays under alpha (computed exactly over all 2**10 outcome sequences, weighted by
-    their probability), while 'p < 0.05 at any look' with a fixed-n interval does not."""
-    from itertools import product
-
-    from skillassay.stats.binomial import wilson_interval
-
-    wilson = {(c, n): wilson_interval(c, n) or (0.0, 1.0) for n in range(1, 11) for c in range(n + 1)}
-    for p in (0.1, 0.3, 0.5, 0.8):
-        miss = naive = 0.0
-        for outcomes in product((True, False), repeat=10):
-            weight = p ** sum(outcomes) * (1 - p) ** (10 - sum(outcomes))
-            # the running intersection: outside it iff outside the sequence at some look
-            lo, hi = seq.confidence_sequence(outcomes)
-            miss += weight * (not lo <= p <= hi)
-            naive += weight * any(not wilson[(sum(outcomes[:n]), n)][0] <= p <= wilson[(sum(outcomes[:n]), n)][1]
-                                  for n in range(1, 11))
-        assert miss <= seq.ALPHA, (p, miss)
-        assert naive > seq.ALPHA  # why a CS: looking ten times at a 95% interval misses more often
-
 
 # ---------------------------------------------------------------------------------------------
 # The stopping rule (suite level)

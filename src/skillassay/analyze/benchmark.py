@@ -6,8 +6,9 @@ with the statistics beside them. Pure: reading records from disk is in `store.re
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
 import orjson
 
@@ -56,17 +57,30 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else round(a / b, 4)
 
 
+def ratio_unbounded(summary: dict[str, Any]) -> bool:
+    """The summary's improvement ratio has no upper end: the baseline passed nothing and the skill
+    something. Its figure is then null (JSON has no infinity); this says which null it is. A
+    baseline with no completed trial has no pass rate at all, and so no ratio, bounded or not."""
+    ws, bs = summary.get("with_skill"), summary.get("baseline")
+    if summary.get("improvement_ratio") is not None or not isinstance(ws, dict) or not isinstance(bs, dict):
+        return False
+    skill, base = ws.get("pass_rate"), bs.get("pass_rate")
+    return base == 0 and isinstance(skill, int | float) and skill > 0
+
+
 def estimate_meets(summary: dict, thresholds: Thresholds, cost: dict | None = None) -> dict[str, bool]:
     """The plain comparison of each estimate with its threshold (a value exactly at it passes):
     benchmark.json's `estimate_meets`, what --point-estimate gates on. Not `thresholds_met`,
-    which says what the gate decided (gated_thresholds_met). A figure that could not be
-    computed (e.g. no improvement ratio without a baseline) is left out."""
+    which says what the gate decided (gated_thresholds_met). An unbounded improvement ratio
+    meets any minimum; a figure that could not be computed (no pass in either arm, no baseline)
+    is left out."""
     ws = summary["with_skill"]
+    ratio = math.inf if ratio_unbounded(summary) else summary["improvement_ratio"]
     checks = {
         "min_pass_rate": (ws["pass_rate"], thresholds.min_pass_rate, "min"),
         "max_avg_tokens": (ws["avg_tokens"], thresholds.max_avg_tokens, "max"),
         "max_avg_duration_seconds": (ws["avg_duration_seconds"], thresholds.max_avg_duration_seconds, "max"),
-        "min_improvement_ratio": (summary["improvement_ratio"], thresholds.min_improvement_ratio, "min"),
+        "min_improvement_ratio": (ratio, thresholds.min_improvement_ratio, "min"),
         "max_avg_cost_usd": (skill_mean_cost(cost), thresholds.max_avg_cost_usd, "max"),
     }
     met = {}

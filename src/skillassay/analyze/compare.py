@@ -22,13 +22,14 @@ from typing import Any
 import numpy as np
 
 from skillassay.analyze.arms import pick_arms
+from skillassay.analyze.benchmark import ratio_unbounded
 from skillassay.analyze.cells import group_records
 from skillassay.analyze.iteration_change import compare_iterations
 from skillassay.errors import InputError
 from skillassay.stats.multiplicity import bh_adjust, bh_call_threshold, one_sided_exact_p
 from skillassay.store.iteration_files import COMPARISON_FILENAME, COMPARISON_SCHEMA_VERSION
 from skillassay.store.records import TrialRecord
-from skillassay.wording import UNBOUNDED
+from skillassay.wording import UNBOUNDED, fdr_level
 
 SCHEMA_VERSION = COMPARISON_SCHEMA_VERSION
 FILENAME = COMPARISON_FILENAME
@@ -293,6 +294,10 @@ def _summary(bench: dict[str, Any], role: str, key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
+def _unbounded(bench: dict[str, Any]) -> bool:
+    return isinstance(bench.get("summary"), dict) and ratio_unbounded(bench["summary"])
+
+
 def _cost_metric(cur: float | None, prev: float | None, geo: dict[str, Any]) -> dict[str, Any]:
     rel = None if cur is None or prev is None or prev == 0 else cur / prev - 1
     iv = geo.get("interval")
@@ -329,6 +334,7 @@ def metric_deltas(cur: Side, prev: Side, base: dict[str, Any], skill_cfg: str, b
                                              _summary(prev.benchmark, "with_skill", "avg_duration_seconds"),
                                              base["suite"]["duration_ratio"]),
         "improvement_ratio": {"current": cur_r, "previous": prev_r,
+                              "current_unbounded": _unbounded(cur.benchmark), "previous_unbounded": _unbounded(prev.benchmark),
                               "delta": ratio["delta"], "interval": ratio["interval"], "n_evals": ratio["n_evals"],
                               "undefined_reason": ratio["undefined_reason"],
                               "method": "difference of ratios paired by eval, delta method, t(E-1)"},
@@ -370,7 +376,7 @@ def comparison_notes(result: dict[str, Any], changed: list[str], drift: dict[str
     if drift["changed"]:
         notes.append(f"The baseline arm (without the skill) also changed on eval(s) "
                      f"{', '.join(str(e) for e in drift['changed'])}, by more than trial noise explains at "
-                     f"{DRIFT_LEVEL:g} family-wise: the skill cannot cause that, so check whether the model, its "
+                     f"{fdr_level(DRIFT_LEVEL)}: the skill cannot cause that, so check whether the model, its "
                      "settings or the environment changed before crediting or blaming the skill.")
     return notes
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillassay.analyze.compare import eval_label
-from skillassay.wording import pct, ratio_value
+from skillassay.wording import UNBOUNDED, pct, ratio_value, signed_points
 
 
 def _num(x: float | None) -> str:
@@ -16,12 +16,13 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else ratio_value(float(x), ".4g", "")
 
 
-def _ratio(x: float | None) -> str:
-    return "n/a" if x is None else ratio_value(float(x))
+def _ratio(x: float | None, unbounded: bool | None) -> str:
+    """A ratio as the rest of the tool names it: unbounded over a baseline that passed nothing."""
+    return UNBOUNDED if unbounded else "n/a" if x is None else ratio_value(float(x))
 
 
-def _ci(v: list | None, scale: float = 100, unit: str = " pts") -> str:
-    return "" if not v or None in v else f" (95% CI {v[0] * scale:+.0f}{unit} to {v[1] * scale:+.0f}{unit})"
+def _ci(v: list | None, unit: str = " pts") -> str:
+    return "" if not v or None in v else f" (95% CI {signed_points(v[0])}{unit} to {signed_points(v[1])}{unit})"
 
 
 def evals_scope(result: dict[str, Any], compared: int | None) -> tuple[str, str]:
@@ -45,18 +46,19 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     suite, over = evals_scope(result, pr.get("n_evals"))
     lines = [f"iteration {result['current']['iteration']} vs {prev.get('iteration')} ({prev.get('found', prev['path'])})",
              f"pass rate {pct(pr['previous'])} -> {pct(pr['current'])}{suite}{_lead(over)}"
-             + ("n/a" if pr["delta"] is None else f"{pr['delta'] * 100:+.0f} pts") + _ci(pr["interval"])]
+             + ("n/a" if pr["delta"] is None else f"{signed_points(pr['delta'])} pts") + _ci(pr["interval"])]
     for key, name in (("avg_tokens", "avg tokens"), ("avg_duration_seconds", "avg seconds")):
         c = m[key]
         if c["previous"] is None and c["current"] is None:
             lines.append(f"{name}: not recorded in either iteration")  # never "None -> None"
             continue
-        rel = "n/a" if c["relative_delta"] is None else f"{c['relative_delta'] * 100:+.0f}%"
+        rel = "n/a" if c["relative_delta"] is None else f"{signed_points(c['relative_delta'])}%"
         lines.append(f"{name} {_num(c['previous'])} -> {_num(c['current'])}: {rel}"
                      f"{_ci(c['relative_interval'], unit='%')}")
     ir = m["improvement_ratio"]
     suite, over = evals_scope(result, ir.get("n_evals"))
-    head = f"improvement ratio {_ratio(ir['previous'])} -> {_ratio(ir['current'])}{suite}{_lead(over)}"
+    head = (f"improvement ratio {_ratio(ir['previous'], ir.get('previous_unbounded'))} -> "
+            f"{_ratio(ir['current'], ir.get('current_unbounded'))}{suite}{_lead(over)}")
     if ir["delta"] is not None:
         lines.append(f"{head}{ir['delta']:+.2f}x")
     else:

@@ -16,6 +16,7 @@ import numpy as np
 
 from skillassay.analyze.cells import Arm, EvalCell, MetricSeries
 from skillassay.stats.means import clustered_mean
+from skillassay.wording import signed_points
 
 BOOTSTRAP_RESAMPLES = 4000
 NOT_ESTIMABLE = "not estimable"
@@ -140,7 +141,7 @@ def extra_success_text(cost: dict[str, Any]) -> str:
         return extra["reason"] or NOT_ESTIMABLE
     head = f"{signed_usd(eff['mean_difference_usd'])} per task"
     if extra.get("pass_rate_difference") is not None:
-        head += f" for {extra['pass_rate_difference'] * 100:+.0f} points"
+        head += f" for {signed_points(extra['pass_rate_difference'])} points"
     if extra["value_usd"] is None:
         return f"{head}: cost per additional success {extra['reason']}"
     ci = extra["interval"]

@@ -23,7 +23,7 @@ from skillassay.analyze.cost import skill_mean_cost
 from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS
 from skillassay.models import Benchmark, Thresholds
-from skillassay.wording import bound, ratio_value
+from skillassay.wording import bound, fdr_level, ratio_value
 
 INVALID = "INVALID"
 NOT_GATED = "NOT_GATED"
@@ -46,6 +46,7 @@ TRIGGER_LABELS = {
     "min_trigger_recall": ("trigger recall", ">="),
     "max_false_trigger_rate": ("false-trigger rate", "<="),
 }
+BOUND_FORMAT = ".3g"  # a gate line's estimate and its interval's bounds alike
 _LINE_LABELS = {**LABELS, **TRIGGER_LABELS,
                 REGRESSION_KEY: ("evals called regressed vs the previous iteration:", "<=")}
 # The regression check fails the gate at one level, the same in every output (issue 34: the design
@@ -75,7 +76,7 @@ HOLM = "Holm (1979) step-down over the gate's thresholds"
 def regression_level_words() -> str:
     """The regression check's level, in the one phrase every output uses (gate line, compare's
     design line, report.md, benchmark.md)."""
-    return f"{REGRESSION_GATE_LEVEL:g} family-wise (BH-adjusted p over the evals compared)"
+    return fdr_level(REGRESSION_GATE_LEVEL)
 
 
 def thresholds_alpha(compared: bool) -> float:
@@ -115,12 +116,15 @@ class ThresholdResult:
 
     def line(self) -> str:
         label, op = _LINE_LABELS[self.key]
-        value = "n/a" if self.value is None else ratio_value(self.value, ".4g", "")
+        # the estimate to the significant figures of its bounds: rounding is monotone, so an
+        # estimate inside its interval is printed inside it (0.9674 beside ..0.967 was not)
+        value = "n/a" if self.value is None else ratio_value(self.value, BOUND_FORMAT, "")
         ci = ""
         if self.interval and any(b is not None for b in self.interval):
             # an unbounded side (e.g. a ratio over a baseline that passed nothing) is said so
             about = f", {reading_phrase(self.reading)}" if self.reading else ""
-            ci = f" (95% CI {bound(self.interval[0], True)}..{bound(self.interval[1], False)}{about})"
+            ci = (f" (95% CI {bound(self.interval[0], True, BOUND_FORMAT)}.."
+                  f"{bound(self.interval[1], False, BOUND_FORMAT)}{about})")
         text = f"{self.status}: {self.key}: {label} {value}{ci}, needs {op} {self.threshold:g}"
         if self.evals:
             noun = "queries" if self.key in TRIGGER_LABELS else "evals"
@@ -325,9 +329,11 @@ def evaluate(bench: Benchmark, thresholds: Thresholds, *, strict: bool = False,
             value = math.inf
         elif key == "min_improvement_ratio" and point_estimate and value is None and _skill_passed_over_zero(bench):
             value, sg = math.inf, {"decision": "PASS"}
-        elif key == "min_improvement_ratio" and sg.get("value") is not None:
-            # The summary's ratio divides means over each arm's own evals; the interval is over
-            # the evals both arms completed. The verdict uses one set: the paired one.
+        elif sg.get("value") is not None:
+            # The figure the interval belongs to. The summary's ratio divides means over each arm's
+            # own evals, the interval is over the evals both arms completed: the verdict uses the
+            # paired one. The summary's other figures are rounded (a duration to 3 decimals, so 0
+            # beside an interval of 1.8e-05..3.1e-05); the statistics' are not.
             value = sg["value"]
         if value is None:
             status, advice = "INCONCLUSIVE", not_computable_reason(bench, key)

@@ -15,7 +15,7 @@ from skillassay.analyze.cells import EvalCell, group_records, joined, mean_or_no
 from skillassay.analyze.triggered import rarely_loaded_notes
 from skillassay.stats.binomial import within_eval_variance
 from skillassay.store.records import ExpectationTally, TrialRecord, VerdictCounts
-from skillassay.wording import pct
+from skillassay.wording import pct, points
 
 # Beyond this many, assertions of one kind are summarised in one note so that a large suite's
 # notes stay readable.
@@ -139,17 +139,17 @@ def cost_notes(cells: list[EvalCell], arms: Arms) -> list[str]:
     if ks is not None and kb is not None:
         parts.append((ks - kb, f"{abs(ks - kb):.0f} tokens per run"))
     gain = ps - pb
-    points = round(abs(gain) * 100)
+    change = points(gain)
     # the mean share of expectations passed, not the share of trials that passed them all
     # (the report's "pass rate"): named so, and its change is in percentage points
-    if points == 0:
+    if change == "0":
         effect = "does not change the expectation pass rate"
     else:
-        effect = f"{'improves' if gain > 0 else 'lowers'} the expectation pass rate by {points} percentage points"
+        effect = f"{'improves' if gain > 0 else 'lowers'} the expectation pass rate by {change} percentage points"
     if not parts:
         return [f"Skill {effect}"]
     # "but" only where a cost meets a gain, as in the spec's example.
-    joiner = "but" if points and gain > 0 and any(d > 0 for d, _ in parts) else "and"
+    joiner = "but" if change != "0" and gain > 0 and any(d > 0 for d, _ in parts) else "and"
     return [f"Skill {_cost_phrase(parts)} {joiner} {effect}"]
 
 

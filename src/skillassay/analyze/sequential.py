@@ -1,11 +1,11 @@
 """When an adaptive run has had enough trials: a group-sequential stop on the gates' own statistics
 (Haybittle-Peto interim boundary, the fixed design's level at the last look, curtailment; each gate
-its own test), plus the anytime-valid confidence sequences behind it. Why each part, with its
+its own test). The first rule's per-eval betting confidence sequences, which the suite rule does
+not use, live with their test (tests/run/test_confidence_sequence.py). Why each part, with its
 references and measurements: docs/statistics.md, "The stopping rule in full"."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,46 +19,6 @@ from skillassay.stats.ufuncs import ufuncs
 from skillassay.store.records import TrialRecord
 
 ALPHA = 0.05
-THETA = 0.5  # weight of the "mean is above m" capital against "below m": two-sided, alpha/2 each
-TRUNCATION = 1.0  # bets in [-1/(1-m), 1/m]: the widest that keeps the capital non-negative
-GRID_POINTS = 1001  # candidate means 0, 0.001, ..., 1; bounds are widened by one step
-
-_GRID = np.linspace(0.0, 1.0, GRID_POINTS)
-_STEP = 1.0 / (GRID_POINTS - 1)
-
-
-def predmix_bets(x: np.ndarray, alpha: float) -> np.ndarray:
-    """lambda_t = sqrt(2 log(1/alpha) / (sigma^2_{t-1} t log(1 + t))): each bet uses only the
-    trials before it (predictable), which is what makes the capital a martingale under the null."""
-    t = np.arange(1, len(x) + 1)
-    mu = np.minimum((0.5 + np.cumsum(x)) / (t + 1), 1.0)
-    var = (0.25 + np.cumsum((x - mu) ** 2)) / (t + 1)
-    prev = np.append(0.25, var[:-1])
-    return np.sqrt(2 * math.log(1 / alpha) / (t * np.log1p(t) * prev))
-
-
-@functools.lru_cache(maxsize=65536)
-def confidence_sequence(outcomes: tuple[bool, ...], alpha: float = ALPHA) -> tuple[float, float]:
-    """The CS for the pass rate after these outcomes, in trial order, intersected over every
-    prefix (a running intersection is still a CS). [0, 1] before any trial. Cached: at up to
-    ten trials per arm there are only 2,047 outcome sequences."""
-    if not outcomes:
-        return (0.0, 1.0)
-    x = np.asarray(outcomes, dtype=float)
-    m = _GRID[None, :]
-    lam_up = predmix_bets(x, alpha * THETA)[:, None]
-    lam_down = predmix_bets(x, alpha * (1 - THETA))[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        up = np.minimum(lam_up, TRUNCATION / m)
-        down = np.minimum(lam_down, TRUNCATION / (1 - m))
-        k_up = np.nan_to_num(np.cumprod(1 + up * (x[:, None] - m), axis=0), nan=0.0)
-        k_down = np.nan_to_num(np.cumprod(1 - down * (x[:, None] - m), axis=0), nan=0.0)
-    capital = np.maximum(THETA * k_up, (1 - THETA) * k_down)
-    kept = np.flatnonzero((capital < 1 / alpha).all(axis=0))
-    if kept.size == 0:  # cannot happen for a true mean; keep the sequence honest anyway
-        return (0.0, 1.0)
-    return (max(0.0, float(_GRID[kept[0]]) - _STEP), min(1.0, float(_GRID[kept[-1]]) + _STEP))
-
 
 # ---------------------------------------------------------------------------------------------
 # The suite-level rule

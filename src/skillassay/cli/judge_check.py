@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from skillassay.cli.console import JudgeModelOpt, count_bar, err, out
 from skillassay.errors import EXIT_FAIL
+from skillassay.wording import pct
 
 
 def judge_check(
@@ -62,7 +63,7 @@ def judge_check(
     if identity.get("judge") == "local":
         out.print(f"note: {TINY_NOTE}", highlight=False, soft_wrap=True)
     meets = "meets" if agreement.meets_floor else "is below"
-    out.print(f"floor: the lower bound {agreement.low:.0%} {meets} the {FLOOR:.0%} that run and grade require"
+    out.print(f"floor: the lower bound {pct(agreement.low)} {meets} the {pct(FLOOR)} that run and grade require"
               + ("" if agreement.meets_floor else " (they refuse this judge unless given --allow-weak-judge)"),
               highlight=False, soft_wrap=True)
     if output is not None:

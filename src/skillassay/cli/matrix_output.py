@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from skillassay.cli.console import err
+from skillassay.wording import signed_points
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,7 +28,7 @@ def _pct(x: "float | None") -> str:
 
 
 def _points(x: "float | None") -> str:
-    return "n/a" if x is None else f"{x * 100:+.0f} pts"
+    return "n/a" if x is None else f"{signed_points(x)} pts"
 
 
 def effect_text(agent: "AgentSummary") -> str:

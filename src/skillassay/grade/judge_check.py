@@ -36,6 +36,7 @@ from skillassay.grade.judge_standing import find_record, shipped_data, standing_
 from skillassay.models import Eval
 from skillassay.models.runfiles import Metrics, Timing
 from skillassay.store.jsonio import load_json_lenient, now_iso, write_json
+from skillassay.wording import pct
 
 FLOOR = 0.8  # the lowest agreement (95% lower bound) at which a judge's verdicts count
 OVERRIDE_FLAG = "--allow-weak-judge"
@@ -129,7 +130,7 @@ class Agreement:
 
     def sentence(self) -> str:
         return (f"agreed with the right verdict on {self.agreed} of {self.cases} labelled cases "
-                f"({self.rate:.0%}, 95% CI {self.low:.0%}..{self.high:.0%}; {self.false_passes} wrong answers "
+                f"({pct(self.rate)}, 95% CI {pct(self.low)}..{pct(self.high)}; {self.false_passes} wrong answers "
                 f"passed, {self.false_fails} right answers failed, {self.ungraded} ungraded)")
 
     def to_dict(self) -> dict[str, Any]:
@@ -294,7 +295,7 @@ def standing(grader: Grader, allow_weak: bool, notice: Callable[[str], None] | N
                     f"case set)" if source == "shipped" else "")
         raise InputError.one("--judge", str(identity.get("judge")), (
             f"the judge {judge_label(identity)} {found.sentence()}{measured}: the lower bound is below the floor of "
-            f"{FLOOR:.0%}, so its verdicts would not be a grading{' (' + TINY_NOTE + ')' if tiny else ''}. "
+            f"{pct(FLOOR)}, so its verdicts would not be a grading{' (' + TINY_NOTE + ')' if tiny else ''}. "
             f"Choose a stronger judge (--judge openai or anthropic), write the expectations as typed assertions, "
             f"or pass {OVERRIDE_FLAG} to grade with it anyway (the report then says so); "
             f"`skillassay judge-check --judge {identity.get('judge')}` lists the cases it got wrong"))

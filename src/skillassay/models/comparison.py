@@ -87,7 +87,7 @@ class BaselineDrift(Section):
     changed: list[int | str | None] | None = None
     """Evals whose baseline moved at the drift level: the skill cannot cause that (model or setup changed?)."""
     level: float | None = None
-    """The family-wise level of that call."""
+    """The level of that call: a false discovery rate over the evals compared (BH-adjusted p)."""
     possible: list[int | str | None] | None = None
     """Evals whose baseline may have moved (not called)."""
 
@@ -140,6 +140,11 @@ class MetricChange(Section):
     """False when the evals are too few for the test ever to reach 5%."""
     undefined_reason: str | None = None
     """Why there is no figure, when there is none."""
+    current_unbounded: bool | None = None
+    """Improvement ratio only: true when the current ratio is unbounded (its baseline passed
+    nothing and the skill something); `current` is then null, as JSON has no infinity."""
+    previous_unbounded: bool | None = None
+    """Improvement ratio only: the same for the previous iteration's ratio."""
     method: str | None = None
     """How the interval was computed."""
     explanation: str | None = None

@@ -10,7 +10,7 @@ from skillassay.analyze.cost import extra_success_text, usd, usd_interval
 from skillassay.analyze.gate import GateResult
 from skillassay.models import Benchmark
 from skillassay.store.templates import template_bytecode_cache
-from skillassay.wording import improvement_text, pct
+from skillassay.wording import improvement_text, pct, points, signed_points
 
 
 def num(x: float | None, nd: int = 2) -> str:
@@ -26,8 +26,8 @@ def cost_ratio(x: float | None, unit: str) -> str:
     they are a cost, not a saving: the ratio is shown with what it means, signed by direction."""
     if x is None:
         return "n/a (undefined)"
-    change = round(abs(x - 1) * 100)
-    if change == 0:
+    change = points(x - 1)
+    if change == "0":
         return f"{x:.2f}x (the same {unit} with the skill)"
     return f"{x:.2f}x ({change}% {'more' if x > 1 else 'less'} {unit} with the skill)"
 
@@ -39,11 +39,11 @@ def ci(iv: list[float] | None) -> str:
 
 def pts(x: float | None) -> str:
     """A difference of rates in percentage points, signed."""
-    return "n/a" if x is None else f"{x * 100:+.0f} pts"
+    return "n/a" if x is None else f"{signed_points(x)} pts"
 
 
 def pts_ci(iv: list[float] | None) -> str:
-    return "" if not iv else f" [{iv[0] * 100:+.0f}, {iv[1] * 100:+.0f}]"
+    return "" if not iv else f" [{signed_points(iv[0])}, {signed_points(iv[1])}]"
 
 
 @cache

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.store.jsonio import load_json_lenient
+from skillassay.wording import pct
 
 
 def weak_judge_note(record: Any) -> str | None:
@@ -25,7 +26,7 @@ def weak_judge_note(record: Any) -> str | None:
     if record.get("meets_floor"):
         return None
     return (f"The judge {label} agreed with {record.get('agreed')} of {record.get('cases')} labelled cases "
-            f"(95% CI {record.get('low', 0):.0%}..{record.get('high', 0):.0%}), below the floor of {floor:.0%}; "
+            f"(95% CI {pct(record.get('low', 0))}..{pct(record.get('high', 0))}), below the floor of {pct(floor)}; "
             f"its verdicts were used because of {record['allowed_by']}: plain-language results are not reliable.")
 
 

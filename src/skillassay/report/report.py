@@ -26,7 +26,7 @@ from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
 from skillassay.report.formatting import cell, fmt, fmt_interval, named_interval, p_text, signed, signed_interval
 from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
-from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, points, whole_percent
 
 if TYPE_CHECKING:
     pass
@@ -359,16 +359,22 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
         recs.append(f"Add evals: with {diff.get('n_nonzero', 0)} eval(s) differing between the arms no test can "
                     "reach p < 0.05.")
     power = st.get("power") or {}
-    if power.get("evals_needed"):
-        # Power at the planned difference, not at the observed one (advice.power_stats says
-        # why); the trials per arm are plain power at the observed rates: "if the rates hold".
+    if power.get("evals_needed") and not already_decided(gate, diff):
+        # Sized at the planned difference, not the observed one (advice.power_stats says why);
+        # its promise and the trials per arm stay in benchmark.json's power section.
         planned = power.get("detectable_difference") or MIN_DETECTABLE_EFFECT
-        recs.append(f"Power: about {power['evals_needed']} evals would detect a true skill-vs-baseline difference of "
-                    f"{planned * 100:.3g} pts or more ({power.get('promise') or '80% power'})"
-                    + (f"; about {power['trials_per_arm']} trials per arm would show the observed difference on a "
-                       "single eval if these pass rates held" if power.get("trials_per_arm") else "")
-                    + ".")
+        recs.append(f"Power: about {power['evals_needed']} evals would likely decide this if the true skill-vs-baseline "
+                    f"difference is at least {points(planned)} pts either way.")
     return list(dict.fromkeys(recs))
+
+
+def already_decided(gate: GateResult, diff: dict[str, Any]) -> bool:
+    """No sample-size advice beside a decision: the gate passed or failed, or the paired test
+    confirmed the difference the advice is sized to detect (its interval leaves out zero)."""
+    if gate.status in ("PASS", "FAIL"):
+        return True
+    iv = diff.get("interval")
+    return isinstance(iv, list) and len(iv) == 2 and None not in iv and (iv[0] > 0 or iv[1] < 0)
 
 
 def details(st: dict[str, Any], comparison: dict[str, Any] | None) -> list[str]:

@@ -92,7 +92,7 @@ from skillassay.store.records import TrialRecord, sort_records
 from skillassay.store.redact import copy_redacted, disk_redactor, known_values, register_env_option
 from skillassay.store.secret_hashes import new_record
 from skillassay.store.writebehind import DIRECT, Collect, FileSink, trial_file_sink
-from skillassay.versions import versions
+from skillassay.versions import registered_name, versions
 from skillassay.workflows.compare_on_disk import compare_after_run
 from skillassay.workflows.report_iteration import Gated, write_report
 
@@ -323,7 +323,8 @@ def write_iteration_record(it_dir: Path, p: Prepared, choice: IterationChoice, t
         **({"executor_runtime": runtime} if (runtime := p.executor.runtime()) else {}),
         **({"judge_check": p.judge_check} if p.judge_check else {}),
         "versions": versions(p.executor.name, (c.plugin.type_name for cs in p.compiled.values() for c in cs
-                                               if c.plugin is not None), (p.grader.identity() or {}).get("judge")),
+                                               if c.plugin is not None), (p.grader.identity() or {}).get("judge"),
+                             sandbox=p.executor.settings.sandbox.kind, backend=registered_name("backends", type(p.backend))),
     }
     write_json(record_path, record)  # first, so a run killed while copying the skill resumes this iteration
     snapshot_hash = write_snapshot(it_dir, p.skill.path, recorded)

@@ -51,15 +51,6 @@ def _skipped(f: dict[str, Any]) -> dict[str, Any]:
     return {"name": f["name"], "kind": "skipped", "size": f.get("size"), "truncated": True, "note": SKIPPED_NOTE}
 
 
-def apply_budget(details: dict[str, Any], budget: int = PAGE_BUDGET) -> None:
-    """Past the budget, files are left out with a note, in run order, so a huge iteration still
-    yields a page a browser can open; each file is already capped on its own (render.py)."""
-    used = 0
-    for detail in details.values():
-        if detail is not None:
-            used = _fit(detail, used, budget)
-
-
 def _fit(detail: dict[str, Any], used: int, budget: int) -> int:
     """Count one rendered run against the budget, leaving out what does not fit; the new total."""
     for i, f in enumerate(detail["files"]):
