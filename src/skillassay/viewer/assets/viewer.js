@@ -277,7 +277,7 @@
       table(["eval", "with skill", "baseline", "trials"], b.per_eval.map((r) =>
         [`${r.eval_id} ${r.eval_name}`, pct(r.skill) + ival("pass_rate", r.skill_ci), pct(r.base) + ival("pass_rate", r.base_ci), String(r.trials ?? "")]))));
     if (b.turns && b.turns.length) {
-      const pts = (x) => (x === null || x === undefined ? "n/a" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(0)} pts`);
+      const pts = (x) => { if (x === null || x === undefined) return "n/a"; const v = Number((x * 100).toFixed(0)) || 0; return `${v >= 0 ? "+" : ""}${v} pts`; };  // as wording.signed_points: never "-0"
       const arm = (a) => `${pct(a.rate)} (${a.passes}/${a.trials})${ival("pass_rate", a.interval)}`;
       out.push(section("Per turn: where in the conversation the skill helps",
         el("p", { cls: "muted", text: "A trial passes turn k when every expectation of turn k passes on that turn's answer." }),
