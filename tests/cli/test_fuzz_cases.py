@@ -129,3 +129,19 @@ def test_a_run_number_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: 
     path.write_text(json.dumps(bench))
     result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
     assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+@pytest.mark.parametrize("key", ["passes", "completed"])
+def test_a_per_eval_arm_without_its_counts_does_not_crash_report(it: Path, key: str) -> None:
+    """Fuzzing (seed 2, case 544): a per_eval arm without `passes` in benchmark.json's statistics
+    (every count is optional in the schema) made `report` raise KeyError (exit 70) in
+    report.certainty_notes."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    arms = [arm for row in bench["statistics"]["per_eval"] for arm in row["configurations"].values()]
+    assert arms and all(arm.get("completed") for arm in arms)
+    for arm in arms:
+        del arm[key]
+    path.write_text(json.dumps(bench))
+    result = invoke("report", str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
