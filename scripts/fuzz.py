@@ -9,7 +9,7 @@ damaged file (run, validate, aggregate, grade, gate, compare, report, view --sta
 a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
 
     PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--shard K/N] [--keep DIR]
-        [--charts skip|in-process|child]
+        [--charts skip|in-process|child] [--findings DIR]
 """
 
 from __future__ import annotations
@@ -296,6 +296,14 @@ def run_case(base: Path, scratch: Path, case: Case) -> Finding | None:
     return None
 
 
+def save_finding(stem: Path, found: Finding) -> None:
+    """The damaged file's bytes (stem.bin) and what it damaged, the command and the traceback (stem.txt)."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".bin").write_bytes(found.case.content)
+    stem.with_suffix(".txt").write_text(f"{found.case.target} ({TARGETS[found.case.target][0]})\n"
+                                        f"skillassay {' '.join(found.case.command)}\n{found.kind}\n\n{found.detail}\n")
+
+
 def describe(case: Case) -> str:
     head = case.content[:120]
     return f"{case.target} <- {head!r}{'...' if len(case.content) > 120 else ''} ({len(case.content):,} bytes); " \
@@ -348,6 +356,8 @@ def main() -> None:
     ap.add_argument("--shard", default="0/1", help="cli level: K/N runs only the cases whose number is K modulo N "
                                                    "(N processes share a seed's cases)")
     ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
+    ap.add_argument("--findings", type=Path, help="cli level: write each finding's damaged file and command here "
+                                                  "(seed<S>-case<N>.bin and .txt), to reproduce it exactly")
     ap.add_argument("--charts", choices=["skip", "in-process", "child"], default="skip",
                     help="cli level: charts not drawn (default: their failures are caught, never an exit 70), "
                          "drawn in this process, or in their own child process as the CLI does")
@@ -387,6 +397,8 @@ def main() -> None:
         counts[case.target] += 1
         if found is not None:
             findings.append(found)
+            if args.findings is not None:
+                save_finding(args.findings / f"seed{args.seed}-case{drawn[0]}", found)
             print(f"finding at case {drawn[0]}: {found.kind}: {describe(found.case)}\n{found.detail}", flush=True)
         done = sum(counts.values())
         if done % 250 == 0:
