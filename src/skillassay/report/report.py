@@ -59,7 +59,7 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
          s.with_skill.avg_duration_seconds if s else None, (conf.get("avg_duration_seconds") or {}).get("interval"),
          "sec", "rel"),
         ("Avg cost", "max_avg_cost_usd", "avg_cost_usd", skill_mean_cost(bench.cost),
-         ((bench.cost or {}).get("configurations", {}).get(skill) or {}).get("mean_per_trial_interval"), "usd", "rel"),
+         (((bench.cost or {}).get("configurations") or {}).get(skill) or {}).get("mean_per_trial_interval"), "usd", "rel"),
         # The paired ratio (evals both arms completed), the set its interval is over.
         ("Improvement", "min_improvement_ratio", "improvement_ratio",
          imp["value"] if imp.get("value") is not None else (s.improvement_ratio if s else None),
