@@ -99,7 +99,7 @@ def _verdict(arm: dict[str, Any]) -> str:
     if not arm.get("completed"):
         return "no completed trial"
     passes = arm.get("passes")
-    word = "?" if not isinstance(passes, int) else "PASS" if 2 * passes > arm["completed"] else "FAIL"
+    word = "?" if not isinstance(passes, (int, float)) else "PASS" if 2 * passes > arm["completed"] else "FAIL"
     return f"{word} ({of(passes, arm['completed'])})"
 
 
