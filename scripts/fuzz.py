@@ -260,7 +260,7 @@ def set_charts(how: str) -> None:
     import skillassay.run.engine as engine
 
     in_process = how == "in-process"
-    report_charts.draw_report_charts = _draw_in_process if in_process else _no_charts  # type: ignore[assignment]
+    report_charts.draw_report_charts = _draw_in_process if in_process else _no_charts
     engine.ChartDrawer = _InProcessDrawer if in_process else _NoDrawer  # type: ignore[assignment,misc]
 
 
