@@ -214,3 +214,38 @@ def test_the_cost_table_takes_any_cost_section_the_schema_accepts(it: Path) -> N
                 assert cost_summary(damaged).startswith("cost: "), (key, value)
                 tried += 1
     assert tried > len(keys)
+
+
+def test_a_cost_effect_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 3, case 4959): a list as cost.effect.per_extra_success.pass_rate_difference
+    in benchmark.json made `view --static` raise TypeError (exit 70) in
+    analyze/cost.extra_success_text, which the viewer's headline calls on the cost as read."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["cost"]["effect"]["per_extra_success"]["pass_rate_difference"] = ["x", "y"]
+    path.write_text(json.dumps(bench))
+    result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def test_the_viewers_headline_takes_any_cost_section(it: Path) -> None:
+    """Every key of a real `cost` section set to a value of each wrong type in turn: the viewer
+    (which reads benchmark.json leniently) builds its headline all the same."""
+    from skillassay.viewer.build import headline
+
+    bench = json.loads((it / "benchmark.json").read_text())
+    keys: set[str] = set()
+    stack: list[object] = [bench["cost"]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys.update(node)
+            stack += node.values()
+        elif isinstance(node, list):
+            stack += node
+    assert {"effect", "per_extra_success", "pass_rate_difference", "mean_difference_usd"} <= keys
+    for key in sorted(keys):
+        for value in ("x", ["x"], {"a": 1}, None, DELETE):
+            damaged = json.loads(json.dumps(bench))
+            _edit_key(damaged["cost"], key, value)
+            assert isinstance(headline(damaged), list), (key, value)
