@@ -249,3 +249,17 @@ def test_the_viewers_headline_takes_any_cost_section(it: Path) -> None:
             damaged = json.loads(json.dumps(bench))
             _edit_key(damaged["cost"], key, value)
             assert isinstance(headline(damaged), list), (key, value)
+
+
+def test_a_history_comparison_of_null_does_not_crash_history_show(iteration: Path, tmp_path: Path) -> None:
+    """Found by setting each key of history.json to null in turn: `"comparison": null` in an
+    entry made `history show` raise AttributeError (exit 70) in cli/improve.best_reason."""
+    ws = Path(shutil.copytree(iteration.parent, tmp_path / "ws"))
+    path = ws / "history.json"
+    history = json.loads(path.read_text())
+    assert history["iterations"]
+    for entry in history["iterations"]:
+        entry["comparison"] = None
+    path.write_text(json.dumps(history))
+    result = invoke("history", "show", str(ws))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
