@@ -9,7 +9,7 @@ damaged file (run, validate, aggregate, grade, gate, compare, report, view --sta
 a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
 
     PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--shard K/N] [--keep DIR]
-        [--charts skip|in-process|child]
+        [--charts skip|in-process|child] [--findings DIR] [--replay DIR/seed<S>-case<N>]
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def set_charts(how: str) -> None:
     import skillassay.run.engine as engine
 
     in_process = how == "in-process"
-    report_charts.draw_report_charts = _draw_in_process if in_process else _no_charts  # type: ignore[assignment]
+    report_charts.draw_report_charts = _draw_in_process if in_process else _no_charts
     engine.ChartDrawer = _InProcessDrawer if in_process else _NoDrawer  # type: ignore[assignment,misc]
 
 
@@ -294,6 +294,24 @@ def run_case(base: Path, scratch: Path, case: Case) -> Finding | None:
     if result.exit_code not in CLEAN_EXITS:
         return Finding(case, result.exit_code, f"exit {result.exit_code}", result.output[-2000:])
     return None
+
+
+def save_finding(stem: Path, found: Finding) -> None:
+    """The damaged file's bytes (stem.bin) and what it damaged, the command and the traceback (stem.txt)."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".bin").write_bytes(found.case.content)
+    stem.with_suffix(".txt").write_text(f"{found.case.target} ({TARGETS[found.case.target][0]})\n"
+                                        f"skillassay {' '.join(found.case.command)}\n{found.kind}\n\n{found.detail}\n")
+
+
+def replay(base: Path, root: Path, stem: Path) -> int:
+    """Run a case save_finding wrote, exactly: its bytes and command (a case cannot be drawn again
+    by number, since each process's base workspace shifts Hypothesis's draws). 1 when it still fails."""
+    target, command = stem.with_suffix(".txt").read_text().splitlines()[:2]
+    case = Case(target.split(" (", 1)[0], stem.with_suffix(".bin").read_bytes(), command.split()[1:])
+    found = run_case(base, root / "scratch", case)
+    print(f"{describe(case)}: {'clean' if found is None else f'still fails: {found.kind}'}")
+    return 0 if found is None else 1
 
 
 def describe(case: Case) -> str:
@@ -348,6 +366,10 @@ def main() -> None:
     ap.add_argument("--shard", default="0/1", help="cli level: K/N runs only the cases whose number is K modulo N "
                                                    "(N processes share a seed's cases)")
     ap.add_argument("--keep", type=Path, help="build the base workspace here and keep it")
+    ap.add_argument("--replay", type=Path, help="cli level: run one saved finding again (DIR/seed<S>-case<N>, "
+                                                "as --findings wrote it) on a fresh base workspace")
+    ap.add_argument("--findings", type=Path, help="cli level: write each finding's damaged file and command here "
+                                                  "(seed<S>-case<N>.bin and .txt), to reproduce it exactly")
     ap.add_argument("--charts", choices=["skip", "in-process", "child"], default="skip",
                     help="cli level: charts not drawn (default: their failures are caught, never an exit 70), "
                          "drawn in this process, or in their own child process as the CLI does")
@@ -371,6 +393,11 @@ def main() -> None:
     t0 = time.perf_counter()
     base = build_base(root / "base")
     print(f"base workspace built in {time.perf_counter() - t0:.1f} s at {base}")
+    if args.replay is not None:
+        code = replay(base, root, args.replay)
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+        raise SystemExit(code)
     findings: list[Finding] = []
     counts: collections.Counter[str] = collections.Counter()
     drawn = [0]
@@ -387,6 +414,8 @@ def main() -> None:
         counts[case.target] += 1
         if found is not None:
             findings.append(found)
+            if args.findings is not None:
+                save_finding(args.findings / f"seed{args.seed}-case{drawn[0]}", found)
             print(f"finding at case {drawn[0]}: {found.kind}: {describe(found.case)}\n{found.detail}", flush=True)
         done = sum(counts.values())
         if done % 250 == 0:

@@ -129,3 +129,137 @@ def test_a_run_number_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: 
     path.write_text(json.dumps(bench))
     result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
     assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def test_a_per_eval_arm_without_its_pass_count_does_not_crash_report(it: Path) -> None:
+    """Fuzzing (seed 2, case 544): a per_eval arm without `passes` in benchmark.json's statistics
+    (every count is optional in the schema) made `report` raise KeyError (exit 70) in
+    report.certainty_notes."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    arms = [arm for row in bench["statistics"]["per_eval"] for arm in row["configurations"].values()]
+    assert arms and all(arm.get("completed") for arm in arms)
+    for arm in arms:
+        del arm["passes"]
+    path.write_text(json.dumps(bench))
+    result = invoke("report", str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def _edit_key(data: object, key: str, value: object) -> int:
+    """Delete (value is DELETE) or set every `key` under `data`; how many were found."""
+    found = 0
+    if isinstance(data, dict):
+        for k in list(data):
+            if k == key:
+                found += 1
+                if value is DELETE:
+                    del data[k]
+                else:
+                    data[k] = value
+            else:
+                found += _edit_key(data[k], key, value)
+    elif isinstance(data, list):
+        found += sum(_edit_key(v, key, value) for v in data)
+    return found
+
+
+DELETE = object()
+
+
+@pytest.mark.parametrize(("key", "value"), [("configurations", DELETE), ("effect", None)], ids=["deleted", "null"])
+def test_a_cost_section_without_a_part_does_not_crash_report(it: Path, key: str, value: object) -> None:
+    """Found by deleting (or nulling) each key of benchmark.json in turn (a scan of the fuzz's
+    `delete` and `retype` cases): a `cost` without configurations or effect (each optional in the
+    schema) made `report` raise UndefinedError in cost.md.j2, AttributeError in
+    report.summary_rows or KeyError/TypeError in analyze/cost.extra_success_text (exit 70)."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    assert _edit_key(bench["cost"], key, value) > 0
+    path.write_text(json.dumps(bench))
+    result = invoke("report", str(it))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def test_the_cost_table_takes_any_cost_section_the_schema_accepts(it: Path) -> None:
+    """Every key of a real `cost` section deleted or nulled in turn, wherever it occurs: the cost
+    table (report.md, benchmark.md) and line (console, CI summary) take whatever the schema lets through."""
+    from skillassay.analyze.cost import cost_summary
+    from skillassay.models.checked import problem_at
+    from skillassay.models.cost import Cost
+    from skillassay.report.benchmark_md import environment
+
+    table = environment().from_string('{% from "cost.md.j2" import cost_table %}{{ cost_table(cost, "##") }}')
+    cost = json.loads((it / "benchmark.json").read_text())["cost"]
+    keys: set[str] = set()
+
+    def collect(data: object) -> None:
+        if isinstance(data, dict):
+            keys.update(data)
+            for v in data.values():
+                collect(v)
+        elif isinstance(data, list):
+            for v in data:
+                collect(v)
+
+    collect(cost)
+    assert {"configurations", "effect", "per_extra_success", "total_usd"} <= keys
+    tried = 0
+    for key in sorted(keys):
+        for value in (DELETE, None, {}):
+            damaged = json.loads(json.dumps(cost))
+            _edit_key(damaged, key, value)
+            if problem_at(Cost, damaged) is None:  # what the schema refuses is exit 2 before any table
+                assert "Cost (USD)" in table.render(cost=damaged), (key, value)
+                assert cost_summary(damaged).startswith("cost: "), (key, value)
+                tried += 1
+    assert tried > len(keys)
+
+
+def test_a_cost_effect_of_the_wrong_type_does_not_crash_view(it: Path, tmp_path: Path) -> None:
+    """Fuzzing (seed 3, case 4959): a list as cost.effect.per_extra_success.pass_rate_difference
+    in benchmark.json made `view --static` raise TypeError (exit 70) in
+    analyze/cost.extra_success_text, which the viewer's headline calls on the cost as read."""
+    path = it / "benchmark.json"
+    bench = json.loads(path.read_text())
+    bench["cost"]["effect"]["per_extra_success"]["pass_rate_difference"] = ["x", "y"]
+    path.write_text(json.dumps(bench))
+    result = invoke("view", str(it), "--static", str(tmp_path / "page.html"))
+    assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+def test_the_viewers_headline_takes_any_cost_section(it: Path) -> None:
+    """Every key of a real `cost` section set to a value of each wrong type in turn: the viewer
+    (which reads benchmark.json leniently) builds its headline all the same."""
+    from skillassay.viewer.build import headline
+
+    bench = json.loads((it / "benchmark.json").read_text())
+    keys: set[str] = set()
+    stack: list[object] = [bench["cost"]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys.update(node)
+            stack += node.values()
+        elif isinstance(node, list):
+            stack += node
+    assert {"effect", "per_extra_success", "pass_rate_difference", "mean_difference_usd"} <= keys
+    for key in sorted(keys):
+        for value in ("x", ["x"], {"a": 1}, None, DELETE):
+            damaged = json.loads(json.dumps(bench))
+            _edit_key(damaged["cost"], key, value)
+            assert isinstance(headline(damaged), list), (key, value)
+
+
+def test_a_history_comparison_of_null_does_not_crash_history_show(iteration: Path, tmp_path: Path) -> None:
+    """Found by setting each key of history.json to null in turn: `"comparison": null` in an
+    entry made `history show` raise AttributeError (exit 70) in cli/improve.best_reason."""
+    ws = Path(shutil.copytree(iteration.parent, tmp_path / "ws"))
+    path = ws / "history.json"
+    history = json.loads(path.read_text())
+    assert history["iterations"]
+    for entry in history["iterations"]:
+        entry["comparison"] = None
+    path.write_text(json.dumps(history))
+    result = invoke("history", "show", str(ws))
+    assert not result.crashed and result.exit_code in CLEAN, result.output

@@ -94,6 +94,27 @@ def test_a_file_that_changes_is_rendered_again(served: ViewerServer, iteration: 
     assert file_names(get_run(served)) == ["answer.md", "metrics.json"]
 
 
+def test_a_file_added_in_a_folder_with_no_listed_file_is_noticed(served: ViewerServer, iteration: Path) -> None:
+    """A folder of outputs/ that held no file when the answer was built (so no listed file names
+    it) changes only its own mtime when a file arrives: the answer must follow it all the same."""
+    deep = iteration / RUN / "outputs" / "logs" / "deep"
+    deep.mkdir(parents=True)
+    assert file_names(get_run(served)) == ["answer.md", "metrics.json"]
+    (deep / "late.txt").write_text("written after the first look")
+    assert file_names(get_run(served)) == ["answer.md", "logs/deep/late.txt", "metrics.json"]
+    (deep / "inner").mkdir()
+    (deep / "inner" / "later.txt").write_text("and one more level down")
+    assert "logs/deep/inner/later.txt" in file_names(get_run(served))
+
+
+def test_outputs_with_more_folders_than_the_cap_are_not_watched_but_rebuilt(tmp_path: Path) -> None:
+    for name in ("a/b", "c", "link-target"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "a" / "to-c").symlink_to(tmp_path / "c")  # a link is not walked into
+    assert run_cache.folders_under(tmp_path, cap=4) == [tmp_path / n for n in ("a", "a/b", "c", "link-target")]
+    assert run_cache.folders_under(tmp_path, cap=3) is None
+
+
 def test_an_answer_whose_files_just_changed_is_sent_but_not_kept(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.txt"
     fresh.write_text("changed a moment ago")

@@ -133,20 +133,31 @@ def skill_mean_cost(cost: dict[str, Any] | None, per_eval: dict[str, Any] | None
     return None if first is None else first.get("mean_per_trial_usd")
 
 
+ARM_FIELDS = ("total_usd", "trials_priced", "trials_unknown", "total_is_lower_bound", "mean_per_trial_usd",
+              "mean_per_trial_interval", "per_passing_trial_usd")
+
+
+def cost_arms(cost: dict[str, Any]) -> list[dict[str, Any]]:
+    """The two arms' rows of a cost table (with-skill first), each field present: None where a
+    damaged benchmark.json left a field or an arm out (each is optional in its schema)."""
+    configs = cost.get("configurations")
+    arms = [a if isinstance(a, dict) else {} for a in configs.values()][:2] if isinstance(configs, dict) else []
+    arms += [{}] * (2 - len(arms))
+    return [{key: arm.get(key) for key in ARM_FIELDS} for arm in arms]
+
+
 def extra_success_text(cost: dict[str, Any]) -> str:
     """"+$0.004 per task for +12 points: $0.03 per additional success (95% CI ...)", or why not."""
-    eff = cost["effect"]
-    extra = eff["per_extra_success"]
-    if eff["mean_difference_usd"] is None:
-        return extra["reason"] or NOT_ESTIMABLE
+    eff = cost.get("effect") or {}
+    extra = eff.get("per_extra_success") or {}
+    if eff.get("mean_difference_usd") is None:
+        return extra.get("reason") or NOT_ESTIMABLE
     head = f"{signed_usd(eff['mean_difference_usd'])} per task"
     if extra.get("pass_rate_difference") is not None:
         head += f" for {signed_points(extra['pass_rate_difference'])} points"
-    if extra["value_usd"] is None:
-        return f"{head}: cost per additional success {extra['reason']}"
-    ci = extra["interval"]
-    tail = f" (95% CI {usd(ci[0])}..{usd(ci[1])})" if ci else ""
-    return f"{head}: {usd(extra['value_usd'])} per additional success{tail}"
+    if extra.get("value_usd") is None:
+        return f"{head}: cost per additional success {extra.get('reason') or NOT_ESTIMABLE}"
+    return f"{head}: {usd(extra['value_usd'])} per additional success{usd_interval(extra.get('interval'))}"
 
 
 def arm_text(arm: dict[str, Any]) -> str:
@@ -162,10 +173,11 @@ def cost_summary(cost: dict[str, Any]) -> str:
     """One line for the console and the job summary: each arm, then the skill's cost effect.
     Trials that all cost nothing (the embedded model, echo) say so in a few words instead of a
     line of $0.00 figures."""
-    arms = cost["configurations"].values()
-    if all(not a.get("trials_unknown") and a.get("trials_priced") and a.get("total_usd") == 0 for a in arms):
+    configs = cost.get("configurations") or {}  # optional in a benchmark.json read back
+    arms = [a if isinstance(a, dict) else {} for a in configs.values()]
+    if arms and all(not a.get("trials_unknown") and a.get("trials_priced") and a.get("total_usd") == 0 for a in arms):
         return "cost: $0 (every trial cost nothing: a local model or an executor that calls none)"
-    parts = [f"{cfg.replace('_', ' ')} {arm_text(arm)}" for cfg, arm in cost["configurations"].items()]
+    parts = [f"{cfg.replace('_', ' ')} {arm_text(arm)}" for cfg, arm in zip(configs, arms, strict=True)]
     return f"cost: {'; '.join(parts)}; skill: {extra_success_text(cost)}"
 
 
@@ -183,7 +195,7 @@ def usd(x: float | None) -> str:
 
 def usd_interval(iv: list[float | None] | None) -> str:
     """" (95% CI $0.0035..$0.0046)", or nothing without an interval."""
-    return "" if not iv else f" (95% CI {usd(iv[0])}..{usd(iv[1])})"
+    return f" (95% CI {usd(iv[0])}..{usd(iv[1])})" if iv and len(iv) == 2 else ""
 
 
 def signed_usd(x: float) -> str:
@@ -191,4 +203,4 @@ def signed_usd(x: float) -> str:
 
 
 __all__ = ["NOT_ESTIMABLE", "arm_text", "cost_summary", "skill_mean_cost", "arm_cost", "config_cost", "cost_effect", "cost_section", "extra_success_text",
-           "signed_usd", "usd", "usd_interval"]
+           "cost_arms", "signed_usd", "usd", "usd_interval"]

@@ -45,7 +45,7 @@ def render_history(history: Any) -> Any:
                   title=f"{history.skill_name}: started {history.started_at}", caption="* the current best")
     for entry in history.iterations:
         extra = entry.model_extra or {}
-        c = extra.get("comparison") or {}
+        c = _comparison(entry)
         iv, p = c.get("interval"), c.get("p_value")
         diff = "" if not c else (f"{signed_points(c['mean_difference'])} pts" if c.get("mean_difference") is not None else "n/a")
         if iv:
@@ -58,14 +58,20 @@ def render_history(history: Any) -> Any:
     return table
 
 
+def _comparison(entry: Any) -> dict[str, Any]:
+    """An entry's `comparison` (an extra field history.json may hold as anything): {} unless an object."""
+    found = (entry.model_extra or {}).get("comparison")
+    return found if isinstance(found, dict) else {}
+
+
 def best_reason(history: Any) -> str:
     best = next((e for e in history.iterations if e.version == history.current_best), None)
     if best is None:  # a history with no versions (the model accepts one)
         return "current best: none yet (no versions recorded)"
-    later = [e for e in history.iterations if (e.model_extra or {}).get("comparison", {}).get("against") == best.version]
+    later = [e for e in history.iterations if _comparison(e).get("against") == best.version]
     counts = ", ".join(f"{sum(e.grading_result == r for e in later)} {r}" for r in ("tie", "lost")
                        if any(e.grading_result == r for e in later))
-    why = (best.model_extra or {}).get("comparison", {}).get("reason") if best.parent else "the baseline"
+    why = _comparison(best).get("reason") if best.parent else "the baseline"
     tail = f"; since then no version beat it ({counts})" if counts else ""
     return f"current best: {best.version} ({(best.model_extra or {}).get('iteration_dir', '')}): {why}{tail}"
 

@@ -6,7 +6,7 @@ from functools import cache
 
 import jinja2
 
-from skillassay.analyze.cost import extra_success_text, usd, usd_interval
+from skillassay.analyze.cost import cost_arms, extra_success_text, usd, usd_interval
 from skillassay.analyze.gate import GateResult
 from skillassay.models import Benchmark
 from skillassay.store.templates import template_bytecode_cache
@@ -53,7 +53,7 @@ def environment() -> jinja2.Environment:
                              autoescape=False,  # markdown, not HTML
                              bytecode_cache=template_bytecode_cache())
     env.globals.update(pct=pct, num=num, ratio=ratio, cost_ratio=cost_ratio, improvement=improvement_text,
-                       usd=usd, usd_ci=usd_interval, cost_effect=extra_success_text,
+                       usd=usd, usd_ci=usd_interval, cost_effect=extra_success_text, cost_arms=cost_arms,
                        ci=ci, pts=pts, pts_ci=pts_ci)
     return env
 

@@ -16,6 +16,11 @@ def cell(value: Any) -> str:
     return " ".join(str(value).split()).replace("|", "\\|")
 
 
+def of(part: Any, whole: Any) -> str:
+    """'3/4', with '?' for a count a damaged benchmark.json left out (each is optional there)."""
+    return f"{'?' if part is None else part}/{'?' if whole is None else whole}"
+
+
 def fmt(x: float | None, kind: str) -> str:
     if isinstance(x, float) and math.isinf(x) and x > 0 and kind == "ratio":
         return UNBOUNDED  # over a baseline that passed nothing (gate_stats.gate_stats: "unbounded")

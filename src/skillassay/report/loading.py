@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillassay.models import Benchmark
-from skillassay.report.formatting import cell, fmt, signed, signed_interval
+from skillassay.report.formatting import cell, fmt, of, signed, signed_interval
 from skillassay.wording import pct
 
 CAVEAT = ("This split is observational: the agent chose when to load the skill, so the trials that loaded it "
@@ -25,7 +25,7 @@ def group_text(g: dict[str, Any]) -> str:
     """'3/4 (75%, CI 30%–95%)', or '-' for a group with no graded trial."""
     if not g.get("trials"):
         return "-"
-    return f"{g['passes']}/{g['trials']} ({fmt(g.get('pass_rate'), 'pct')}{_ci(g.get('wilson'))})"
+    return f"{of(g.get('passes'), g['trials'])} ({fmt(g.get('pass_rate'), 'pct')}{_ci(g.get('wilson'))})"
 
 
 def load_text(row: dict[str, Any]) -> str:
@@ -53,7 +53,7 @@ def _pooled_text(g: dict[str, Any]) -> str:
     iv = g.get("interval")
     where = (f"95% CI {fmt(iv[0], 'pct')} to {fmt(iv[1], 'pct')}, clustered by eval" if iv
              else "no interval with fewer than 2 evals")
-    return f"{fmt(g.get('pass_rate'), 'pct')} of trials passed ({g['passes']}/{g['trials']} over {g['n_evals']} evals; {where})"
+    return f"{fmt(g.get('pass_rate'), 'pct')} of trials passed ({of(g.get('passes'), g.get('trials'))} over {g['n_evals']} evals; {where})"
 
 
 def sentences(split: dict[str, Any]) -> list[str]:

@@ -24,7 +24,7 @@ from skillassay.analyze.gate import LABELS, NOT_MEASURED, REGRESSION_KEY, GateRe
 from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
-from skillassay.report.formatting import cell, fmt, fmt_interval, named_interval, p_text, signed, signed_interval
+from skillassay.report.formatting import cell, fmt, fmt_interval, named_interval, of, p_text, signed, signed_interval
 from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
 from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, points, whole_percent
 
@@ -59,7 +59,7 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
          s.with_skill.avg_duration_seconds if s else None, (conf.get("avg_duration_seconds") or {}).get("interval"),
          "sec", "rel"),
         ("Avg cost", "max_avg_cost_usd", "avg_cost_usd", skill_mean_cost(bench.cost),
-         ((bench.cost or {}).get("configurations", {}).get(skill) or {}).get("mean_per_trial_interval"), "usd", "rel"),
+         (((bench.cost or {}).get("configurations") or {}).get(skill) or {}).get("mean_per_trial_interval"), "usd", "rel"),
         # The paired ratio (evals both arms completed), the set its interval is over.
         ("Improvement", "min_improvement_ratio", "improvement_ratio",
          imp["value"] if imp.get("value") is not None else (s.improvement_ratio if s else None),
@@ -98,8 +98,9 @@ def summary_rows(bench: Benchmark, st: dict[str, Any], comparison: dict[str, Any
 def _verdict(arm: dict[str, Any]) -> str:
     if not arm.get("completed"):
         return "no completed trial"
-    word = "PASS" if 2 * arm["passes"] > arm["completed"] else "FAIL"
-    return f"{word} ({arm['passes']}/{arm['completed']})"
+    passes = arm.get("passes")
+    word = "?" if not isinstance(passes, (int, float)) else "PASS" if 2 * passes > arm["completed"] else "FAIL"
+    return f"{word} ({of(passes, arm['completed'])})"
 
 
 def change_rows(comparison: dict[str, Any] | None, worse: bool,
@@ -164,7 +165,7 @@ def _not_counted(arm: dict[str, Any]) -> str:
 def _counts(arm: dict[str, Any]) -> str:
     if not arm.get("completed"):
         return "no graded trial" + _not_counted(arm) if arm.get("ungraded") else "no completed trial"
-    return f"{arm['passes']}/{arm['completed']} ({fmt(arm.get('pass_rate'), 'pct')}{fmt_interval(arm.get('wilson'), 'pct').replace(' (95% CI', ', CI').rstrip(')')})"
+    return f"{of(arm.get('passes'), arm['completed'])} ({fmt(arm.get('pass_rate'), 'pct')}{fmt_interval(arm.get('wilson'), 'pct').replace(' (95% CI', ', CI').rstrip(')')})"
 
 
 def named_rows(st: dict[str, Any]) -> dict[str, Any]:
@@ -293,7 +294,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
     trials = st.get("trials_requested") or 0
     skill = st.get("skill_configuration", "with_skill")
     full = [pe for pe in st.get("per_eval") or [] if (a := _arm(pe, skill)).get("completed") and
-            a["passes"] == a["completed"] and a.get("wilson")]
+            a.get("passes") == a["completed"] and a.get("wilson")]
     if full and trials <= 10:
         a = _arm(full[0], skill)
         notes.append(f"Per eval, {a['passes']}/{a['completed']} passes is compatible with a true pass rate as low as "
@@ -349,7 +350,7 @@ def recommendations(st: dict[str, Any], gate: GateResult, comparison: dict[str, 
     for pe in st.get("per_eval") or []:
         a = _arm(pe, skill)
         if a.get("reliability") == "Low (investigate)":
-            recs.append(f"{eval_label(pe)} passes {a['passes']} of {a['completed']} trials with the skill: it is "
+            recs.append(f"{eval_label(pe)} passes {of(a.get('passes'), a.get('completed')).replace('/', ' of ')} trials with the skill: it is "
                         "flaky; compare its passing and failing transcripts to find out why.")
         elif a.get("reliability") == "unreliable" and a.get("requested"):
             recs.append(f"{eval_label(pe)} has fewer than 2 completed trials with the skill: its variance is "

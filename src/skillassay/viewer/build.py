@@ -15,6 +15,8 @@ from skillassay.analyze.cost import extra_success_text
 from skillassay.analyze.gate import GateResult
 from skillassay.analyze.rate_intervals import reading_phrase
 from skillassay.errors import InputError
+from skillassay.models.checked import problem_at
+from skillassay.models.cost import Cost
 from skillassay.report.charts import (
     as_dict,
     as_interval,
@@ -353,7 +355,8 @@ def headline(bench: dict[str, Any]) -> list[dict[str, Any]]:
         out.append({"label": "pass-rate difference", "value": as_num(diff.get("mean")),
                     "interval": as_interval(diff.get("interval")), "note": str(diff.get("explanation") or "")})
     cost = as_dict(bench.get("cost"))
-    if as_dict(cost.get("effect")):
+    # The sentence reads the section as its schema types it; read leniently here, a damaged one is left out.
+    if as_dict(cost.get("effect")) and problem_at(Cost, cost) is None:
         out.append({"label": "the skill's cost", "value": None, "interval": None, "note": "",
                     "text": extra_success_text(cost)})
     return out

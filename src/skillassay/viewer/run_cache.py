@@ -4,8 +4,8 @@ shares one rendering (markdown, highlighting, masking and JSON: ~5 ms of CPU a r
 200 requests at once cost), and a file that changes is rendered again on the next request.
 
 What is checked: the run's own files (grading.json, timing.json, transcript.md, metrics.json),
-the eval's eval_metadata.json, outputs/ and every folder holding a listed file (a file added or
-removed there), each listed file, and with --previous the previous run's files and feedback.
+the eval's eval_metadata.json, outputs/ and every folder below it (a file added or removed
+anywhere in the tree changes its folder's mtime), each listed file, and with --previous the previous run's files and feedback.
 An answer whose files changed while it was being built (a change time within RACY_NS of the
 check, as git's "racily clean" index entries) is sent but not kept."""
 
@@ -24,6 +24,7 @@ from skillassay.viewer.build import Index
 
 MAX_BYTES = 64 << 20  # answers kept in all; the least recently asked go first
 RACY_NS = 2_000_000_000
+MAX_FOLDERS = 4_096  # folders in one run's outputs/ whose stat is checked; an answer over it is not kept
 
 Stamp = tuple[tuple[int, int, int, int] | None, ...]
 
@@ -46,24 +47,44 @@ def racy(stamp: Stamp, now_ns: int, window_ns: int = RACY_NS) -> bool:
     return any(s is not None and now_ns - max(s[0], s[1]) < window_ns for s in stamp)
 
 
+def folders_under(root: Path, cap: int = MAX_FOLDERS) -> list[Path] | None:
+    """Every folder below root, links not followed (a stat-free scandir walk), or None when
+    there are more than `cap`: a file added anywhere changes the mtime of the folder it lands
+    in, so these and root are what an answer built from the tree must be checked against."""
+    found: list[Path] = []
+    stack = [root]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                subs = [Path(e.path) for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        found += subs
+        if len(found) > cap:
+            return None
+        stack += subs
+    return sorted(found)
+
+
 def run_dependencies(index: Index, run_id: str, payload: dict[str, Any], previous: Path | None) -> tuple[str, ...] | None:
     """The files and folders `payload` (build.run_payload's) was made from; None when they cannot
-    be named (--previous without a matching run: which run it finds depends on folders not named)."""
+    be named (--previous without a matching run: which run it finds depends on folders not named)
+    or are too many to check on each request (more than MAX_FOLDERS folders in outputs/)."""
     ref = index.by_id[run_id]
     it = index.iteration_dir
     run_dir = it / ref.run_id
     outputs = run_dir / "outputs"
     paths = [it / ref.eval_dir / "eval_metadata.json", run_dir / "grading.json", run_dir / "timing.json",
              run_dir / "transcript.md", outputs, outputs / "metrics.json"]
-    folders: set[Path] = set()
     for entry in payload.get("files") or []:
         name = str(entry.get("name") or "")
         if not name or (name.startswith("[") and entry.get("size") is None):  # the "[N more files]" line
             continue
-        path = outputs / name
-        paths.append(path)
-        folders.update(p for p in path.parents if p != outputs and outputs in p.parents)
-    paths += sorted(folders)
+        paths.append(outputs / name)
+    folders = folders_under(outputs)
+    if folders is None:
+        return None
+    paths += folders
     if previous is not None:
         prev = payload.get("previous")
         if not isinstance(prev, dict):
