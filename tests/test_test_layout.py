@@ -22,6 +22,7 @@ def test_every_test_file_name_is_unique() -> None:
 CROSS_CUTTING = {
     "tests/test_action.py", "tests/test_action_yml.py",  # action.yml, the GitHub Action
     "tests/test_test_layout.py",  # this tree
+    "tests/test_dead_code.py",  # the whole package
     "tests/analyze/test_interval_coverage.py", "tests/analyze/test_thresholds_met.py",
     "tests/cli/test_aggregate_wording.py", "tests/cli/test_docs_install.py", "tests/cli/test_executors_startup.py",
     "tests/cli/test_fuzz.py", "tests/cli/test_fuzz_big.py", "tests/cli/test_fuzz_cases.py",

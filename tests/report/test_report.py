@@ -60,9 +60,9 @@ def test_called_regression_and_improvement_rows(tmp_path: Path) -> None:
     assert "Fix eval-1 (e1): it regressed" in text
     assert "Threshold `min_pass_rate` FAILED" in text or "Threshold `min_pass_rate` is undecided" in text
     # Called at FDR 0.10 (adjusted p 0.042), but the gate fails only at its one regression level,
-    # 0.01 family-wise, so that a suite where nothing changed fails at most 5% of the time.
+    # 0.01 (a false discovery rate on BH-adjusted p), so a suite where nothing changed fails at most 5% of the time.
     assert "| Evals regressed | 3 |" in text and "**Gate: INCONCLUSIVE**" in text
-    assert "not at the gate's 0.01 family-wise (BH-adjusted p over the evals compared)" in text
+    assert "not at the gate's 0.01 false discovery rate (BH-adjusted p over the evals compared)" in text
 
 
 def test_invalid_baseline_is_flagged_before_the_summary(tmp_path: Path) -> None:
