@@ -183,8 +183,8 @@ def chat(llm: Any, messages: list[dict[str, str]], *, temperature: float, max_to
     decodes only the part of this prompt past the prefix it shares with the last one, and a
     prefix decoded in another batch split gives slightly different logits, so the same seed
     sampled other tokens depending on which trial ran before (a fixed and an adaptive run, or a
-    resumed one, order trials differently). Costs one full prompt decode, which the judge, whose
-    long system prompt is the shared prefix, does not pay."""
+    resumed one, order trials differently). Costs one full prompt decode; the judge pays it too,
+    since a verdict that depends on the call before it would not repeat."""
     extra = {"response_format": response_format} if response_format is not None else {}
     with _gen_lock:
         if fresh:

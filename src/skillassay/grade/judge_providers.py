@@ -54,7 +54,7 @@ class LocalJudge:
             raise JudgeError(f"embedded model file not found: {needs_extra('local')}")
         response = chat(llm, [{"role": "system", "content": system}, {"role": "user", "content": user}],
                         temperature=self.temperature, max_tokens=self.max_tokens, seed=self.next_seed(),
-                        response_format={"type": "json_object", "schema": schema}, fresh=False)
+                        response_format={"type": "json_object", "schema": schema}, fresh=True)
         choice = response["choices"][0]
         if choice.get("finish_reason") == "length":
             raise JudgeOutputError(f"reply cut at max_tokens={self.max_tokens}")

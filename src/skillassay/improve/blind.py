@@ -65,7 +65,7 @@ def make_compare_judge(name: str, model: str | None = None) -> Judge:
     """The grading judge's backends; the embedded model needs more output tokens here (two
     rubrics and two quality verdicts) than for grading one run."""
     if name == "local":
-        return LocalJudge(temperature=0.0, max_tokens=500, caps=COMPARE_LOCAL_CAPS)
+        return LocalJudge(temperature=0.0, max_tokens=1000, caps=COMPARE_LOCAL_CAPS)
     judge = make_judge(name, model)
     if judge is None:
         raise InputError.one("--judge", name, "a judge is required: local, openai or anthropic")
