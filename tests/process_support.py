@@ -55,3 +55,9 @@ def interrupt_when(ready: Callable[[], bool], proc: subprocess.Popen[str], what:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def sigint_default() -> None:
+    """preexec_fn for a child that must stop on Ctrl-C: xdist's workers ignore SIGINT, a child
+    inherits that, and a Python started with SIGINT ignored never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -6,7 +6,6 @@ bounded memory. Real `skillassay` processes with a timeout, since the failure wa
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -17,23 +16,11 @@ from pathlib import Path
 
 import pytest
 import repo_paths
+from greeter_skill import make_skill
 
 from skillassay.run.plan import hash_file, hash_tree
 
 REPO = repo_paths.REPO
-
-
-def make_skill(root: Path, config: dict | None = None) -> Path:
-    skill = root / "greeter"
-    (skill / "evals").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: greeter\ndescription: Greets. Use when asked to greet.\n---\n"
-                                    "Say hello.\n", encoding="utf-8")
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "greeter", "evals": [
-        {"id": 1, "prompt": "Say hello", "expectations": [{"type": "contains", "value": "hello"}]}]}),
-        encoding="utf-8")
-    if config is not None:
-        (skill / "evals" / "benchmark_config.json").write_text(json.dumps(config), encoding="utf-8")
-    return skill
 
 
 def skillassay(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

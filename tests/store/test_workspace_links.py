@@ -6,23 +6,12 @@ the iteration was asked for with --iteration or chosen by the run."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 from cli_runner import cli
-
-
-def make_skill(root: Path) -> Path:
-    skill = root / "greeter"
-    (skill / "evals").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: greeter\ndescription: Greets. Use when asked to greet.\n---\n"
-                                    "Say hello.\n", encoding="utf-8")
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "greeter", "evals": [
-        {"id": 1, "prompt": "Say hello", "expectations": [{"type": "contains", "value": "hello"}]}]}),
-        encoding="utf-8")
-    return skill
+from greeter_skill import make_skill
 
 
 def run(skill: Path, ws: Path, *extra: str) -> tuple[int, str]:

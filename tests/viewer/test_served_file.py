@@ -24,6 +24,7 @@ from urllib.parse import quote
 import pytest
 import repo_paths
 from iteration_factory import write_iteration
+from process_support import sigint_default
 
 from skillassay.store.redact import disk_redactor
 from skillassay.store.secret_hashes import new_record
@@ -57,7 +58,7 @@ def port(iteration: Path) -> Iterator[int]:
     env = {k: v for k, v in os.environ.items() if "KEY" not in k}
     env.update(PYTHONPATH=str(repo_paths.SRC), COLUMNS="200")
     proc = subprocess.Popen([sys.executable, "-m", "skillassay", "view", str(iteration), "--no-browser"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default, env=env)
     assert proc.stderr is not None
     first = proc.stderr.readline()
     found = re.search(r"127\.0\.0\.1:(\d+)", first)

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import pytest
 import repo_paths
 from iteration_factory import write_iteration
+from process_support import sigint_default
 
 from skillassay.viewer.server import ViewerServer
 
@@ -81,7 +82,7 @@ def test_a_hundred_connections_at_once_fit_in_the_backlog_and_are_all_answered(i
 def served_process(iteration: Path) -> Iterator[tuple[subprocess.Popen[str], int, list[str]]]:
     """`skillassay view` in its own process; its stderr lines collected as they come."""
     proc = subprocess.Popen([sys.executable, "-m", "skillassay", "view", str(iteration), "--no-browser"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default,
                             env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"})
     assert proc.stderr is not None
     lines: list[str] = []
