@@ -19,7 +19,8 @@ def whole_percent(x: float) -> int:
     """x (a fraction) in whole percent, halves rounded away from zero on the exact value of x *
     100, as JavaScript's toFixed(0) rounds it in the viewer: 0.125 is 13% in both. (Python's
     format rounds halves to even: 12%.)"""
-    return int(Decimal(x * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    # to_integral_value, not quantize: quantize refuses a result over 28 digits (a damaged file's 1e29)
+    return int(Decimal(x * 100).to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def pct(x: float | None) -> str:
@@ -63,11 +64,11 @@ def fdr_level(level: float) -> str:
 
 def points(x: float) -> str:
     """A difference of two fractions in whole percentage points, unsigned, by the rule of
-    whole_percent (1/8 is 13, as 12.5% is 13%)."""
-    return str(abs(whole_percent(x)))
+    whole_percent (1/8 is 13, as 12.5% is 13%); n/a when not finite (a damaged file's value)."""
+    return str(abs(whole_percent(x))) if math.isfinite(x) else "n/a"
 
 
 def signed_points(x: float) -> str:
     """A difference in whole percentage points with its sign, by the rule of whole_percent: an
-    integer's sign, so a small negative difference is "+0", never "-0"."""
-    return f"{whole_percent(x):+d}"
+    integer's sign, so a small negative difference is "+0", never "-0"; n/a when not finite."""
+    return f"{whole_percent(x):+d}" if math.isfinite(x) else "n/a"

@@ -263,3 +263,20 @@ def test_a_history_comparison_of_null_does_not_crash_history_show(iteration: Pat
     path.write_text(json.dumps(history))
     result = invoke("history", "show", str(ws))
     assert not result.crashed and result.exit_code in CLEAN, result.output
+
+
+@pytest.mark.parametrize("bounds", [[-1e29, 1.0], [0.0, 1e300]])
+def test_a_history_interval_beyond_28_digits_does_not_crash_history_show(iteration: Path, tmp_path: Path,
+                                                                        bounds: list[float]) -> None:
+    """Found by scripts/fuzz.py (seeds 1 and 3 on d322803): a comparison interval of -1.1e29 in
+    history.json made wording.whole_percent's Decimal.quantize raise InvalidOperation (exit 70)."""
+    ws = Path(shutil.copytree(iteration.parent, tmp_path / "ws"))
+    path = ws / "history.json"
+    history = json.loads(path.read_text())
+    assert history["iterations"]
+    for entry in history["iterations"]:  # the finding's comparison, with its interval and mean
+        entry["comparison"] = {"against": "v0", "result": "tie", "n_paired_evals": 3, "p_value": 1.0,
+                               "mean_difference": bounds[0], "interval": bounds}
+    path.write_text(json.dumps(history))
+    result = invoke("history", "show", str(ws))
+    assert not result.crashed and result.exit_code in CLEAN, result.output

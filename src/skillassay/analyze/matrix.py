@@ -138,7 +138,7 @@ def eval_rates(part: AgentPart) -> dict[str, _EvalRates | None]:
 
 
 def _pts(x: float | None) -> str:
-    return "n/a" if x is None else f"{whole_percent(x):+d} pts"
+    return "n/a" if x is None or not math.isfinite(x) else f"{whole_percent(x):+d} pts"
 
 
 def effect_words(effect: float | None, interval: list[float | None] | None, p: float | None) -> str:

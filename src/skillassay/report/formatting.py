@@ -60,7 +60,7 @@ def fmt_interval(iv: list | None, kind: str) -> str:
 
 
 def signed(x: float | None, kind: str) -> str:
-    if x is None:
+    if x is None or not math.isfinite(x):  # a damaged benchmark.json's inf or nan
         return "n/a"
     if kind == "pts":
         return f"{whole_percent(x):+d} pts"

@@ -6,6 +6,7 @@ the user's config: every one is escaped for markdown and HTML (report.ci_outputs
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from skillassay.analyze.cost import usd
@@ -18,7 +19,7 @@ MATRIX_CHART = "matrix_effects.png"
 
 
 def _pts(x: float | None) -> str:
-    return "n/a" if x is None else f"{whole_percent(x):+d} pts"
+    return "n/a" if x is None or not math.isfinite(x) else f"{whole_percent(x):+d} pts"
 
 
 def _effect_cell(a: AgentSummary) -> str:

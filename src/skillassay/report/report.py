@@ -26,7 +26,7 @@ from skillassay.models import Benchmark
 from skillassay.report.benchmark_md import environment
 from skillassay.report.formatting import cell, fmt, fmt_interval, named_interval, of, p_text, signed, signed_interval
 from skillassay.stats.sign_flip import MIN_NONZERO_FOR_SIGNIFICANCE
-from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, points, whole_percent
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, points
 
 if TYPE_CHECKING:
     pass
@@ -282,7 +282,7 @@ def certainty_notes(bench: Benchmark, st: dict[str, Any], gate: GateResult,
     if diff.get("mean") is not None:
         more = "more" if diff["mean"] >= 0 else "less"
         ci = signed_interval(diff.get('interval'), 'pts')[9:-1]
-        notes.append(f"With the skill, evals pass {abs(whole_percent(diff['mean']))} percentage points {more} often than "
+        notes.append(f"With the skill, evals pass {points(diff['mean'])} percentage points {more} often than "
                      f"without (95% CI {ci + ', ' + reading_phrase(diff.get('interval_reading')) if ci else 'n/a'}).")
         notes.append(significance_sentence(diff, "between with and without the skill"))
         imp = (st.get("paired") or {}).get("improvement_ratio") or {}
