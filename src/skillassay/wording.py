@@ -72,3 +72,8 @@ def signed_points(x: float) -> str:
     """A difference in whole percentage points with its sign, by the rule of whole_percent: an
     integer's sign, so a small negative difference is "+0", never "-0"; n/a when not finite."""
     return f"{whole_percent(x):+d}" if math.isfinite(x) else "n/a"
+
+
+def points_text(x: float | None) -> str:
+    """'+13 pts': a difference as every output prints it; n/a when missing or not finite."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{signed_points(x)} pts"

@@ -40,7 +40,7 @@ from skillassay.stats.means import binomial_floor_se
 from skillassay.stats.paired import sign_flip_p_value
 from skillassay.stats.sign_flip import MONTE_CARLO_RESAMPLES
 from skillassay.store.jsonio import parse_model
-from skillassay.wording import whole_percent
+from skillassay.wording import points_text as _pts
 
 EFFECT_READING = READING_PHRASE["population"]  # the paired intervals' reading (docs/statistics.md)
 HETEROGENEITY_METHOD = ("within-eval permutation test of the agent x skill interaction (agent labels permuted "
@@ -135,10 +135,6 @@ def eval_rates(part: AgentPart) -> dict[str, _EvalRates | None]:
 
 
 # --- per agent ---------------------------------------------------------------------------------
-
-
-def _pts(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{whole_percent(x):+d} pts"
 
 
 def effect_words(effect: float | None, interval: list[float | None] | None, p: float | None) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from skillassay.cli.console import err
-from skillassay.wording import signed_points
+from skillassay.wording import points_text as _points
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,10 +25,6 @@ def _pct(x: "float | None") -> str:
     from skillassay.wording import pct
 
     return pct(x)
-
-
-def _points(x: "float | None") -> str:
-    return "n/a" if x is None else f"{signed_points(x)} pts"
 
 
 def effect_text(agent: "AgentSummary") -> str:

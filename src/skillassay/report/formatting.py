@@ -8,7 +8,7 @@ from typing import Any
 
 from skillassay.analyze.cost import usd
 from skillassay.analyze.rate_intervals import reading_phrase
-from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, whole_percent
+from skillassay.wording import UNBOUNDED, UNBOUNDED_BELOW, pct, points_text, whole_percent
 
 
 def cell(value: Any) -> str:
@@ -63,7 +63,7 @@ def signed(x: float | None, kind: str) -> str:
     if x is None or not math.isfinite(x):  # a damaged benchmark.json's inf or nan
         return "n/a"
     if kind == "pts":
-        return f"{whole_percent(x):+d} pts"
+        return points_text(x)
     if kind == "rel":
         return f"{whole_percent(x):+d}%"
     return f"{x:+.2f}x"

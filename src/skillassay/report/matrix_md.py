@@ -6,20 +6,16 @@ the user's config: every one is escaped for markdown and HTML (report.ci_outputs
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from skillassay.analyze.cost import usd
 from skillassay.models.matrix import AgentSummary, MatrixSummary
 from skillassay.report.ci_outputs import md_cell
 from skillassay.report.formatting import fmt
-from skillassay.wording import pct, whole_percent
+from skillassay.wording import pct
+from skillassay.wording import points_text as _pts
 
 MATRIX_CHART = "matrix_effects.png"
-
-
-def _pts(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{whole_percent(x):+d} pts"
 
 
 def _effect_cell(a: AgentSummary) -> str:
