@@ -7,9 +7,13 @@ any exception other than InputError.
 --level cli: a workspace made by `run` with the echo executor, the CLI commands that read the
 damaged file (run, validate, aggregate, grade, gate, compare, report, view --static, history);
 a finding is a traceback or an exit code outside 0-3. Slower (about 1 s a case).
+--level keys: the same workspace and commands, without chance: every key of each JSON file
+(--targets) deleted, and replaced by each of KEY_DAMAGE's values, read by every command that
+reads that file. It finds what a random draw reaches rarely (one key of forty, one command of five).
 
     PYTHONPATH=src python3 scripts/fuzz.py --cases 5000 [--level cli] [--seed 1] [--skip N] [--shard K/N] [--keep DIR]
         [--charts skip|in-process|child] [--findings DIR] [--replay DIR/seed<S>-case<N>]
+    PYTHONPATH=src python3 scripts/fuzz.py --level keys --targets grading.json timing.json [--shard K/N] [--findings DIR]
 """
 
 from __future__ import annotations
@@ -320,6 +324,57 @@ def describe(case: Case) -> str:
            f"skillassay {' '.join(case.command)}"
 
 
+# --level keys: what each key is replaced by (a deletion comes first). Each stands for a kind
+# of damage a reader must refuse or tolerate: nothing, the wrong scalar, a container where a
+# scalar belongs and the reverse, an extreme number, a number that is not finite once read.
+KEY_DAMAGE: list[tuple[str, str]] = [
+    ("null", "null"), ("string", '"x"'), ("empty string", '""'), ("true", "true"), ("zero", "0"),
+    ("negative", "-1"), ("fraction", "0.5"), ("huge int", "9" * 400), ("1e308", "1e308"), ("inf", "1e400"),
+    ("NaN", "NaN"), ("list", "[]"), ("list of null", "[null]"), ("object", "{}"), ("deep list", "[" * 5000 + "]" * 5000),
+]
+
+
+def key_cases(base: Path, targets: list[str]) -> list[tuple[str, Case]]:
+    """(label, case) for every key of each target, deleted and replaced by each KEY_DAMAGE value,
+    and each command that reads the file: a fixed list, the same on every run."""
+    cases: list[tuple[str, Case]] = []
+    for target in targets:
+        rel, commands = TARGETS[target]
+        original = json.loads((base / rel).read_bytes())
+        for path in _suite()._paths(original):
+            if not path:
+                continue
+            where = "/".join(str(k) for k in path)
+            damages = [("deleted", json.dumps(_delete(original, path)).encode())]
+            template = json.dumps(_replace(original, path, HOLE))
+            damages += [(name, template.replace(json.dumps(HOLE), raw).encode()) for name, raw in KEY_DAMAGE]
+            for name, content in damages:
+                for command in commands:
+                    cases.append((f"{target}:{where} {name}", Case(target, content, command)))
+    return cases
+
+
+def keys_level(base: Path, root: Path, targets: list[str], shard: int, shards: int,
+               findings_dir: Path | None) -> list[Finding]:
+    cases = key_cases(base, targets)
+    mine = [(i, label, case) for i, (label, case) in enumerate(cases) if i % shards == shard]
+    print(f"{len(cases)} cases over {', '.join(targets)}; this process runs {len(mine)}", flush=True)
+    found: list[Finding] = []
+    t0 = time.perf_counter()
+    for n, (i, label, case) in enumerate(mine, 1):
+        finding = run_case(base, root / "scratch", case)
+        if finding is not None:
+            found.append(finding)
+            if findings_dir is not None:
+                save_finding(findings_dir / f"keys-case{i}", finding)
+            print(f"finding at {label}: {finding.kind}: skillassay {' '.join(case.command)}\n{finding.detail}",
+                  flush=True)
+        if n % 250 == 0:
+            print(f"{n} cases, {len(found)} findings, {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"\n{len(mine)} cases in {time.perf_counter() - t0:.0f} s; findings: {len(found)}")
+    return found
+
+
 def readers_level(cases: int, seed_value: int, root: Path) -> tuple[int, list[tuple[str, str, str, str]]]:
     """(cases run, findings as (kind, file, reader, traceback)) over tests/cli/test_fuzz.py's readers."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -359,7 +414,9 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=500)
-    ap.add_argument("--level", choices=["readers", "cli"], default="readers")
+    ap.add_argument("--level", choices=["readers", "cli", "keys"], default="readers")
+    ap.add_argument("--targets", nargs="+", choices=sorted(TARGETS), default=None,
+                    help="keys level: the files whose keys are damaged (default: every JSON file)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", type=int, default=0,
                     help="cli level: draw but do not run the first N cases (a second process takes a seed's later cases)")
@@ -398,6 +455,12 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
         raise SystemExit(code)
+    if args.level == "keys":
+        targets = args.targets or sorted(t for t in TARGETS if t != "SKILL.md")
+        keys_found = keys_level(base, root, targets, args.shard, args.shards, args.findings)
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+        raise SystemExit(1 if keys_found else 0)
     findings: list[Finding] = []
     counts: collections.Counter[str] = collections.Counter()
     drawn = [0]

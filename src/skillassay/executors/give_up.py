@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from skillassay.executors.options import positive_int_option
+
 # How long a first trial may wait for the model's first answer (a complete first message):
 # a live API answers a first turn in seconds; a dead one never does. Only while no trial has
 # succeeded, and `--fail-fast 0` turns it off with the rest of the stop rule.
@@ -32,9 +34,7 @@ def first_answer_option(options: Mapping[str, Any]) -> int | None:
     """`-o first_answer_seconds=N` of an agent-CLI executor: how long a first trial waits for the
     model's first answer (a provider that takes longer to start answering, or a test that need
     not wait the default); checked when the executor is made, before any trial (exit 2)."""
-    from skillassay.executors.llama_runtime import positive_int_option
-
-    return positive_int_option(dict(options), "first_answer_seconds")
+    return positive_int_option(options, "first_answer_seconds")
 
 
 def with_first_answer(give_up: GiveUp | None, seconds: int | None) -> GiveUp | None:

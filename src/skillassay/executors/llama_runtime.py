@@ -15,8 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from skillassay.errors import InputError
-
 
 def import_llama_cpp() -> Any:
     """llama_cpp, with OpenMP's idle threads told to sleep instead of spin unless the user
@@ -38,22 +36,6 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def positive_int_option(options: dict[str, Any], key: str) -> int | None:
-    """An `-o KEY=N` option that must be a whole number >= 1; None when not given."""
-    if key not in options:
-        return None
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        value = None
-    try:
-        number = int(value) if value is not None else 0
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise InputError.one("-o", f"{key}={options[key]}", f"{key} must be a whole number >= 1")
-    return number
 
 
 @cache

@@ -25,7 +25,8 @@ import platformdirs
 
 from skillassay.executors.base import Executor, ExecutorSettings, TrialRequest, TrialResult, Usage
 from skillassay.executors.conversation import request_prompts, run_turns
-from skillassay.executors.llama_runtime import available_cpus, import_llama_cpp, positive_int_option, runtime_record
+from skillassay.executors.llama_runtime import available_cpus, import_llama_cpp, runtime_record
+from skillassay.executors.options import positive_int_option
 from skillassay.extras import needs_extra, not_installed
 from skillassay.spec.skill import Skill
 from skillassay.store.jsonio import load_json_lenient

@@ -51,6 +51,8 @@ def folders_under(root: Path, cap: int = MAX_FOLDERS) -> list[Path] | None:
     """Every folder below root, links not followed (a stat-free scandir walk), or None when
     there are more than `cap`: a file added anywhere changes the mtime of the folder it lands
     in, so these and root are what an answer built from the tree must be checked against."""
+    # Not os.walk: it lists links to folders among a folder's subfolders (is_dir follows them),
+    # and a link's target may be anywhere on disk; this walk counts real folders only.
     found: list[Path] = []
     stack = [root]
     while stack:
