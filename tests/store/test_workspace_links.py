@@ -96,3 +96,27 @@ def test_a_run_file_that_is_a_link_is_replaced_not_written_through(tmp_path: Pat
     assert code in (0, 1, 3), out
     assert victim.read_text(encoding="utf-8") == "mine"
     assert not (run_dir / "transcript.jsonl").is_symlink() and (run_dir / "grading.json").is_file()
+
+
+def test_a_charts_folder_that_is_a_link_is_replaced_not_written_through(tmp_path: Path) -> None:
+    """Audit of 570a166: a linked iteration-1/charts was followed: `run --iteration 1` and
+    `report` overwrote the link target's pass_rate.png. The charts folder is the iteration's
+    own: a link there is removed (never followed) and a real folder made."""
+    skill = make_skill(tmp_path / "skills")
+    ws = tmp_path / "ws"
+    code, out = run(skill, ws)
+    assert code in (0, 1, 3), out
+    charts = ws / "iteration-1" / "charts"
+    assert (charts / "pass_rate.png").is_file()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "pass_rate.png").write_text("precious", encoding="utf-8")
+    for command in (lambda: run(skill, ws, "--iteration", "1"),
+                    lambda: (lambda r: (r.exit_code, r.output))(cli(["report", str(ws / "iteration-1")]))):
+        shutil.rmtree(charts)
+        charts.symlink_to(victim)
+        code, out = command()
+        assert code in (0, 1, 3), out
+        assert (victim / "pass_rate.png").read_text(encoding="utf-8") == "precious"
+        assert sorted(p.name for p in victim.iterdir()) == ["pass_rate.png"]
+        assert not charts.is_symlink() and (charts / "pass_rate.png").stat().st_size > 1000

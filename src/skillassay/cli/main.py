@@ -412,7 +412,7 @@ def view(
     static: Annotated[Path | None, typer.Option(help="Write one self-contained HTML file here instead of serving.")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
-    no_outputs: Annotated[bool, typer.Option("--no-outputs", help="With --static: leave out the contents of output files and transcripts (names, grades and evidence stay).")] = False,
+    no_outputs: Annotated[bool, typer.Option("--no-outputs", help="With --static: leave out output files (contents and names) and transcripts; grades, their evidence and metrics stay.")] = False,
 ) -> None:
     """Open the review viewer for an iteration (or write a static HTML file); given a workspace,
     its latest iteration."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -151,8 +152,14 @@ def output_files(outputs: Path, caps: Caps) -> list[OutputFile]:
     return out
 
 
+_PLAIN_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")
+
+
 def suffix_note(path: Path) -> str:
-    return f" {path.suffix.lstrip('.').upper()}" if path.suffix else ""
+    """" PNG" for chart.png: the kind of a binary file, in its header outside the fence. The
+    name is the agent's, so only a plain short suffix is shown there (a name may hold line
+    breaks and a section of its own); the whole name stays inside the fence."""
+    return f" {path.suffix[1:].upper()}" if _PLAIN_SUFFIX.fullmatch(path.suffix) else ""
 
 
 READ_CAP = 1_000_000  # characters of a file read whole for a prompt (SKILL.md, a transcript)

@@ -22,6 +22,7 @@ import platformdirs
 os.environ.setdefault("MPLCONFIGDIR", str(Path(platformdirs.user_cache_dir("skillassay")) / "matplotlib"))
 
 from skillassay.store.jsonio import atomic_write_bytes, load_json_lenient  # noqa: E402 - after MPLCONFIGDIR
+from skillassay.store.layout import own_folder  # noqa: E402 - after MPLCONFIGDIR
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -210,8 +211,7 @@ def write_report_charts(iteration_dir: Path, data: dict[str, Any] | None = None)
     for name, draw in charts.items():
         if (png := draw()) is None:
             continue
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / name
+        path = own_folder(out_dir) / name
         atomic_write_bytes(path, png)
         written.append(path)
     return written

@@ -154,11 +154,11 @@ def write_matrix_chart(iteration_dir: Path, summary: MatrixSummary) -> Path | No
     """charts/matrix_effects.png under the iteration, written atomically; None when no agent
     has an effect to draw."""
     from skillassay.store.jsonio import atomic_write_bytes
+    from skillassay.store.layout import own_folder
 
     png = matrix_effects_chart(summary, "png")
     if png is None:
         return None
-    path = iteration_dir / "charts" / MATRIX_CHART
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = own_folder(iteration_dir / "charts") / MATRIX_CHART
     atomic_write_bytes(path, png)
     return path

@@ -99,6 +99,15 @@ def ensure_inside(parent: Path, path: Path) -> Path:
     return path
 
 
+def own_folder(path: Path) -> Path:
+    """`path` made a real folder to write into (charts/): a symbolic link there is removed,
+    never followed, since what we write would land in its target, which could be anywhere."""
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def remove_tree(path: Path, parent: Path) -> None:
     """rmtree, only ever inside `parent`: the last line of defence for the user's folders."""
     if path.is_symlink():  # a link is removed, never what it points to

@@ -118,7 +118,7 @@ def write_page(fh: TextIO, iteration_dir: Path, previous: Path | None = None, bu
         embedded += not detail.get("transcript_note") and all(f["kind"] not in ("skipped", "listed") for f in detail["files"])
     idx["contents_note"] = CONTENTS_NOTE.format(
         what="the runs' output files and transcripts (within a size budget)" if outputs else
-        "no output file contents or transcripts (written with --no-outputs), but file names",
+        "no output files (contents or names) or transcripts (written with --no-outputs)",
         hint="; `view --static --no-outputs` leaves output contents out" if outputs else "")
     if outputs and embedded < len(index.runs):
         idx["budget_note"] = (f"This page embeds the outputs of {embedded:,} of {len(index.runs):,} runs: it reached "
