@@ -6,7 +6,8 @@ default 20,000 runs) in three settings:
 - `none`: no secret-looking variable set; the redactor still looks for key shapes and URL
   userinfo in everything written;
 - `env`: SECRETS values in secret-looking variables (API_KEY_1...): each is masked as spelled,
-  JSON-escaped, base64 (both alphabets, three alignments), hex and split across a line;
+  JSON-escaped, base64 (both alphabets, three alignments), hex, split across a line, and in
+  pieces of 16 characters or more;
 - `remembered`: the same values remembered by the iteration (iteration.json's salted hashes,
   store/secret_hashes.py), the variables unset: what `report`/`view` do on a later day.
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from skillassay.store import secret_hashes
+from skillassay.store import secret_hashes, secret_windows
 from skillassay.store.secret_hashes import HashedSecrets, new_record, parse_record
 
 VALUE = "Zx81kQ0pLm2nVb7cXz9aQwTy"
@@ -42,7 +42,7 @@ def test_remembered_values_are_masked_plain_and_encoded():
 
 
 def test_a_value_across_a_chunk_boundary_is_found(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(secret_hashes, "_CHUNK", 64)
+    monkeypatch.setattr(secret_windows, "_CHUNK", 64)
     m = masker(VALUE)
     for pad in range(40, 70):
         data = b"." * pad + VALUE.encode() + b"." * 30

@@ -1,6 +1,7 @@
 """Secrets never reach disk: API keys and the values of secret-looking environment variables
 are masked in everything we write (transcripts, logs, reports), in every form an agent may
-re-encode them to (base64, hex, split across a line: store/secret_forms.py), and so is the
+re-encode them to (base64, hex: store/secret_forms.py) and in pieces of 16 characters or more
+(a key cut in parts, base64 wrapped over lines: store/secret_fragments.py), and so is the
 userinfo of any URL (`http://user:pw@host`).
 
 `disk_redactor` is applied by store/jsonio to every file skillassay writes, so no writer can
@@ -23,13 +24,16 @@ from dataclasses import dataclass
 from typing import Any, AnyStr
 
 from skillassay.errors import InputError
-from skillassay.store.secret_forms import FormGroup, SplitForm, all_forms
+from skillassay.store.secret_forms import FRAGMENT, FormGroup, SplitForm, all_forms
+from skillassay.store.secret_fragments import KnownFragments, known_fragments
 from skillassay.store.secret_hashes import HashedSecrets, parse_record
+from skillassay.store.secret_windows import masked
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL", re.IGNORECASE)
 MASK = "[REDACTED]"
 _MASK_BYTES = MASK.encode()
 _MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary text everywhere
+_PIECE = FRAGMENT  # a text shorter than this holds no piece of a secret worth a search
 _registered: set[str] = set()
 _remembered: list[HashedSecrets] = []  # the iterations' remembered secrets, one object (cache key)
 
@@ -145,6 +149,7 @@ class DiskRedactor:
 
     groups: tuple[FormGroup, ...]  # each value's forms, by the literal that finds them
     splits: tuple[SplitForm, ...] = ()
+    fragments: KnownFragments | None = None  # their pieces, however separated
     hashed: HashedSecrets | None = None  # values remembered by the iteration, known by hash only
 
     @property
@@ -159,6 +164,11 @@ class DiskRedactor:
         for split in self.splits:
             if split.head in text or split.tail in text:
                 text = split.text_pattern.sub(MASK, text)
+        if self.fragments is not None and len(text) >= _PIECE:
+            data = text.encode("utf-8", errors="surrogatepass")
+            spans = self.fragments.spans(data)
+            if spans:
+                text = masked(data, spans, _MASK_BYTES).decode("utf-8", errors="replace")
         for lead, pattern in _TEXT_SHAPES:
             if lead in text:
                 text = _mask_shapes(text, pattern, MASK)
@@ -174,6 +184,8 @@ class DiskRedactor:
         for split in self.splits:
             if split.head.encode() in data or split.tail.encode() in data:
                 data = split.bytes_pattern.sub(_MASK_BYTES, data)
+        if self.fragments is not None:
+            data = masked(data, self.fragments.spans(data), _MASK_BYTES)
         for lead, pattern in _BYTES_SHAPES:
             if lead in data:
                 data = _mask_shapes(data, pattern, _MASK_BYTES)
@@ -190,7 +202,7 @@ def mask_userinfo(url: str) -> str:
 @functools.lru_cache(maxsize=32)
 def _compiled(secrets: frozenset[str], hashed: HashedSecrets | None = None) -> DiskRedactor:
     groups, splits = all_forms(sorted(secrets, key=len, reverse=True), _MIN_SECRET)
-    return DiskRedactor(tuple(groups), tuple(splits), hashed)
+    return DiskRedactor(tuple(groups), tuple(splits), known_fragments(secrets), hashed)
 
 
 def _hashed() -> HashedSecrets | None:

@@ -1,10 +1,11 @@
 """The forms a known secret value takes when an agent re-encodes it: base64 (standard and
 URL-safe, with and without padding, and at each of the three byte alignments inside a longer
-blob), hex, JSON string escapes, and the value split in two across a line break.
+blob), hex, JSON string escapes, the value split in two across a line break; and pieces of
+any of them (fragment_forms), as a key cut in parts or base64 wrapped over lines.
 
 A literal search finds a value only as spelled; an agent asked to "print the key" may print
-it base64-encoded (`echo $KEY | base64`) or in two halves, and then grading.json and
-benchmark.json carried it. Each encoding is searched for as a literal (memchr-speed); forms
+it base64-encoded (`echo $KEY | base64`, wrapped at 76 columns) or in pieces, and then
+grading.json and benchmark.json carried it. Each encoding is searched for as a literal (memchr-speed); forms
 that contain a shorter one (the full base64 contains its aligned core) are tried only when
 that one occurs, so the common text pays one scan per independent form."""
 
@@ -18,8 +19,15 @@ from dataclasses import dataclass
 
 _STD_TO_URL = str.maketrans("+/", "-_")
 # What may stand between the two halves of a value split across lines: spaces, a line break
-# (raw, or as JSON spells it inside a string), spaces.
+# (raw, or as JSON spells it inside a string), spaces. Pieces of FRAGMENT characters are found
+# however they are separated (fragment_forms); this finds a value cut in two whose shorter
+# half is shorter than that, as long as a line break is all that separates them.
 _BREAK = r"[ \t]*(?:\r?\n|\\r\\n|\\n)[ \t]*"
+# Characters: the shortest piece of a secret's form masked wherever it appears, however the
+# pieces are separated. 16 base64 characters carry 12 bytes (96 bits of a random key's
+# characters): a run that long of a known value's form does not turn up in other text by
+# chance, while a piece that short is no longer worth much to whoever reads it.
+FRAGMENT = 16
 
 
 def json_spellings(value: str) -> set[str]:
@@ -110,4 +118,16 @@ def all_forms(values: Iterable[str], min_len: int) -> tuple[list[FormGroup], lis
     return sorted(groups.values(), key=lambda g: len(g.forms[0]), reverse=True), splits
 
 
-__all__ = ["FormGroup", "SplitForm", "all_forms", "base64_core", "form_groups", "json_spellings", "split_form"]
+def fragment_forms(value: str) -> set[str]:
+    """The forms whose every run of FRAGMENT characters is masked wherever it appears: the
+    value as spelled and JSON-escaped, its whole base64 and each aligned core in both
+    alphabets, its hex in both cases. A line of wrapped base64 or a piece of a key cut up is
+    such a run, whatever separates the pieces."""
+    raw = value.encode("utf-8")
+    full = base64.b64encode(raw).decode("ascii")
+    b64 = {full, full.rstrip("="), *(base64_core(raw, offset) for offset in range(3))}
+    return json_spellings(value) | b64 | {f.translate(_STD_TO_URL) for f in b64} | {raw.hex(), raw.hex().upper()}
+
+
+__all__ = ["FRAGMENT", "FormGroup", "SplitForm", "all_forms", "base64_core", "form_groups", "fragment_forms", "json_spellings",
+           "split_form"]

@@ -11,40 +11,36 @@ the text with numpy (one cumulative sum of the weights, a lookup table of the ch
 of ms a megabyte), hashes only the windows whose checksum matches, and masks the form that
 ends there when its own hash matches.
 
+Pieces of a value (a key cut in parts, base64 wrapped over lines) are found by `blocks`, a
+24-bit checksum and a 64-bit salted hash per view of each 16-byte block of the value
+(store/secret_fragments.py, which says why never a hash per sliding window); a piece holding a
+whole block is masked, grown over the rest of the piece.
+
 What the record reveals: nothing that a salted hash of the value does not (a value weak
-enough to guess is found by guessing either way), plus a 24-bit checksum of 16 bytes.
-A value split across a line break cannot be found from hashes: it is masked only while the
-value itself is known (at run time, or with the variable set)."""
+enough to guess is found by guessing either way), plus 24-bit checksums of 16 to 32 bytes;
+each block entry has to be guessed a whole block at a time."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any  # numpy is imported where masking runs: every command imports this module
+from typing import Any
 
+from skillassay.store.secret_forms import FRAGMENT
+from skillassay.store.secret_fragments import Block, block_hit, block_sum, blocks_record, new_blocks, parse_blocks
+from skillassay.store.secret_windows import candidates, checksum, grown, masked, merged, off_escapes, table
+
+# `blocks` (pieces: store/secret_fragments.py) was added to the record under the same scheme:
+# a record without it reads as before, and code that predates it ignores it.
 SCHEME = "salted-sha256-anchor-v1"
-ANCHOR = 16  # bytes: the window slid over text; shorter forms are their own anchor
-_CHUNK = 1 << 20  # bytes per numpy pass (bounded memory on a large write)
+ANCHOR = FRAGMENT  # bytes: the window slid over text; shorter forms are their own anchor
+Record = tuple[bytes, tuple["Remembered", ...], tuple[Block, ...]]  # salt, whole forms, blocks
 
 
 def _digest(salt: bytes, data: bytes) -> str:
     return hashlib.sha256(salt + data).hexdigest()
-
-
-# Each byte value's fixed pseudo-random weight (20 bits, derived from SHA-256 so it never
-# changes): a window's checksum is the sum of its bytes' weights, spread over 24 bits, so a
-# window of ordinary text rarely matches a remembered one by chance (about 2 in a million).
-_WEIGHTS = tuple(int.from_bytes(hashlib.sha256(b"skillassay-anchor-weight" + bytes([b])).digest()[:3], "big") & 0xFFFFF
-                 for b in range(256))
-_TABLE_BITS = 20  # the candidate lookup table: 2**20 booleans per anchor width
-
-
-def checksum(data: bytes) -> int:
-    """The sum of the bytes' weights: what the numpy window computes."""
-    return sum(_WEIGHTS[b] for b in data)
 
 
 @dataclass(frozen=True)
@@ -74,96 +70,53 @@ def remember(values: Iterable[str], salt: bytes) -> list[Remembered]:
 
 @dataclass(frozen=True)
 class HashedSecrets:
-    """The remembered forms of one or more iterations, ready to mask with."""
+    """The remembered forms and blocks of one or more iterations, ready to mask with."""
 
-    salted: tuple[tuple[bytes, tuple[Remembered, ...]], ...]  # (salt, forms) per record
-    # width -> (anchor checksum -> [(salt, form)]): built once, read per write
+    salted: tuple[Record, ...]  # one per record
+    # width -> (checksum -> [(salt, form)]) and (checksum -> [(salt, block hash)]): built once, read per write
     _by_width: dict[int, dict[int, list[tuple[bytes, Remembered]]]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+    _blocks: dict[int, dict[int, list[tuple[bytes, bytes, int, int]]]] = field(
         default_factory=dict, compare=False, hash=False, repr=False)
     _tables: dict[int, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
-        for salt, forms in self.salted:
+        for salt, forms, blocks in self.salted:
             for f in forms:
                 self._by_width.setdefault(f.anchor_len, {}).setdefault(f.anchor_sum, []).append((salt, f))
+            for width, total, digest, before, after in blocks:
+                self._blocks.setdefault(width, {}).setdefault(total, []).append((salt, digest, before, after))
 
     def _table(self, width: int) -> Any:
         """The lookup table of this width's checksums (low bits), made on first use."""
         if width not in self._tables:
-            import numpy as np
-
-            table = np.zeros(1 << _TABLE_BITS, dtype=bool)
-            table[[key & ((1 << _TABLE_BITS) - 1) for key in self._by_width[width]]] = True
-            self._tables[width] = table
+            self._tables[width] = table([*self._by_width.get(width, {}), *self._blocks.get(width, {})])
         return self._tables[width]
 
     def spans(self, data: bytes) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
-        for width, sums in self._by_width.items():
-            for at in _candidates(data, width, self._table(width)):
-                for salt, f in sums.get(checksum(data[at:at + width]), ()):
+        pieces: list[tuple[int, int]] = []  # whole blocks, grown over the rest of their piece
+        for width in sorted({*self._by_width, *self._blocks}):
+            forms, blocks = self._by_width.get(width, {}), self._blocks.get(width, {})
+            for at in candidates(data, width, self._table(width)):
+                window = data[at:at + width]
+                for salt, f in forms.get(checksum(window), ()):
                     end, start = at + width, at + width - f.length
-                    if (start >= 0 and _digest(salt, data[at:end]) == f.anchor_sha
+                    if (start >= 0 and _digest(salt, window) == f.anchor_sha
                             and _digest(salt, data[start:end]) == f.sha):
                         found.append((start, end))
-        return _merged(found)
+                for salt, digest, before, after in blocks.get(block_sum(window), ()):
+                    if block_hit(salt, window, digest):  # the rest of the piece: as far as the form reaches
+                        pieces += grown(data, at, at + width, before, after)
+        return merged([*found, *off_escapes(data, merged(pieces))])
 
     def bytes(self, data: bytes, mask: bytes) -> bytes:
-        spans = self.spans(data) if data else []
-        if not spans:
-            return data
-        parts, at = [], 0
-        for start, end in spans:
-            parts += [data[at:start], mask]
-            at = end
-        parts.append(data[at:])
-        return b"".join(parts)
+        return masked(data, self.spans(data), mask) if data else data
 
     def text(self, text: str, mask: str) -> str:
         data = text.encode("utf-8", errors="surrogatepass")
-        masked = self.bytes(data, mask.encode())
-        return text if masked is data else masked.decode("utf-8", errors="replace")
-
-
-def _candidates(data: bytes, width: int, table: Any) -> list[int]:
-    """Start offsets of the `width`-byte windows whose checksum's low bits are marked in
-    `table` (a few in a million windows by chance); their full checksum and hashes are checked
-    by the caller. One chunk at a time, so a large write costs bounded memory."""
-    import numpy as np
-
-    n = len(data)
-    if n < width:
-        return []
-    weights = _weights_array()
-    view = np.frombuffer(data, dtype=np.uint8)
-    low = (1 << _TABLE_BITS) - 1
-    hits: list[int] = []
-    for base in range(0, n - width + 1, _CHUNK):
-        part = weights[view[base:base + _CHUNK + width - 1]]
-        c = np.empty(len(part) + 1, dtype=np.uint32)  # wraps: only the low 20 bits are read
-        c[0] = 0
-        np.cumsum(part, dtype=np.uint32, out=c[1:])
-        window = c[width:] - c[:-width]
-        window &= low
-        hits += (base + np.flatnonzero(table[window])).tolist()
-    return hits
-
-
-@functools.cache
-def _weights_array() -> Any:
-    import numpy as np
-
-    return np.array(_WEIGHTS, dtype=np.uint32)
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
+        out = self.bytes(data, mask.encode())
+        return text if out is data else out.decode("utf-8", errors="replace")
 
 
 # ------------------------------------------------------------------ the record in iteration.json
@@ -174,16 +127,20 @@ def new_record(values: Iterable[str], previous: Any = None) -> dict[str, Any]:
     other variables set) and these values', under one salt (the previous one's, if any)."""
     old = parse_record(previous)
     salt = old[0] if old else secrets.token_bytes(16)
+    values = list(values)
     forms = {f.sha: f for f in (old[1] if old else ())}
     forms.update({f.sha: f for f in remember(values, salt)})
+    blocks = {*(old[2] if old else ()), *new_blocks(values, salt)}
     return {"scheme": SCHEME, "salt": salt.hex(), "anchor": ANCHOR,
             "forms": [[f.length, f.anchor_len, f.anchor_sum, f.anchor_sha, f.sha]
-                      for f in sorted(forms.values(), key=lambda f: f.sha)]}
+                      for f in sorted(forms.values(), key=lambda f: f.sha)],
+            "blocks": blocks_record(blocks)}
 
 
-def parse_record(data: Any) -> tuple[bytes, tuple[Remembered, ...]] | None:
-    """(salt, forms) from a record, None when absent or not in this scheme. Entries of the wrong
-    shape are skipped: the record only ever adds masking."""
+def parse_record(data: Any) -> Record | None:
+    """(salt, forms, blocks) from a record, None when absent or not in this scheme. Entries of
+    the wrong shape are skipped: the record only ever adds masking. A record written before
+    blocks were has none."""
     if not isinstance(data, Mapping) or data.get("scheme") != SCHEME or data.get("anchor") != ANCHOR:
         return None
     try:
@@ -196,7 +153,9 @@ def parse_record(data: Any) -> tuple[bytes, tuple[Remembered, ...]] | None:
         if (isinstance(entry, list) and len(entry) == 5 and all(isinstance(x, int) for x in entry[:3])
                 and all(isinstance(x, str) for x in entry[3:]) and 0 < entry[1] <= min(entry[0], ANCHOR)):
             forms.append(Remembered(*entry))
-    return (salt, tuple(forms)) if forms else None
+    blocks = parse_blocks(data.get("blocks"))
+    return (salt, tuple(forms), blocks) if forms or blocks else None
 
 
-__all__ = ["ANCHOR", "SCHEME", "HashedSecrets", "Remembered", "checksum", "new_record", "parse_record", "remember"]
+__all__ = ["ANCHOR", "SCHEME", "HashedSecrets", "Record", "Remembered", "checksum", "new_record", "parse_record",
+           "remember"]

@@ -27,7 +27,7 @@ def reach_of(redactor: DiskRedactor) -> int:
     between) or remembered form, and the mask itself."""
     longest = max((len(f.encode("utf-8")) for f in redactor.secrets), default=0)
     splits = max((len((s.head + s.tail).encode("utf-8")) + _SLACK for s in redactor.splits), default=0)
-    hashed = max((f.length for _, forms in redactor.hashed.salted for f in forms), default=0) \
+    hashed = max((f.length for _, forms, _ in redactor.hashed.salted for f in forms), default=0) \
         if redactor.hashed is not None else 0
     return max(longest, splits, hashed, len(MASK)) + 16
 
