@@ -65,3 +65,29 @@ def test_a_resumed_run_keeps_the_salt_and_adds_its_values():
                                      "forms": [["x"], [1, 2, 3], [10, 99, 1, "a", "b"]]}])
 def test_a_damaged_record_adds_nothing(record):
     assert parse_record(record) is None
+
+
+def test_every_anchor_carries_at_least_a_fragment_of_the_value():
+    """Before: every form's anchor was its last 16 bytes, which for the hex form is 8 bytes of
+    the key; with the anchor's 24-bit checksum a search that matches halves of a guess against
+    each other finds those 8 key characters in about 2**24 salted hashes. Now an anchor spans
+    32 bytes of a form: 16 bytes of the value in hex, 24 in base64, 32 as spelled."""
+    key = "sk-ant-api03-" + "Qw7Zx81kQ0pLm2nVb7cXz9aQwTy4Rt" * 3
+    raw = key.encode()
+    record = new_record([key])
+    for length, anchor_len, *_ in record["forms"]:
+        assert anchor_len == min(length, secret_hashes.ANCHOR), (length, anchor_len)
+    assert any(length == len(raw) * 2 for length, *_ in record["forms"])  # the hex forms are there
+    assert min(anchor_len // 2 for length, anchor_len, *_ in record["forms"] if length == len(raw) * 2) >= 16
+    m = masker(key)
+    assert m.text(f"hex {raw.hex()} end", "[R]") == "hex [R] end"
+
+
+def test_a_record_written_with_the_old_anchor_still_masks(monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as m:
+        m.setattr(secret_hashes, "ANCHOR", secret_hashes.OLD_ANCHOR)
+        old = json.loads(json.dumps(new_record([VALUE])))
+    assert old["anchor"] == 16 and {f[1] for f in old["forms"]} == {16}
+    parsed = parse_record(old)
+    assert parsed is not None
+    assert HashedSecrets((parsed,)).text(f"key={VALUE}.", "[R]") == "key=[R]."

@@ -5,7 +5,7 @@ At run time the redactor knows the values (the environment, `-o env`); an agent 
 write one into outputs/, which is its own work and kept as it is, and which the static page
 embeds. Storing the values would defeat the point, so iteration.json keeps, for every form of
 every value (as spelled, JSON-escaped, base64, hex: store/secret_forms.py), its length and a
-salted SHA-256, plus the same for its last ANCHOR bytes with a 24-bit checksum of them (the
+salted SHA-256, plus the same for its last ANCHOR (32) bytes with a 24-bit checksum of them (the
 sum of a fixed pseudo-random weight per byte). Masking slides a window of the anchor's length over
 the text with numpy (one cumulative sum of the weights, a lookup table of the checksums: tens
 of ms a megabyte), hashes only the windows whose checksum matches, and masks the form that
@@ -35,7 +35,13 @@ from skillassay.store.secret_windows import candidates, checksum, grown, masked,
 # `blocks` (pieces: store/secret_fragments.py) was added to the record under the same scheme:
 # a record without it reads as before, and code that predates it ignores it.
 SCHEME = "salted-sha256-anchor-v1"
-ANCHOR = FRAGMENT  # bytes: the window slid over text; shorter forms are their own anchor
+# Bytes: the window slid over text; shorter forms are their own anchor. Twice FRAGMENT, so an
+# anchor carries at least FRAGMENT bytes of the value in every form: 16 characters of the hex
+# form are only 8 bytes of the key, and with their 24-bit checksum (which lets a search match
+# halves of a guess against each other) their hash gave those 8 characters away in about 2**24
+# hashes. Records written with the old anchor (OLD_ANCHOR) are still read.
+ANCHOR = 2 * FRAGMENT
+OLD_ANCHOR = FRAGMENT
 Record = tuple[bytes, tuple["Remembered", ...], tuple[Block, ...]]  # salt, whole forms, blocks
 
 
@@ -141,8 +147,9 @@ def parse_record(data: Any) -> Record | None:
     """(salt, forms, blocks) from a record, None when absent or not in this scheme. Entries of
     the wrong shape are skipped: the record only ever adds masking. A record written before
     blocks were has none."""
-    if not isinstance(data, Mapping) or data.get("scheme") != SCHEME or data.get("anchor") != ANCHOR:
+    if not isinstance(data, Mapping) or data.get("scheme") != SCHEME or data.get("anchor") not in (ANCHOR, OLD_ANCHOR):
         return None
+    anchor = int(data["anchor"])
     try:
         salt = bytes.fromhex(str(data.get("salt")))
     except ValueError:
@@ -151,11 +158,11 @@ def parse_record(data: Any) -> Record | None:
     forms = []
     for entry in entries if isinstance(entries, list) else []:
         if (isinstance(entry, list) and len(entry) == 5 and all(isinstance(x, int) for x in entry[:3])
-                and all(isinstance(x, str) for x in entry[3:]) and 0 < entry[1] <= min(entry[0], ANCHOR)):
+                and all(isinstance(x, str) for x in entry[3:]) and 0 < entry[1] <= min(entry[0], anchor)):
             forms.append(Remembered(*entry))
     blocks = parse_blocks(data.get("blocks"))
     return (salt, tuple(forms), blocks) if forms or blocks else None
 
 
-__all__ = ["ANCHOR", "SCHEME", "HashedSecrets", "Record", "Remembered", "checksum", "new_record", "parse_record",
+__all__ = ["ANCHOR", "OLD_ANCHOR", "SCHEME", "HashedSecrets", "Record", "Remembered", "checksum", "new_record", "parse_record",
            "remember"]
