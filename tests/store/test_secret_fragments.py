@@ -121,3 +121,40 @@ def test_a_record_written_before_blocks_still_masks_whole_forms() -> None:
     assert HashedSecrets((parsed,)).text(f"key {KEY} end", MASK) == f"key {MASK} end"
     damaged = {**new_record([KEY]), "forms": [], "blocks": {"16": "%%%", "x": "AAAA", "999": "AAAA"}}
     assert parse_record(damaged) is None
+
+
+def _rem(*values: str) -> HashedSecrets:
+    parsed = parse_record(json.loads(json.dumps(new_record(values))))
+    assert parsed is not None
+    return HashedSecrets((parsed,))
+
+
+@pytest.mark.parametrize("value", ["пароль-секретный-ключ", "x" + "é" * 10 + "Ab3dEf7hIjKl9mNoPq2r",
+                                   "ключ-" + "Zx81kQ0pLm2nVb7cXz9aQwTy" + "-ёжик"])
+def test_a_masked_piece_never_cuts_a_character(value: str) -> None:
+    """Review of cd29ab9: windows start and end at byte offsets, so a piece's mask cut a
+    multi-byte character in half (benchmark.json got invalid UTF-8, text a U+FFFD)."""
+    for cut in range(1, len(value)):
+        for piece in (value[:cut] + "я", "sha: " + value[cut:], value[cut:] + "ü"):
+            doc = json.dumps({"e": piece}, ensure_ascii=False).encode()
+            for out in (_compiled(frozenset([value])).bytes(doc), _rem(value).bytes(doc, MASK.encode())):
+                assert json.loads(out.decode("utf-8")) is not None, (value, piece, out)
+            text = _compiled(frozenset([value])).text(doc.decode())
+            assert "\ufffd" not in text and json.loads(text) is not None
+
+
+@pytest.mark.parametrize("value", ["é" + "Qw3rTy9uIoP4sDf", "\nQw3rTy9uIoP4sDfGh", "Zx81kQ0pLm2nVb7c" + "é" + "Xz9aQwTy4Rt5Yu6Io"])
+def test_a_value_inside_a_json_string_inside_a_json_string_stays_json(value: str) -> None:
+    """Review of cd29ab9: a whole value masked where it sits JSON-escaped twice (a tool's input
+    in a transcript) started after an escaping backslash: `\\[REDACTED]` is no JSON, and the
+    file written (grading.json) could no longer be read."""
+    for ascii_only in (True, False):
+        doc = json.dumps({"tool_input": json.dumps({"password": value}, ensure_ascii=ascii_only)},
+                         ensure_ascii=ascii_only)
+        redactor = _compiled(frozenset([value]))
+        text, raw = redactor.text(doc), redactor.bytes(doc.encode())
+        for out in (text, raw.decode("utf-8")):
+            inner = json.loads(json.loads(out)["tool_input"])
+            assert value not in inner["password"] and MASK in inner["password"], out
+        hashed = _rem(value).bytes(doc.encode(), MASK.encode())
+        json.loads(json.loads(hashed.decode("utf-8"))["tool_input"])

@@ -27,7 +27,7 @@ from skillassay.errors import InputError
 from skillassay.store.secret_forms import FRAGMENT, FormGroup, SplitForm, all_forms
 from skillassay.store.secret_fragments import KnownFragments, known_fragments
 from skillassay.store.secret_hashes import HashedSecrets, parse_record
-from skillassay.store.secret_windows import masked
+from skillassay.store.secret_windows import escapes_before, masked, off_escapes
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL", re.IGNORECASE)
 MASK = "[REDACTED]"
@@ -160,10 +160,12 @@ class DiskRedactor:
         for group in self.groups:
             if group.probe in text:
                 for form in group.forms:
-                    text = text.replace(form, MASK)
+                    if form in text:
+                        text = (_masked_text(text, re.compile(re.escape(form.encode()))) if "\\" in text
+                                else text.replace(form, MASK))
         for split in self.splits:
             if split.head in text or split.tail in text:
-                text = split.text_pattern.sub(MASK, text)
+                text = _masked_text(text, split.bytes_pattern)
         if self.fragments is not None and len(text) >= _PIECE:
             data = text.encode("utf-8", errors="surrogatepass")
             spans = self.fragments.spans(data)
@@ -180,10 +182,13 @@ class DiskRedactor:
         for group in self.groups:
             if group.probe.encode() in data:
                 for form in group.forms:
-                    data = data.replace(form.encode(), _MASK_BYTES)
+                    needle = form.encode()
+                    if needle in data:
+                        data = (_masked_bytes(data, re.compile(re.escape(needle))) if b"\\" in data
+                                else data.replace(needle, _MASK_BYTES))
         for split in self.splits:
             if split.head.encode() in data or split.tail.encode() in data:
-                data = split.bytes_pattern.sub(_MASK_BYTES, data)
+                data = _masked_bytes(data, split.bytes_pattern)
         if self.fragments is not None:
             data = masked(data, self.fragments.spans(data), _MASK_BYTES)
         for lead, pattern in _BYTES_SHAPES:
@@ -192,6 +197,21 @@ class DiskRedactor:
         if b"://" in data:
             data = _USERINFO_BYTES.sub(b"://" + _MASK_BYTES + b"@", data)
         return self.hashed.bytes(data, _MASK_BYTES) if self.hashed is not None else data
+
+
+def _masked_bytes(data: bytes, pattern: re.Pattern[bytes]) -> bytes:
+    """pattern's matches masked, kept off JSON escapes (secret_windows.off_escapes): a value
+    found inside a JSON string inside a JSON string (a tool's input in a transcript) starts
+    after an escaping backslash, and masking from there left `\\[REDACTED]`, which is no JSON."""
+    spans = [(escapes_before(data, a), b) for a, b in (m.span() for m in pattern.finditer(data))]
+    return masked(data, off_escapes(data, spans), _MASK_BYTES) if spans else data
+
+
+
+def _masked_text(text: str, pattern: re.Pattern[bytes]) -> str:
+    data = text.encode("utf-8", errors="surrogatepass")
+    out = _masked_bytes(data, pattern)
+    return text if out is data else out.decode("utf-8", errors="surrogatepass")
 
 
 def mask_userinfo(url: str) -> str:

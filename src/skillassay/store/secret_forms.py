@@ -96,14 +96,13 @@ class SplitForm:
 
     head: str
     tail: str
-    text_pattern: re.Pattern[str]
     bytes_pattern: re.Pattern[bytes]
 
 
 def split_form(value: str) -> SplitForm:
     half = len(value) // 2
     pattern = "|".join(f"{re.escape(value[:k])}{_BREAK}{re.escape(value[k:])}" for k in range(1, len(value)))
-    return SplitForm(value[:half], value[half:], re.compile(pattern), re.compile(pattern.encode("utf-8")))
+    return SplitForm(value[:half], value[half:], re.compile(pattern.encode("utf-8")))
 
 
 def all_forms(values: Iterable[str], min_len: int) -> tuple[list[FormGroup], list[SplitForm]]:

@@ -30,7 +30,16 @@ from typing import Any
 
 from skillassay.store.secret_forms import FRAGMENT
 from skillassay.store.secret_fragments import Block, block_hit, block_sum, blocks_record, new_blocks, parse_blocks
-from skillassay.store.secret_windows import candidates, checksum, grown, masked, merged, off_escapes, table
+from skillassay.store.secret_windows import (
+    candidates,
+    checksum,
+    escapes_before,
+    grown,
+    masked,
+    merged,
+    off_escapes,
+    table,
+)
 
 # `blocks` (pieces: store/secret_fragments.py) was added to the record under the same scheme:
 # a record without it reads as before, and code that predates it ignores it.
@@ -110,11 +119,11 @@ class HashedSecrets:
                     end, start = at + width, at + width - f.length
                     if (start >= 0 and _digest(salt, window) == f.anchor_sha
                             and _digest(salt, data[start:end]) == f.sha):
-                        found.append((start, end))
+                        found.append((escapes_before(data, start), end))
                 for salt, digest, before, after in blocks.get(block_sum(window), ()):
                     if block_hit(salt, window, digest):  # the rest of the piece: as far as the form reaches
                         pieces += grown(data, at, at + width, before, after)
-        return merged([*found, *off_escapes(data, merged(pieces))])
+        return merged([*off_escapes(data, found), *off_escapes(data, merged(pieces))])
 
     def bytes(self, data: bytes, mask: bytes) -> bytes:
         return masked(data, self.spans(data), mask) if data else data

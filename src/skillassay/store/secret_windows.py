@@ -119,6 +119,15 @@ def _escape_end(data: bytes, at: int) -> int:
     return at
 
 
+def escapes_before(data: bytes, start: int) -> int:
+    """A match that begins with an escape (`\\u00e9...`, `\\n...`) begins, in a JSON string
+    inside a JSON string, after the backslashes that escape that escape: those go with it."""
+    if data[start:start + 1] == b"\\":
+        while start > 0 and data[start - 1] == 0x5C:
+            start -= 1
+    return start
+
+
 def off_escapes(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans moved so none starts or ends inside a JSON escape: a start inside one moves past
     it (the escape is not the secret's), an end inside one moves past it too (the escape is
@@ -131,15 +140,38 @@ def off_escapes(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int
     return merged(out)
 
 
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80  # 10xxxxxx: the second to fourth byte of a UTF-8 character
+
+
+def whole_characters(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans widened to whole UTF-8 characters: a window is 16 bytes, not 16 characters, and a
+    mask that cut a character in two would leave invalid UTF-8 in the file (benchmark.json's
+    bytes) or a U+FFFD in text."""
+    out = []
+    for start, end in spans:
+        while start > 0 and start < len(data) and _is_continuation(data[start]):
+            start -= 1
+        while end < len(data) and _is_continuation(data[end]):
+            end += 1
+        out.append((start, end))
+    return merged(out)
+
+
 def masked(data: bytes, spans: list[tuple[int, int]], mask: bytes) -> bytes:
     if not spans:
         return data
     parts, at = [], 0
-    for start, end in spans:
+    for start, end in whole_characters(data, spans):
+        run = 0  # backslashes just before: an even run escapes nothing at this level, but one
+        while start - run > at and data[start - run - 1] == 0x5C:  # level down (a JSON string
+            run += 1  # inside a JSON string) it escapes what the mask replaced: it goes with it
+        if run % 2 == 0:
+            start -= run
         parts += [data[at:start], mask]
         at = end
     parts.append(data[at:])
     return b"".join(parts)
 
 
-__all__ = ["candidates", "checksum", "grown", "masked", "merged", "off_escapes", "table"]
+__all__ = ["candidates", "checksum", "escapes_before", "grown", "masked", "merged", "off_escapes", "table", "whole_characters"]
