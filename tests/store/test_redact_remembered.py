@@ -129,3 +129,22 @@ def test_a_secret_in_outputs_is_masked_in_the_static_page_built_later(tmp_path: 
     assert "Review it before sharing" in html and "--no-outputs" in html
     bare = page("bare.html", "--no-outputs")
     assert "config: key=" not in bare and "written with --no-outputs" in bare
+
+
+def test_view_static_warns_of_secrets_too_weak_to_remember(tmp_path: Path) -> None:
+    """A short password from -o env is masked in what the run writes but not remembered (its
+    hash could be guessed: store/secret_strength.py), so a page built later may show it where
+    the agent wrote it into outputs/: `view --static` says so on stderr."""
+    script = 'echo hello; echo "db: $DB_PASSWORD" > "$SKILLASSAY_WORKDIR/notes.md"'
+    it = run_agent(tmp_path, script, "-o", 'env={"DB_PASSWORD": "hunter2pw"}')
+    record = json.loads((it / "iteration.json").read_text())["redacted_secrets"]
+    assert record["too_weak_to_remember"] == 1
+    assert "hunter2pw" not in (it / "iteration.json").read_text()
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run([sys.executable, "-m", "skillassay", "view", str(it), "--static", str(tmp_path / "p.html")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 secret value(s)" in proc.stderr and "--no-outputs" in proc.stderr
+    bare = subprocess.run([sys.executable, "-m", "skillassay", "view", str(it), "--static", str(tmp_path / "b.html"),
+                           "--no-outputs"], env=env, capture_output=True, text=True, timeout=300)
+    assert bare.returncode == 0 and "secret value" not in bare.stderr

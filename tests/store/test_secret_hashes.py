@@ -12,7 +12,8 @@ from skillassay.store import secret_hashes, secret_windows
 from skillassay.store.secret_hashes import HashedSecrets, new_record, parse_record
 
 VALUE = "Zx81kQ0pLm2nVb7cXz9aQwTy"
-SHORT = "pw12345678"  # shorter than the anchor: its own anchor
+SHORT = "Kx7#pQ2!vM9&zR4$"  # shorter than the anchor (its own anchor), strong enough to remember
+WEAK = "pw12345678"  # 52 bits: its hash could be guessed
 
 
 def masker(*values: str) -> HashedSecrets:
@@ -91,3 +92,23 @@ def test_a_record_written_with_the_old_anchor_still_masks(monkeypatch: pytest.Mo
     parsed = parse_record(old)
     assert parsed is not None
     assert HashedSecrets((parsed,)).text(f"key={VALUE}.", "[R]") == "key=[R]."
+
+
+@pytest.mark.parametrize(("weak", "forms_kept"), [("pw12345678", False), ("hunter2pw", False),
+                                                   ("абвгдежзийклмнопрстуфхц", False),
+                                                   ("3f9a1c0b7d2e4f6a8b9c0d1e2f3a4b5c", True)])
+def test_a_value_whose_hash_could_be_guessed_is_not_remembered(weak: str, forms_kept: bool):
+    """Review of cd29ab9: an 8-letter password was found from its record entry in 1.2 s
+    (174,720 hashes: the 24-bit checksum splits the search), a Cyrillic one's first block in
+    3 s, a hex token's blocks in about 2**40. An entry is kept only when the part of the value
+    it covers is worth GUESS_BITS; a value with no entry left is counted, not remembered (a
+    hex token keeps its whole-value entries, worth 165 bits, and loses its 16-byte blocks)."""
+    record = new_record([weak, VALUE])
+    assert record["too_weak_to_remember"] == (0 if forms_kept else 1)
+    alone = new_record([weak])
+    assert bool(alone["forms"]) == forms_kept and alone["blocks"] == {}
+    if not forms_kept:
+        assert parse_record(alone) is None
+    key = "sk-ant-api03-" + "Qw7Zx81kQ0pLm2nVb7cXz9aQwTy4Rt" * 3
+    kept = new_record([key])
+    assert kept["too_weak_to_remember"] == 0 and kept["forms"] and kept["blocks"]

@@ -422,8 +422,13 @@ def view(
     iteration_dir = latest_if_workspace(iteration_dir, "opening")
     remember_iterations(iteration_dir, previous)
     if static is not None:
+        from skillassay.store.remembered import too_weak_to_remember
         from skillassay.viewer.static_html import write_static
 
+        if (weak := too_weak_to_remember(iteration_dir)) and not no_outputs:
+            err.print(f"warning: {weak} secret value(s) the run masked were too short or simple to remember safely "
+                      "(a hash of them could be guessed): where the agent wrote one into its outputs, this page "
+                      "shows it unless its variable is set now; --no-outputs leaves outputs out", highlight=False)
         out.print(f"wrote {write_static(iteration_dir, static, previous, outputs=not no_outputs)}", highlight=False)
         return
     if no_outputs:

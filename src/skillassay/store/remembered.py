@@ -34,4 +34,16 @@ def remember_iterations(*folders: Path | None) -> int:
     return loaded
 
 
-__all__ = ["remember_iterations"]
+def too_weak_to_remember(folder: Path) -> int:
+    """How many secret values the iteration's run masked but did not remember, their hashes
+    being guessable (store/secret_strength.py): what a later page may show unmasked."""
+    try:
+        data = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return 0
+    record = data.get("redacted_secrets") if isinstance(data, dict) else None
+    count = record.get("too_weak_to_remember") if isinstance(record, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+__all__ = ["remember_iterations", "too_weak_to_remember"]

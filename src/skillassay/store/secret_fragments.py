@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillassay.store.secret_forms import FRAGMENT, base64_core, fragment_forms
+from skillassay.store.secret_strength import strong_enough
 from skillassay.store.secret_windows import candidates, checksum, merged, off_escapes, table
 
 _STD_TO_URL = bytes.maketrans(b"+/", b"-_")
@@ -89,7 +90,8 @@ def new_blocks(values: Iterable[str], salt: bytes) -> set[Block]:
     """(width, checksum, hash, before, after) of every view of every value, under `salt`."""
     cap = (1 << 8 * _REACH) - 1
     return {(len(v), checksum(v) & _SUM_MASK, hashlib.sha256(salt + v).digest()[:_DIGEST], min(b, cap), min(a, cap))
-            for value in values for v, b, a in block_views(value)}
+            for value in values if strong_enough(value, _B64_VIEW * 3 / 4 / len(value.encode("utf-8")))
+            for v, b, a in block_views(value)}
 
 
 def blocks_record(blocks: Iterable[Block]) -> dict[str, str]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from skillassay.store.secret_forms import FRAGMENT
 from skillassay.store.secret_fragments import Block, block_hit, block_sum, blocks_record, new_blocks, parse_blocks
+from skillassay.store.secret_strength import strong_enough
 from skillassay.store.secret_windows import (
     candidates,
     checksum,
@@ -78,6 +79,8 @@ def remember(values: Iterable[str], salt: bytes) -> list[Remembered]:
             for form in group.forms:
                 data = form.encode("utf-8")
                 anchor = data[-ANCHOR:]
+                if not strong_enough(value, len(anchor) / len(data)):  # its hash would give it away
+                    continue
                 out[data] = Remembered(len(data), len(anchor), checksum(anchor), _digest(salt, anchor),
                                        _digest(salt, data))
     return list(out.values())
@@ -146,7 +149,10 @@ def new_record(values: Iterable[str], previous: Any = None) -> dict[str, Any]:
     forms = {f.sha: f for f in (old[1] if old else ())}
     forms.update({f.sha: f for f in remember(values, salt)})
     blocks = {*(old[2] if old else ()), *new_blocks(values, salt)}
-    return {"scheme": SCHEME, "salt": salt.hex(), "anchor": ANCHOR,
+    weak = sum(not remember([v], salt) for v in values)  # none of its forms is safe to hash
+    if isinstance(previous, Mapping) and isinstance(previous.get("too_weak_to_remember"), int):
+        weak = max(weak, previous["too_weak_to_remember"])
+    return {"scheme": SCHEME, "salt": salt.hex(), "anchor": ANCHOR, "too_weak_to_remember": weak,
             "forms": [[f.length, f.anchor_len, f.anchor_sum, f.anchor_sha, f.sha]
                       for f in sorted(forms.values(), key=lambda f: f.sha)],
             "blocks": blocks_record(blocks)}
