@@ -71,10 +71,12 @@ def history(prompts: tuple[str, ...], answers: tuple[str, ...]) -> list[tuple[st
 
 
 def run_scripted(script: list[ScriptItem], run: Callable[..., TrialResult], work: Path,
-                 skill: Skill | None, **kwargs: Any) -> tuple[TrialResult, FakeModelAPI]:
+                 skill: Skill | None, *, hangup_ok: bool = False, **kwargs: Any) -> tuple[TrialResult, FakeModelAPI]:
     """`run(api, work, skill, **kwargs)` against a fake model API serving `script`, which must
-    have been used up exactly, with no protocol failure."""
+    have been used up exactly, with no protocol failure. `hangup_ok`: the run may stop the CLI
+    mid-answer (a trigger run, once the skill loads)."""
     with FakeModelAPI(script) as api:
+        api.hangup_ok = hangup_ok
         result = run(api, work, skill, **kwargs)
     api.assert_clean()
     return result, api

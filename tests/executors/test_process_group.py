@@ -29,10 +29,13 @@ def started(argv: list[str], pids: Path, holder: dict) -> None:
         holder["code"] = proc.returncode
 
 
-def wait_for_pids(pids: Path, count: int) -> list[int]:
+def wait_for_pids(pids: Path, count: int, holder: dict | None = None) -> list[int]:
+    """The children's pids once `count` are written, and (with `holder`) once the thread that
+    started them has recorded its group: under load the children can write first."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if pids.exists() and len(found := pids.read_text().split()) >= count:
+        if (pids.exists() and len(found := pids.read_text().split()) >= count
+                and (holder is None or "pgid" in holder)):
             return [int(p) for p in found]
         time.sleep(0.02)
     raise AssertionError("the children did not start")
@@ -46,7 +49,7 @@ def test_end_all_ends_every_group_with_its_grandchildren(tmp_path: Path, trap: s
     holder: dict = {}
     thread = threading.Thread(target=started, args=(["sh", "-c", script], pids, holder))
     thread.start()
-    found = wait_for_pids(pids, 2)
+    found = wait_for_pids(pids, 2, holder)
     assert holder["pgid"] in live_groups()
     t0 = time.monotonic()
     assert end_all(grace_seconds=0.5) == 1

@@ -312,7 +312,7 @@ CLAUDE_CASES = [
 def test_real_claude_cli_trigger_detection(tmp_path, work, cli_env, script, expected):
     skill, other = _two_skills(tmp_path)
     ex, run = _trigger(ClaudeCodeExecutor, {"prefix": lambda api: api.base_url}, work, skill, other)
-    result, api = run_scripted(script, run, work, skill)
+    result, api = run_scripted(script, run, work, skill, hangup_ok=True)
     assert result.status == "ok", result.error
     assert ex.skills_loaded(result, ["demo-skill", "other-skill"]) == expected
     listed = json.dumps(api.model_requests()[0]["body"])
@@ -329,13 +329,13 @@ def test_real_claude_cli_trigger_run_stops_once_the_skill_is_loaded(tmp_path, wo
     skill, other = _two_skills(tmp_path)
     ex, run = _trigger(ClaudeCodeExecutor, {"prefix": lambda api: api.base_url}, work, skill, other)
     script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "demo-skill"})]), Stall()]
-    result, api = run_scripted(script, run, work, skill)
+    result, api = run_scripted(script, run, work, skill, hangup_ok=True)
     assert result.status == "ok", result.error
     assert ex.skills_loaded(result, ["demo-skill"]) == ["demo-skill"]
     assert len(api.model_requests()) <= 2
     assert result.transcript[-1]["type"] == "_skillassay"
     script = [Reply(tool_calls=[ToolCall("Skill", {"skill": "other-skill"})]), Reply(text="done")]
-    result, api = run_scripted(script, run, work, skill)
+    result, api = run_scripted(script, run, work, skill, hangup_ok=True)
     assert result.status == "ok" and len(api.model_requests()) == 2
 
 
@@ -354,7 +354,7 @@ CODEX_CASES = [
 def test_real_codex_cli_trigger_detection(tmp_path, work, cli_env, script, expected):
     skill, other = _two_skills(tmp_path)
     ex, run = _trigger(CodexExecutor, {"prefix": lambda api: api.base_url + "/v1", "max_retries": 0}, work, skill, other)
-    result, api = run_scripted(script, run, work, skill)
+    result, api = run_scripted(script, run, work, skill, hangup_ok=True)
     assert result.status == "ok", result.error
     assert ex.skills_loaded(result, ["demo-skill", "other-skill"]) == expected
     listed = json.dumps(api.model_requests()[0]["body"])
