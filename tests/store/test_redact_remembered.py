@@ -138,13 +138,14 @@ def test_view_static_warns_of_secrets_too_weak_to_remember(tmp_path: Path) -> No
     script = 'echo hello; echo "db: $DB_PASSWORD" > "$SKILLASSAY_WORKDIR/notes.md"'
     it = run_agent(tmp_path, script, "-o", 'env={"DB_PASSWORD": "hunter2pw"}')
     record = json.loads((it / "iteration.json").read_text())["redacted_secrets"]
-    assert record["too_weak_to_remember"] == 1
+    weak = record["too_weak_to_remember"]  # this one, and any an earlier test registered in this process
+    assert weak >= 1
     assert "hunter2pw" not in (it / "iteration.json").read_text()
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.run([sys.executable, "-m", "skillassay", "view", str(it), "--static", str(tmp_path / "p.html")],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "1 secret value(s)" in proc.stderr and "--no-outputs" in proc.stderr
+    assert f"{weak} secret value(s)" in proc.stderr and "--no-outputs" in proc.stderr
     bare = subprocess.run([sys.executable, "-m", "skillassay", "view", str(it), "--static", str(tmp_path / "b.html"),
                            "--no-outputs"], env=env, capture_output=True, text=True, timeout=300)
     assert bare.returncode == 0 and "secret value" not in bare.stderr
