@@ -121,11 +121,8 @@ def fragment_forms(value: str) -> set[str]:
     """The forms whose every run of FRAGMENT characters is masked wherever it appears: the
     value as spelled and JSON-escaped, its whole base64 and each aligned core in both
     alphabets, its hex in both cases. A line of wrapped base64 or a piece of a key cut up is
-    such a run, whatever separates the pieces."""
-    raw = value.encode("utf-8")
-    full = base64.b64encode(raw).decode("ascii")
-    b64 = {full, full.rstrip("="), *(base64_core(raw, offset) for offset in range(3))}
-    return json_spellings(value) | b64 | {f.translate(_STD_TO_URL) for f in b64} | {raw.hex(), raw.hex().upper()}
+    such a run, whatever separates the pieces. The same forms as form_groups', ungrouped."""
+    return {form for group in form_groups(value, 1) for form in group.forms}
 
 
 __all__ = ["FRAGMENT", "FormGroup", "SplitForm", "all_forms", "base64_core", "form_groups", "fragment_forms", "json_spellings",

@@ -146,10 +146,11 @@ def new_record(values: Iterable[str], previous: Any = None) -> dict[str, Any]:
     old = parse_record(previous)
     salt = old[0] if old else secrets.token_bytes(16)
     values = list(values)
+    each = [remember([v], salt) for v in values]
     forms = {f.sha: f for f in (old[1] if old else ())}
-    forms.update({f.sha: f for f in remember(values, salt)})
+    forms.update({f.sha: f for remembered in each for f in remembered})
     blocks = {*(old[2] if old else ()), *new_blocks(values, salt)}
-    weak = sum(not remember([v], salt) for v in values)  # none of its forms is safe to hash
+    weak = sum(not remembered for remembered in each)  # none of its forms is safe to hash
     if isinstance(previous, Mapping) and isinstance(previous.get("too_weak_to_remember"), int):
         weak = max(weak, previous["too_weak_to_remember"])
     return {"scheme": SCHEME, "salt": salt.hex(), "anchor": ANCHOR, "too_weak_to_remember": weak,

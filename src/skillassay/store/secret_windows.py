@@ -99,12 +99,17 @@ def grown(data: bytes, start: int, end: int, before: int, after: int) -> list[tu
     return [(s, e)]
 
 
+def _backslashes_before(data: bytes, at: int, floor: int = 0) -> int:
+    """How many backslashes stand just before `at` (not looking before `floor`)."""
+    k = 0
+    while at - k > floor and data[at - k - 1] == 0x5C:
+        k += 1
+    return k
+
+
 def _escaped(data: bytes, at: int) -> bool:
     """Whether the byte at `at` follows an escaping backslash (an odd run of them)."""
-    k = 0
-    while at - k > 0 and data[at - k - 1] == 0x5C:
-        k += 1
-    return k % 2 == 1
+    return _backslashes_before(data, at) % 2 == 1
 
 
 def _escape_end(data: bytes, at: int) -> int:
@@ -122,10 +127,7 @@ def _escape_end(data: bytes, at: int) -> int:
 def escapes_before(data: bytes, start: int) -> int:
     """A match that begins with an escape (`\\u00e9...`, `\\n...`) begins, in a JSON string
     inside a JSON string, after the backslashes that escape that escape: those go with it."""
-    if data[start:start + 1] == b"\\":
-        while start > 0 and data[start - 1] == 0x5C:
-            start -= 1
-    return start
+    return start - _backslashes_before(data, start) if data[start:start + 1] == b"\\" else start
 
 
 def off_escapes(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -163,9 +165,9 @@ def masked(data: bytes, spans: list[tuple[int, int]], mask: bytes) -> bytes:
         return data
     parts, at = [], 0
     for start, end in whole_characters(data, spans):
-        run = 0  # backslashes just before: an even run escapes nothing at this level, but one
-        while start - run > at and data[start - run - 1] == 0x5C:  # level down (a JSON string
-            run += 1  # inside a JSON string) it escapes what the mask replaced: it goes with it
+        # Backslashes just before: an even run escapes nothing at this level, but one level down
+        # (a JSON string inside a JSON string) it escapes what the mask replaced: it goes with it.
+        run = _backslashes_before(data, start, at)
         if run % 2 == 0:
             start -= run
         parts += [data[at:start], mask]
